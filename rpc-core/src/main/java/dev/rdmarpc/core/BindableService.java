@@ -1,0 +1,6 @@
+package dev.rdmarpc.core;
+
+/** A service implementation that can describe itself; generated {@code ImplBase} classes implement it. */
+public interface BindableService {
+    ServiceDefinition bindService();
+}

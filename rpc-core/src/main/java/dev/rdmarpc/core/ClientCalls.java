@@ -1,0 +1,337 @@
+package dev.rdmarpc.core;
+
+import java.util.Iterator;
+import java.util.NoSuchElementException;
+import java.util.concurrent.CompletableFuture;
+
+/** Adapts {@link ClientCall} to the async, blocking and future call styles; generated stubs use it. */
+public final class ClientCalls {
+    private ClientCalls() {
+    }
+
+    // ---------------------------------------------------------------- async
+
+    /** Unary call; the observer gets one value then completion, or an error. */
+    public static <ReqT, RespT> void asyncUnaryCall(ClientCall<ReqT, RespT> call, ReqT request, StreamObserver<RespT> responseObserver) {
+        asyncOneRequest(call, request, responseObserver, false);
+    }
+
+    /** Server-streaming call; the observer gets every value then completion, or an error. */
+    public static <ReqT, RespT> void asyncServerStreamingCall(ClientCall<ReqT, RespT> call, ReqT request, StreamObserver<RespT> responseObserver) {
+        asyncOneRequest(call, request, responseObserver, true);
+    }
+
+    /** Client-streaming call; returns the observer the caller sends requests into. */
+    public static <ReqT, RespT> StreamObserver<ReqT> asyncClientStreamingCall(ClientCall<ReqT, RespT> call, StreamObserver<RespT> responseObserver) {
+        return asyncStreamingRequest(call, responseObserver, false);
+    }
+
+    /** Bidi-streaming call; returns the observer the caller sends requests into. */
+    public static <ReqT, RespT> StreamObserver<ReqT> asyncBidiStreamingCall(ClientCall<ReqT, RespT> call, StreamObserver<RespT> responseObserver) {
+        return asyncStreamingRequest(call, responseObserver, true);
+    }
+
+    private static <ReqT, RespT> void asyncOneRequest(ClientCall<ReqT, RespT> call, ReqT request,
+                                                      StreamObserver<RespT> observer, boolean streaming) {
+        CallToObserver<ReqT, RespT> adapter = new CallToObserver<>(call, observer, streaming);
+        adapter.start();
+        try {
+            call.sendMessage(request);
+            call.halfClose();
+        } catch (RuntimeException | Error e) {
+            call.cancel("exception while sending the request", e);
+            throw e;
+        }
+    }
+
+    private static <ReqT, RespT> StreamObserver<ReqT> asyncStreamingRequest(ClientCall<ReqT, RespT> call,
+                                                                           StreamObserver<RespT> observer, boolean streaming) {
+        CallToObserver<ReqT, RespT> adapter = new CallToObserver<>(call, observer, streaming);
+        adapter.start();
+        return adapter;
+    }
+
+    /** Drives a call for an observer, and is the request-side observer handed back to the caller. */
+    private static final class CallToObserver<ReqT, RespT> extends ClientCallStreamObserver<ReqT> {
+        private final ClientCall<ReqT, RespT> call;
+        private final StreamObserver<RespT> observer;
+        private final boolean streamingResponse;
+        private boolean autoInbound = true;
+        private boolean started;
+        private Runnable onReady;
+        private RespT unaryValue;
+        private boolean halfClosed;
+
+        CallToObserver(ClientCall<ReqT, RespT> call, StreamObserver<RespT> observer, boolean streamingResponse) {
+            this.call = call;
+            this.observer = observer;
+            this.streamingResponse = streamingResponse;
+            if (observer instanceof ClientResponseObserver<?, ?> cro) {
+                @SuppressWarnings("unchecked")
+                ClientResponseObserver<ReqT, RespT> typed = (ClientResponseObserver<ReqT, RespT>) cro;
+                typed.beforeStart(this);
+            }
+        }
+
+        void start() {
+            started = true;
+            call.start(new ClientCall.Listener<>() {
+                @Override
+                public void onMessage(RespT message) {
+                    if (streamingResponse) {
+                        observer.onNext(message);
+                        if (autoInbound) {
+                            call.request(1);
+                        }
+                    } else if (unaryValue != null) {
+                        call.cancel("server sent more than one response to a unary call", null);
+                    } else {
+                        unaryValue = message;
+                    }
+                }
+
+                @Override
+                public void onClose(Status status, Metadata trailers) {
+                    if (!status.isOk()) {
+                        observer.onError(status.asException(trailers));
+                    } else if (!streamingResponse) {
+                        if (unaryValue == null) {
+                            observer.onError(Status.INTERNAL.withDescription("server closed the unary call with OK but sent no response").asException(trailers));
+                        } else {
+                            observer.onNext(unaryValue);
+                            observer.onCompleted();
+                        }
+                    } else {
+                        observer.onCompleted();
+                    }
+                }
+
+                @Override
+                public void onReady() {
+                    if (onReady != null) {
+                        onReady.run();
+                    }
+                }
+            }, new Metadata());
+            call.request(streamingResponse && autoInbound ? 1 : (streamingResponse ? 0 : 2));
+        }
+
+        @Override
+        public void onNext(ReqT value) {
+            if (halfClosed) {
+                throw new IllegalStateException("onNext after onCompleted or onError");
+            }
+            call.sendMessage(value);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            halfClosed = true;
+            call.cancel("the client's request observer got onError", t);
+        }
+
+        @Override
+        public void onCompleted() {
+            halfClosed = true;
+            call.halfClose();
+        }
+
+        @Override
+        public boolean isReady() {
+            return call.isReady();
+        }
+
+        @Override
+        public void setOnReadyHandler(Runnable handler) {
+            this.onReady = handler;
+        }
+
+        @Override
+        public void disableAutoInboundFlowControl() {
+            if (started) {
+                throw new IllegalStateException("disableAutoInboundFlowControl must be called in beforeStart");
+            }
+            autoInbound = false;
+        }
+
+        @Override
+        public void request(int n) {
+            call.request(n);
+        }
+
+        @Override
+        public void cancel(String message, Throwable cause) {
+            call.cancel(message, cause);
+        }
+    }
+
+    // ---------------------------------------------------------------- blocking
+
+    /** Unary call that waits for the response on the caller's thread; throws {@link StatusException}. */
+    public static <ReqT, RespT> RespT blockingUnaryCall(Channel channel, MethodDescriptor<ReqT, RespT> method,
+                                                        CallOptions options, ReqT request) {
+        ThreadlessExecutor executor = new ThreadlessExecutor();
+        ClientCall<ReqT, RespT> call = channel.newCall(method, options.withExecutor(executor));
+        UnaryResult<RespT> result = new UnaryResult<>();
+        call.start(result, new Metadata());
+        call.request(2);
+        try {
+            call.sendMessage(request);
+            call.halfClose();
+        } catch (RuntimeException | Error e) {
+            call.cancel("exception while sending the request", e);
+            throw e;
+        }
+        boolean interrupted = false;
+        try {
+            while (!result.done) {
+                try {
+                    executor.waitAndDrain();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    call.cancel("the calling thread was interrupted", e);
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (!result.status.isOk()) {
+            throw result.status.asException(result.trailers);
+        }
+        if (result.value == null) {
+            throw Status.INTERNAL.withDescription("server closed the unary call with OK but sent no response").asException(result.trailers);
+        }
+        return result.value;
+    }
+
+    private static final class UnaryResult<RespT> extends ClientCall.Listener<RespT> {
+        RespT value;
+        Status status;
+        Metadata trailers;
+        boolean done;
+
+        @Override
+        public void onMessage(RespT message) {
+            value = message;
+        }
+
+        @Override
+        public void onClose(Status s, Metadata t) {
+            status = s;
+            trailers = t;
+            done = true;
+        }
+    }
+
+    /**
+     * Server-streaming call read through an iterator on the caller's thread. Responses are requested
+     * one at a time as the iterator is read, so a slow reader holds back the server. Errors surface
+     * as {@link StatusException} from {@code hasNext}/{@code next}.
+     */
+    public static <ReqT, RespT> Iterator<RespT> blockingServerStreamingCall(Channel channel, MethodDescriptor<ReqT, RespT> method,
+                                                                           CallOptions options, ReqT request) {
+        ThreadlessExecutor executor = new ThreadlessExecutor();
+        ClientCall<ReqT, RespT> call = channel.newCall(method, options.withExecutor(executor));
+        BlockingResponseIterator<RespT> it = new BlockingResponseIterator<>(call, executor);
+        call.start(it.listener, new Metadata());
+        call.request(1);
+        try {
+            call.sendMessage(request);
+            call.halfClose();
+        } catch (RuntimeException | Error e) {
+            call.cancel("exception while sending the request", e);
+            throw e;
+        }
+        return it;
+    }
+
+    private static final class BlockingResponseIterator<RespT> implements Iterator<RespT> {
+        private final ClientCall<?, RespT> call;
+        private final ThreadlessExecutor executor;
+        private final java.util.ArrayDeque<RespT> buffered = new java.util.ArrayDeque<>(2);
+        private Status closedStatus;
+        private Metadata closedTrailers;
+        final ClientCall.Listener<RespT> listener = new ClientCall.Listener<>() {
+            @Override
+            public void onMessage(RespT message) {
+                buffered.add(message);
+            }
+
+            @Override
+            public void onClose(Status status, Metadata trailers) {
+                closedStatus = status;
+                closedTrailers = trailers;
+            }
+        };
+
+        BlockingResponseIterator(ClientCall<?, RespT> call, ThreadlessExecutor executor) {
+            this.call = call;
+            this.executor = executor;
+        }
+
+        @Override
+        public boolean hasNext() {
+            executor.drain();
+            while (buffered.isEmpty() && closedStatus == null) {
+                try {
+                    executor.waitAndDrain();
+                } catch (InterruptedException e) {
+                    call.cancel("the reading thread was interrupted", e);
+                    Thread.currentThread().interrupt();
+                    throw Status.CANCELLED.withDescription("interrupted while waiting for the next response").withCause(e).asException();
+                }
+            }
+            if (!buffered.isEmpty()) {
+                return true;
+            }
+            if (!closedStatus.isOk()) {
+                throw closedStatus.asException(closedTrailers);
+            }
+            return false;
+        }
+
+        @Override
+        public RespT next() {
+            if (!hasNext()) {
+                throw new NoSuchElementException();
+            }
+            RespT v = buffered.poll();
+            call.request(1);
+            return v;
+        }
+    }
+
+    // ---------------------------------------------------------------- future
+
+    /** Unary call as a future; cancelling the future cancels the call. */
+    public static <ReqT, RespT> CompletableFuture<RespT> futureUnaryCall(ClientCall<ReqT, RespT> call, ReqT request) {
+        CompletableFuture<RespT> future = new CompletableFuture<>() {
+            @Override
+            public boolean cancel(boolean mayInterruptIfRunning) {
+                boolean cancelled = super.cancel(mayInterruptIfRunning);
+                if (cancelled) {
+                    call.cancel("the future was cancelled", null);
+                }
+                return cancelled;
+            }
+        };
+        asyncUnaryCall(call, request, new StreamObserver<>() {
+            @Override
+            public void onNext(RespT value) {
+                future.complete(value);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                future.completeExceptionally(t);
+            }
+
+            @Override
+            public void onCompleted() {
+            }
+        });
+        return future;
+    }
+}

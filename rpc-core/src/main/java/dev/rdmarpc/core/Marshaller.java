@@ -1,0 +1,24 @@
+package dev.rdmarpc.core;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Turns messages into bytes written straight into an off-heap slab segment, and back, with no
+ * intermediate {@code byte[]}.
+ */
+public interface Marshaller<T> {
+
+    /** The exact number of bytes {@link #write} will produce for the value. */
+    int serializedSize(T value);
+
+    /** Writes the value into the target, whose size is exactly {@link #serializedSize(Object)}. */
+    void write(T value, MemorySegment target);
+
+    /**
+     * Parses a value from the source. The source is only valid during this call: the result must
+     * not alias it.
+     *
+     * @throws RuntimeException if the bytes are not a valid message; the call then fails with INTERNAL
+     */
+    T parse(MemorySegment source);
+}

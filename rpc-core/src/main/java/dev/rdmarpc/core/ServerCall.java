@@ -1,0 +1,59 @@
+package dev.rdmarpc.core;
+
+/** The low-level server side of one call, as in grpc-java; {@link ServerCalls} adapts it to observers. */
+public abstract class ServerCall<ReqT, RespT> {
+
+    /** Callbacks for one call; invoked serially on the server's executor. */
+    public abstract static class Listener<T> {
+        /** A request message arrived (only after {@link ServerCall#request}). */
+        public void onMessage(T message) {
+        }
+
+        /** The client will send no more messages. */
+        public void onHalfClose() {
+        }
+
+        /** The call was cancelled: by the client, its deadline, or the server shutting down. */
+        public void onCancel() {
+        }
+
+        /** The call ended normally after {@link ServerCall#close}. */
+        public void onComplete() {
+        }
+
+        /** The call can take more messages without buffering past its flow-control window. */
+        public void onReady() {
+        }
+    }
+
+    /** Asks for up to n more request messages. */
+    public abstract void request(int n);
+
+    /** Sends response headers; optional, at most once, before any message. */
+    public abstract void sendHeaders(Metadata headers);
+
+    /**
+     * Sends one response message. When the peer's window is used up and this call's outbound
+     * buffer is full, blocks the calling thread (unless it is a transport I/O thread) until the
+     * peer reads, so that a fast sender's buffered bytes stay bounded.
+     */
+    public abstract void sendMessage(RespT message);
+
+    /** Ends the call with a status and trailers. */
+    public abstract void close(Status status, Metadata trailers);
+
+    public abstract boolean isCancelled();
+
+    /** True while a message can be sent without buffering past the flow-control window. */
+    public boolean isReady() {
+        return true;
+    }
+
+    /** The call's deadline as the client sent it, or null. */
+    public abstract Deadline getDeadline();
+
+    public abstract MethodDescriptor<ReqT, RespT> getMethodDescriptor();
+
+    /** The remote address, as text, for logs. */
+    public abstract String getPeer();
+}

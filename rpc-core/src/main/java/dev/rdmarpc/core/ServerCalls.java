@@ -1,0 +1,379 @@
+package dev.rdmarpc.core;
+
+/** Adapts observer-style service methods to {@link ServerCallHandler}s; generated ImplBase classes use it. */
+public final class ServerCalls {
+    private ServerCalls() {
+    }
+
+    /** A unary method implementation. */
+    @FunctionalInterface
+    public interface UnaryMethod<ReqT, RespT> {
+        void invoke(ReqT request, StreamObserver<RespT> responseObserver);
+    }
+
+    /** A server-streaming method implementation. */
+    @FunctionalInterface
+    public interface ServerStreamingMethod<ReqT, RespT> {
+        void invoke(ReqT request, StreamObserver<RespT> responseObserver);
+    }
+
+    /** A client-streaming method implementation. */
+    @FunctionalInterface
+    public interface ClientStreamingMethod<ReqT, RespT> {
+        StreamObserver<ReqT> invoke(StreamObserver<RespT> responseObserver);
+    }
+
+    /** A bidi-streaming method implementation. */
+    @FunctionalInterface
+    public interface BidiStreamingMethod<ReqT, RespT> {
+        StreamObserver<ReqT> invoke(StreamObserver<RespT> responseObserver);
+    }
+
+    public static <ReqT, RespT> ServerCallHandler<ReqT, RespT> asyncUnaryCall(UnaryMethod<ReqT, RespT> method) {
+        return (call, headers) -> new SingleRequestListener<>(call, headers, method::invoke);
+    }
+
+    public static <ReqT, RespT> ServerCallHandler<ReqT, RespT> asyncServerStreamingCall(ServerStreamingMethod<ReqT, RespT> method) {
+        return (call, headers) -> new SingleRequestListener<>(call, headers, method::invoke);
+    }
+
+    public static <ReqT, RespT> ServerCallHandler<ReqT, RespT> asyncClientStreamingCall(ClientStreamingMethod<ReqT, RespT> method) {
+        return (call, headers) -> new StreamingRequestListener<>(call, headers, method::invoke);
+    }
+
+    public static <ReqT, RespT> ServerCallHandler<ReqT, RespT> asyncBidiStreamingCall(BidiStreamingMethod<ReqT, RespT> method) {
+        return (call, headers) -> new StreamingRequestListener<>(call, headers, method::invoke);
+    }
+
+    /** What an ImplBase method does when the service does not override it. */
+    public static void asyncUnimplementedUnaryCall(MethodDescriptor<?, ?> method, StreamObserver<?> responseObserver) {
+        responseObserver.onError(Status.UNIMPLEMENTED
+                .withDescription("Method " + method.getFullMethodName() + " is unimplemented").asException());
+    }
+
+    /** What an ImplBase streaming method does when the service does not override it. */
+    public static <ReqT> StreamObserver<ReqT> asyncUnimplementedStreamingCall(MethodDescriptor<?, ?> method, StreamObserver<?> responseObserver) {
+        asyncUnimplementedUnaryCall(method, responseObserver);
+        return new StreamObserver<>() {
+            @Override
+            public void onNext(ReqT value) {
+            }
+
+            @Override
+            public void onError(Throwable t) {
+            }
+
+            @Override
+            public void onCompleted() {
+            }
+        };
+    }
+
+    /** The status a handler's exception turns into: its own if it carries one, else UNKNOWN with its message. */
+    static Status statusOf(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (c instanceof StatusException se) {
+                return se.getStatus();
+            }
+        }
+        String message = t.getMessage();
+        return Status.UNKNOWN.withDescription(message != null ? message : t.getClass().getName());
+    }
+
+    /** Trailers carried by a handler's StatusException, if any. */
+    static Metadata trailersOf(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (c instanceof StatusException se && se.getTrailers() != null) {
+                return se.getTrailers();
+            }
+        }
+        return new Metadata();
+    }
+
+    /** The response observer handed to service code. */
+    static final class ResponseObserver<ReqT, RespT> extends ServerCallStreamObserver<RespT> {
+        private final ServerCall<ReqT, RespT> call;
+        private final Metadata requestHeaders;
+        private volatile boolean cancelled;
+        private boolean frozen;
+        private boolean sentHeaders;
+        private boolean completed;
+        private boolean autoInbound = true;
+        private Metadata responseHeaders;
+        private Metadata trailers;
+        private Runnable onReadyHandler;
+        private Runnable onCancelHandler;
+
+        ResponseObserver(ServerCall<ReqT, RespT> call, Metadata requestHeaders) {
+            this.call = call;
+            this.requestHeaders = requestHeaders;
+        }
+
+        void freeze() {
+            frozen = true;
+        }
+
+        @Override
+        public void onNext(RespT value) {
+            if (cancelled) {
+                return;
+            }
+            if (completed) {
+                throw new IllegalStateException("onNext after onCompleted or onError");
+            }
+            sendHeadersIfNeeded();
+            call.sendMessage(value);
+        }
+
+        private void sendHeadersIfNeeded() {
+            if (!sentHeaders) {
+                sentHeaders = true;
+                call.sendHeaders(responseHeaders != null ? responseHeaders : new Metadata());
+            }
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            if (completed) {
+                return;
+            }
+            completed = true;
+            if (cancelled) {
+                return;
+            }
+            Metadata md = trailersOf(t);
+            if (trailers != null) {
+                md.merge(trailers);
+            }
+            if (!sentHeaders && responseHeaders != null) {
+                sendHeadersIfNeeded();
+            }
+            call.close(statusOf(t), md);
+        }
+
+        @Override
+        public void onCompleted() {
+            if (completed) {
+                return;
+            }
+            completed = true;
+            if (cancelled) {
+                return;
+            }
+            sendHeadersIfNeeded();
+            call.close(Status.OK, trailers != null ? trailers : new Metadata());
+        }
+
+        @Override
+        public boolean isReady() {
+            return call.isReady();
+        }
+
+        @Override
+        public void setOnReadyHandler(Runnable handler) {
+            this.onReadyHandler = handler;
+        }
+
+        @Override
+        public void disableAutoInboundFlowControl() {
+            if (frozen) {
+                throw new IllegalStateException("disableAutoInboundFlowControl must be called while the method starts");
+            }
+            autoInbound = false;
+        }
+
+        @Override
+        public void request(int n) {
+            call.request(n);
+        }
+
+        @Override
+        public boolean isCancelled() {
+            return cancelled || call.isCancelled();
+        }
+
+        @Override
+        public void setOnCancelHandler(Runnable handler) {
+            this.onCancelHandler = handler;
+        }
+
+        @Override
+        public Deadline getDeadline() {
+            return call.getDeadline();
+        }
+
+        @Override
+        public Metadata getRequestHeaders() {
+            return requestHeaders;
+        }
+
+        @Override
+        public void setResponseHeaders(Metadata headers) {
+            if (sentHeaders) {
+                throw new IllegalStateException("response headers already sent");
+            }
+            this.responseHeaders = headers;
+        }
+
+        @Override
+        public void setTrailers(Metadata t) {
+            this.trailers = t;
+        }
+
+        @Override
+        public MethodDescriptor<?, ?> getMethodDescriptor() {
+            return call.getMethodDescriptor();
+        }
+
+        void onReady() {
+            if (onReadyHandler != null) {
+                onReadyHandler.run();
+            }
+        }
+
+        void onCancel() {
+            cancelled = true;
+            if (onCancelHandler != null) {
+                onCancelHandler.run();
+            }
+        }
+
+        boolean autoInbound() {
+            return autoInbound;
+        }
+    }
+
+    /** Unary and server-streaming: wait for the one request and the half close, then invoke. */
+    private static final class SingleRequestListener<ReqT, RespT> extends ServerCall.Listener<ReqT> {
+        interface Invoker<ReqT, RespT> {
+            void invoke(ReqT request, StreamObserver<RespT> observer);
+        }
+
+        private final ServerCall<ReqT, RespT> call;
+        private final ResponseObserver<ReqT, RespT> observer;
+        private final Invoker<ReqT, RespT> invoker;
+        private ReqT request;
+        private boolean invoked;
+
+        SingleRequestListener(ServerCall<ReqT, RespT> call, Metadata headers, Invoker<ReqT, RespT> invoker) {
+            this.call = call;
+            this.observer = new ResponseObserver<>(call, headers);
+            this.invoker = invoker;
+            call.request(2);
+        }
+
+        @Override
+        public void onMessage(ReqT message) {
+            if (request != null) {
+                call.close(Status.INTERNAL.withDescription("too many requests for a single-request method"), new Metadata());
+                return;
+            }
+            request = message;
+        }
+
+        @Override
+        public void onHalfClose() {
+            if (invoked) {
+                return;
+            }
+            if (request == null) {
+                call.close(Status.INTERNAL.withDescription("half-closed without a request"), new Metadata());
+                return;
+            }
+            invoked = true;
+            try {
+                invoker.invoke(request, observer);
+            } catch (RuntimeException e) {
+                observer.onError(e);
+            } finally {
+                observer.freeze();
+            }
+        }
+
+        @Override
+        public void onCancel() {
+            observer.onCancel();
+        }
+
+        @Override
+        public void onReady() {
+            observer.onReady();
+        }
+    }
+
+    /** Client and bidi streaming: invoke at once, feed requests to the returned observer. */
+    private static final class StreamingRequestListener<ReqT, RespT> extends ServerCall.Listener<ReqT> {
+        interface Invoker<ReqT, RespT> {
+            StreamObserver<ReqT> invoke(StreamObserver<RespT> observer);
+        }
+
+        private final ServerCall<ReqT, RespT> call;
+        private final ResponseObserver<ReqT, RespT> observer;
+        private final StreamObserver<ReqT> requests;
+        private boolean halfClosed;
+
+        StreamingRequestListener(ServerCall<ReqT, RespT> call, Metadata headers, Invoker<ReqT, RespT> invoker) {
+            this.call = call;
+            this.observer = new ResponseObserver<>(call, headers);
+            StreamObserver<ReqT> r;
+            try {
+                r = invoker.invoke(observer);
+            } catch (RuntimeException e) {
+                observer.onError(e);
+                r = null;
+            }
+            observer.freeze();
+            this.requests = r;
+            if (r != null && observer.autoInbound()) {
+                call.request(1);
+            }
+        }
+
+        @Override
+        public void onMessage(ReqT message) {
+            if (requests == null) {
+                return;
+            }
+            try {
+                requests.onNext(message);
+            } catch (RuntimeException e) {
+                observer.onError(e);
+                return;
+            }
+            if (observer.autoInbound()) {
+                call.request(1);
+            }
+        }
+
+        @Override
+        public void onHalfClose() {
+            if (requests == null || halfClosed) {
+                return;
+            }
+            halfClosed = true;
+            try {
+                requests.onCompleted();
+            } catch (RuntimeException e) {
+                observer.onError(e);
+            }
+        }
+
+        @Override
+        public void onCancel() {
+            observer.onCancel();
+            if (requests != null && !halfClosed) {
+                halfClosed = true;
+                try {
+                    requests.onError(Status.CANCELLED.withDescription("call cancelled").asException());
+                } catch (RuntimeException ignored) {
+                    // the service's own observer failed on cancellation; nothing more to tell
+                }
+            }
+        }
+
+        @Override
+        public void onReady() {
+            observer.onReady();
+        }
+    }
+}

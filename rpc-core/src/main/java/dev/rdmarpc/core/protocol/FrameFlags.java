@@ -1,0 +1,33 @@
+package dev.rdmarpc.core.protocol;
+
+/** Flag bits of the frame header, per frame type (see docs/PROTOCOL.md). */
+public final class FrameFlags {
+    /** MESSAGE: first frame of a message; the payload starts with the message's total length (u32). */
+    public static final int BEGIN = 0x01;
+    /** MESSAGE: last frame of a message. */
+    public static final int END = 0x02;
+    /** MESSAGE: the message bytes are compressed (reserved; no compressor is negotiated yet). */
+    public static final int COMPRESSED = 0x04;
+    /** HEADERS or MESSAGE from the client: the client sends nothing more (half close). */
+    public static final int END_STREAM = 0x08;
+    /** PING: this is the answer to a PING. */
+    public static final int ACK = 0x01;
+
+    /** Flags a MESSAGE frame may carry. */
+    public static final int MESSAGE_MASK = BEGIN | END | COMPRESSED | END_STREAM;
+    /** Flags a HEADERS frame may carry. */
+    public static final int HEADERS_MASK = END_STREAM;
+
+    private FrameFlags() {
+    }
+
+    /** The flags a frame type may carry; anything else is a protocol violation. */
+    public static int allowed(int type) {
+        return switch (type) {
+            case FrameType.MESSAGE -> MESSAGE_MASK;
+            case FrameType.HEADERS -> HEADERS_MASK;
+            case FrameType.PING -> ACK;
+            default -> 0;
+        };
+    }
+}

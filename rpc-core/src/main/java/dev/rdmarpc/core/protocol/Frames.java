@@ -1,0 +1,235 @@
+package dev.rdmarpc.core.protocol;
+
+import dev.rdmarpc.core.Metadata;
+import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.buffer.SlabPool;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Encodes every control frame into a slab buffer (header and payload, ready to send) and decodes
+ * their payloads. MESSAGE frames are written in place by the message framer instead.
+ */
+public final class Frames {
+    /** Most metadata entries one HEADERS or TRAILERS frame may carry. */
+    public static final int MAX_METADATA_ENTRIES = 1024;
+    /** Longest status description sent; longer ones are cut. */
+    public static final int MAX_DESCRIPTION = 16 * 1024;
+
+    private Frames() {
+    }
+
+    private static SlabBuffer frame(SlabPool pool, int payloadLength, int type, int flags, int streamId) {
+        SlabBuffer b = pool.allocate(FrameHeader.SIZE + payloadLength);
+        FrameHeader.write(b.segment(), 0, payloadLength, type, flags, streamId, 0);
+        b.setLength(FrameHeader.SIZE + payloadLength);
+        return b;
+    }
+
+    private static WireWriter payload(SlabBuffer b) {
+        return new WireWriter(b.segment(), FrameHeader.SIZE);
+    }
+
+    // ---- HELLO ----
+
+    public static SlabBuffer hello(SlabPool pool, Hello hello) {
+        SlabBuffer b = frame(pool, hello.encodedSize(), FrameType.HELLO, 0, 0);
+        hello.encode(payload(b));
+        return b;
+    }
+
+    public static Hello decodeHello(MemorySegment payload) {
+        return Hello.decode(new WireReader(payload, "HELLO"));
+    }
+
+    // ---- metadata block ----
+
+    static int metadataSize(Metadata md) {
+        if (md == null) {
+            return 2;
+        }
+        int size = 2;
+        for (int i = 0; i < md.size(); i++) {
+            size += 2 + md.nameAt(i).length() + 4 + md.rawValueAt(i).length;
+        }
+        return size;
+    }
+
+    static void writeMetadata(WireWriter w, Metadata md) {
+        if (md == null) {
+            w.u16(0);
+            return;
+        }
+        if (md.size() > MAX_METADATA_ENTRIES) {
+            throw new IllegalArgumentException("more than " + MAX_METADATA_ENTRIES + " metadata entries");
+        }
+        w.u16(md.size());
+        for (int i = 0; i < md.size(); i++) {
+            byte[] name = md.nameAt(i).getBytes(StandardCharsets.US_ASCII);
+            byte[] value = md.rawValueAt(i);
+            w.u16(name.length).bytes(name).i32(value.length).bytes(value);
+        }
+    }
+
+    static Metadata readMetadata(WireReader r) {
+        int count = r.u16();
+        if (count > MAX_METADATA_ENTRIES) {
+            throw new ProtocolException("metadata has " + count + " entries, more than " + MAX_METADATA_ENTRIES);
+        }
+        Metadata md = new Metadata();
+        for (int i = 0; i < count; i++) {
+            String name = r.ascii(r.u16());
+            int len = r.i32();
+            if (len < 0) {
+                throw new ProtocolException("negative metadata value length");
+            }
+            try {
+                md.putRaw(name, r.bytes(len));
+            } catch (IllegalArgumentException e) {
+                throw new ProtocolException("bad metadata: " + e.getMessage());
+            }
+        }
+        return md;
+    }
+
+    // ---- HEADERS ----
+
+    /** Client HEADERS: timeout (ns, 0 = none), path, authority, metadata. */
+    public static SlabBuffer requestHeaders(SlabPool pool, int streamId, boolean endStream, String path,
+                                            String authority, long timeoutNanos, Metadata md) {
+        byte[] p = path.getBytes(StandardCharsets.UTF_8);
+        byte[] a = authority.getBytes(StandardCharsets.UTF_8);
+        int size = 8 + 2 + p.length + 2 + a.length + metadataSize(md);
+        SlabBuffer b = frame(pool, size, FrameType.HEADERS, endStream ? FrameFlags.END_STREAM : 0, streamId);
+        WireWriter w = payload(b).i64(timeoutNanos).u16(p.length).bytes(p).u16(a.length).bytes(a);
+        writeMetadata(w, md);
+        return b;
+    }
+
+    public static RequestHeaders decodeRequestHeaders(MemorySegment payload) {
+        WireReader r = new WireReader(payload, "HEADERS");
+        long timeout = r.i64();
+        if (timeout < 0) {
+            throw new ProtocolException("negative timeout in HEADERS");
+        }
+        String path = r.utf8(r.u16());
+        String authority = r.utf8(r.u16());
+        Metadata md = readMetadata(r);
+        r.end();
+        return new RequestHeaders(path, authority, timeout, md);
+    }
+
+    /** Server HEADERS: metadata only. */
+    public static SlabBuffer responseHeaders(SlabPool pool, int streamId, Metadata md) {
+        SlabBuffer b = frame(pool, metadataSize(md), FrameType.HEADERS, 0, streamId);
+        writeMetadata(payload(b), md);
+        return b;
+    }
+
+    public static Metadata decodeResponseHeaders(MemorySegment payload) {
+        WireReader r = new WireReader(payload, "HEADERS");
+        Metadata md = readMetadata(r);
+        r.end();
+        return md;
+    }
+
+    // ---- TRAILERS / CANCEL / GOAWAY ----
+
+    private static byte[] description(Status s) {
+        String d = s.getDescription();
+        if (d == null) {
+            return new byte[0];
+        }
+        byte[] raw = d.getBytes(StandardCharsets.UTF_8);
+        if (raw.length > MAX_DESCRIPTION) {
+            return java.util.Arrays.copyOf(raw, MAX_DESCRIPTION);
+        }
+        return raw;
+    }
+
+    private static Status readStatus(WireReader r) {
+        int code = r.u8();
+        int len = r.i32();
+        if (len < 0 || len > MAX_DESCRIPTION) {
+            throw new ProtocolException("status description length " + len + " outside [0, " + MAX_DESCRIPTION + "]");
+        }
+        Status s = Status.fromCodeValue(code);
+        return len == 0 ? s : s.withDescription(r.utf8(len));
+    }
+
+    public static SlabBuffer trailers(SlabPool pool, int streamId, Status status, Metadata md) {
+        byte[] d = description(status);
+        SlabBuffer b = frame(pool, 1 + 4 + d.length + metadataSize(md), FrameType.TRAILERS, 0, streamId);
+        writeMetadata(payload(b).u8(status.getCode().value()).i32(d.length).bytes(d), md);
+        return b;
+    }
+
+    public static Trailers decodeTrailers(MemorySegment payload) {
+        WireReader r = new WireReader(payload, "TRAILERS");
+        Status s = readStatus(r);
+        Metadata md = readMetadata(r);
+        r.end();
+        return new Trailers(s, md);
+    }
+
+    public static SlabBuffer cancel(SlabPool pool, int streamId, Status status) {
+        byte[] d = description(status);
+        SlabBuffer b = frame(pool, 1 + 4 + d.length, FrameType.CANCEL, 0, streamId);
+        payload(b).u8(status.getCode().value()).i32(d.length).bytes(d);
+        return b;
+    }
+
+    public static Status decodeCancel(MemorySegment payload) {
+        WireReader r = new WireReader(payload, "CANCEL");
+        Status s = readStatus(r);
+        r.end();
+        return s;
+    }
+
+    public static SlabBuffer goAway(SlabPool pool, int lastStreamId, Status status) {
+        byte[] d = description(status);
+        SlabBuffer b = frame(pool, 4 + 1 + 4 + d.length, FrameType.GOAWAY, 0, 0);
+        payload(b).i32(lastStreamId).u8(status.getCode().value()).i32(d.length).bytes(d);
+        return b;
+    }
+
+    /** GOAWAY payload: the last stream id the sender will serve, and why it is going away. */
+    public record GoAway(int lastStreamId, Status status) {
+    }
+
+    public static GoAway decodeGoAway(MemorySegment payload) {
+        WireReader r = new WireReader(payload, "GOAWAY");
+        int last = r.i32();
+        Status s = readStatus(r);
+        r.end();
+        return new GoAway(last, s);
+    }
+
+    // ---- END_STREAM / WINDOW / PING ----
+
+    public static SlabBuffer endStream(SlabPool pool, int streamId) {
+        return frame(pool, 0, FrameType.END_STREAM, 0, streamId);
+    }
+
+    /** WINDOW: grants the peer {@code increment} more bytes on the stream (credit field). */
+    public static SlabBuffer window(SlabPool pool, int streamId, int increment) {
+        SlabBuffer b = frame(pool, 0, FrameType.WINDOW, 0, streamId);
+        FrameHeader.setCredit(b.segment(), 0, increment);
+        return b;
+    }
+
+    public static SlabBuffer ping(SlabPool pool, long data, boolean ack) {
+        SlabBuffer b = frame(pool, 8, FrameType.PING, ack ? FrameFlags.ACK : 0, 0);
+        payload(b).i64(data);
+        return b;
+    }
+
+    public static long decodePing(MemorySegment payload) {
+        WireReader r = new WireReader(payload, "PING");
+        long v = r.i64();
+        r.end();
+        return v;
+    }
+}

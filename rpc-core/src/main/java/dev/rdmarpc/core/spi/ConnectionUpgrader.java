@@ -1,0 +1,41 @@
+package dev.rdmarpc.core.spi;
+
+import dev.rdmarpc.core.buffer.SlabPool;
+
+/**
+ * Moves a connection's frames onto a faster path after the HELLO exchange (the RDMA transport),
+ * found with {@link java.util.ServiceLoader}. The original connection stays open as liveness:
+ * its loss closes the upgraded one.
+ */
+public interface ConnectionUpgrader {
+    /** "rdma". */
+    String name();
+
+    /** The HELLO capability id this upgrader fills and reads. */
+    int capabilityId();
+
+    /**
+     * Prepares an offer for a new connection, or returns null when this side cannot upgrade
+     * (no device, no active port, memlock too low …; the upgrader logs the reason once and
+     * counts it).
+     */
+    Offer prepare(FrameConnection base, SlabPool pool, boolean clientSide);
+
+    /** One connection's pending upgrade. */
+    interface Offer {
+        /** The capability bytes to put in this side's HELLO. */
+        byte[] capability();
+
+        /**
+         * Brings the upgraded connection up with the peer's capability bytes; frames read from it
+         * go to {@code handler}. Server side, this runs before the server's HELLO is sent back.
+         *
+         * @throws Exception when the peer's parameters are impossible or a transition fails; the
+         *                   caller then stays on the base connection (or fails in forced-RDMA mode)
+         */
+        FrameConnection complete(byte[] peerCapability, FrameHandler handler) throws Exception;
+
+        /** Frees what {@link ConnectionUpgrader#prepare} reserved when the upgrade does not happen. */
+        void abandon();
+    }
+}

@@ -1,0 +1,58 @@
+package dev.rdmarpc.core.spi;
+
+import dev.rdmarpc.core.buffer.SlabBuffer;
+
+import java.net.SocketAddress;
+
+/**
+ * One transport connection carrying frames to and from a peer. Frames go out in the order
+ * {@link #send} is called; methods may be called from any thread.
+ */
+public interface FrameConnection {
+
+    /**
+     * Sends {@code head} then {@code tail} (may be null) back to back, with nothing of another
+     * send in between. Each buffer's content is {@code [0, length())}; together they must form
+     * whole frames. Takes ownership of both: they are released once written, or when the
+     * connection fails. After close, buffers are released without being sent.
+     *
+     * @param flush whether to flush now; otherwise a later send with flush, {@link #flush()}, or the
+     *              transport's own coalescing pushes it out
+     */
+    void send(SlabBuffer head, SlabBuffer tail, boolean flush);
+
+    /** Sends one buffer holding whole frames and flushes. */
+    default void send(SlabBuffer frames) {
+        send(frames, null, true);
+    }
+
+    /** Pushes out whatever was sent without flush. */
+    void flush();
+
+    /**
+     * False while the transport's outbound buffer is above its high-water mark; the handler's
+     * {@link FrameHandler#onWritable()} is called when it drains.
+     */
+    boolean isWritable();
+
+    /** Sets the largest frame payload accepted from the peer (after the HELLO exchange). */
+    void setMaxInboundPayload(int maxPayload);
+
+    /** Largest MESSAGE payload chunk this transport wants per frame. */
+    int preferredChunkSize();
+
+    /** Closes the connection; the handler's {@link FrameHandler#onClosed} runs once with this reason. */
+    void close(String reason);
+
+    boolean isOpen();
+
+    /** Whether the calling thread is this connection's I/O thread (where blocking is not allowed). */
+    boolean inIoThread();
+
+    SocketAddress remoteAddress();
+
+    SocketAddress localAddress();
+
+    /** "tcp", "rdma", …: the transport carrying the frames. */
+    String transportName();
+}
