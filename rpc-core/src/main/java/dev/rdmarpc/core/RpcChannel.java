@@ -1,0 +1,194 @@
+package dev.rdmarpc.core;
+
+import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.ChannelImpl;
+import dev.rdmarpc.core.internal.ConnectionSettings;
+import dev.rdmarpc.core.internal.RpcExecutors;
+import dev.rdmarpc.core.internal.Transports;
+import dev.rdmarpc.core.spi.TransportConfig;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A client channel to one server ({@code host:port}). It connects on first use, over RDMA when
+ * both sides can and TCP otherwise, and reconnects when its connection is lost. Thread-safe;
+ * make one per server and share it.
+ */
+public final class RpcChannel implements Channel, AutoCloseable {
+    private final ChannelImpl impl;
+
+    private RpcChannel(ChannelImpl impl) {
+        this.impl = impl;
+    }
+
+    /** A builder for a "host:port" target (IPv6 hosts in brackets: "[::1]:5000"). */
+    public static Builder forTarget(String target) {
+        Objects.requireNonNull(target, "target");
+        int colon = target.lastIndexOf(':');
+        if (colon <= 0 || colon == target.length() - 1) {
+            throw new IllegalArgumentException("target must be host:port, got '" + target + "'");
+        }
+        String host = target.substring(0, colon);
+        if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        int port;
+        try {
+            port = Integer.parseInt(target.substring(colon + 1));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("bad port in target '" + target + "'", e);
+        }
+        return forAddress(host, port);
+    }
+
+    public static Builder forAddress(String host, int port) {
+        if (port <= 0 || port > 65535) {
+            throw new IllegalArgumentException("port out of range: " + port);
+        }
+        return new Builder(host, port);
+    }
+
+    @Override
+    public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(MethodDescriptor<ReqT, RespT> method, CallOptions options) {
+        return impl.newCall(method, options);
+    }
+
+    @Override
+    public String authority() {
+        return impl.authority();
+    }
+
+    /** "rdma" or "tcp" for the current connection, or null when not connected. */
+    public String currentTransport() {
+        return impl.currentTransport();
+    }
+
+    /** Lets calls in flight finish, refuses new ones, then closes the connection. */
+    public void shutdown() {
+        impl.shutdown();
+    }
+
+    /** Fails every call in flight with UNAVAILABLE and closes the connection now. */
+    public void shutdownNow() {
+        impl.shutdownNow();
+    }
+
+    public boolean isShutdown() {
+        return impl.isShutdown();
+    }
+
+    public boolean isTerminated() {
+        return impl.isTerminated();
+    }
+
+    public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+        return impl.awaitTermination(timeout, unit);
+    }
+
+    /** Shuts down, waits up to five seconds for calls to finish, then forces it. */
+    @Override
+    public void close() {
+        shutdown();
+        try {
+            if (!awaitTermination(5, TimeUnit.SECONDS)) {
+                shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Builds an {@link RpcChannel}. */
+    public static final class Builder {
+        private final String host;
+        private final int port;
+        private Executor executor;
+        private Duration defaultTimeout;
+        private int maxInboundMessageSize = ConnectionSettings.DEFAULT_MAX_MESSAGE_SIZE;
+        private int flowControlWindow = ConnectionSettings.DEFAULT_WINDOW;
+        private TransportMode transportMode = TransportMode.AUTO;
+        private Duration connectTimeout = Duration.ofSeconds(20);
+        private SlabPool pool = SlabPool.shared();
+        private int ioThreads;
+
+        private Builder(String host, int port) {
+            this.host = Objects.requireNonNull(host, "host");
+            this.port = port;
+        }
+
+        /** Where callbacks of async calls run; default: a shared cached pool of daemon threads. */
+        public Builder executor(Executor e) {
+            this.executor = e;
+            return this;
+        }
+
+        /** Runs callbacks on the transport's I/O thread: lowest latency; callbacks must not block. */
+        public Builder directExecutor() {
+            this.executor = RpcExecutors.direct();
+            return this;
+        }
+
+        /** Deadline applied to calls that have none (or an earlier one than theirs). */
+        public Builder defaultDeadline(Duration timeout) {
+            this.defaultTimeout = timeout;
+            return this;
+        }
+
+        /** Largest response message accepted (default 4 MiB); larger ones fail with RESOURCE_EXHAUSTED. */
+        public Builder maxInboundMessageSize(int bytes) {
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("maxInboundMessageSize must be positive");
+            }
+            this.maxInboundMessageSize = bytes;
+            return this;
+        }
+
+        /** Per-stream receive window in bytes (default 2 MiB). */
+        public Builder flowControlWindow(int bytes) {
+            if (bytes < 64 * 1024) {
+                throw new IllegalArgumentException("flowControlWindow must be at least 64 KiB");
+            }
+            this.flowControlWindow = bytes;
+            return this;
+        }
+
+        /** AUTO (default): RDMA when both sides can, TCP otherwise; or force one. */
+        public Builder transportMode(TransportMode mode) {
+            this.transportMode = Objects.requireNonNull(mode);
+            return this;
+        }
+
+        /** Time allowed to connect and exchange HELLO (default 20 s). */
+        public Builder connectTimeout(Duration timeout) {
+            this.connectTimeout = timeout;
+            return this;
+        }
+
+        /** Slab pool for this channel's buffers (default: the shared pool). */
+        public Builder slabPool(SlabPool p) {
+            this.pool = Objects.requireNonNull(p);
+            return this;
+        }
+
+        /** I/O threads of this channel's transport (default: the transport's choice). */
+        public Builder ioThreads(int n) {
+            this.ioThreads = n;
+            return this;
+        }
+
+        public RpcChannel build() {
+            ConnectionSettings settings = new ConnectionSettings(pool, flowControlWindow, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
+                    maxInboundMessageSize, transportMode, transportMode == TransportMode.TCP ? List.of() : Transports.upgraders());
+            var transport = Transports.streamTransport().newClientTransport(
+                    new TransportConfig(pool, ioThreads, System.getProperty("rdmarpc.io", "auto")));
+            Executor e = executor != null ? executor : RpcExecutors.defaultCallbackExecutor();
+            return new RpcChannel(new ChannelImpl(host, port, transport, settings, e, defaultTimeout,
+                    (int) Math.min(Integer.MAX_VALUE, connectTimeout.toMillis())));
+        }
+    }
+}

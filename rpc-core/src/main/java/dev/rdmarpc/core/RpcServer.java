@@ -1,0 +1,198 @@
+package dev.rdmarpc.core;
+
+import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.ConnectionSettings;
+import dev.rdmarpc.core.internal.RpcExecutors;
+import dev.rdmarpc.core.internal.ServerImpl;
+import dev.rdmarpc.core.internal.Transports;
+import dev.rdmarpc.core.spi.TransportConfig;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A server listening on one port for both transports: every connection starts on TCP and moves
+ * to RDMA after HELLO when both sides can.
+ */
+public final class RpcServer implements AutoCloseable {
+    private final ServerImpl impl;
+
+    private RpcServer(ServerImpl impl) {
+        this.impl = impl;
+    }
+
+    /** A server on all interfaces at this port (0 picks a free one). */
+    public static Builder forPort(int port) {
+        return new Builder(new InetSocketAddress(port));
+    }
+
+    public static Builder forAddress(InetSocketAddress address) {
+        return new Builder(address);
+    }
+
+    /**
+     * Starts listening.
+     *
+     * @throws IOException naming the port when it cannot be bound (e.g. already in use)
+     */
+    public RpcServer start() throws IOException {
+        impl.start();
+        return this;
+    }
+
+    /** The port listened on (the real one when 0 was asked). */
+    public int getPort() {
+        return impl.port();
+    }
+
+    /** Stops accepting new connections and calls; calls in flight run to completion. */
+    public RpcServer shutdown() {
+        impl.shutdown();
+        return this;
+    }
+
+    /** Cancels every call in flight (clients get UNAVAILABLE) and closes every connection. */
+    public RpcServer shutdownNow() {
+        impl.shutdownNow();
+        return this;
+    }
+
+    public boolean isShutdown() {
+        return impl.isShutdown();
+    }
+
+    public boolean isTerminated() {
+        return impl.isTerminated();
+    }
+
+    public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+        return impl.awaitTermination(timeout, unit);
+    }
+
+    /** Number of open client connections. */
+    public int connectionCount() {
+        return impl.connectionCount();
+    }
+
+    /** Graceful shutdown with a grace period: shutdown, wait up to {@code grace}, then shutdownNow. */
+    public void shutdown(Duration grace) throws InterruptedException {
+        shutdown();
+        if (!awaitTermination(grace.toNanos(), TimeUnit.NANOSECONDS)) {
+            shutdownNow();
+        }
+    }
+
+    /** {@link #shutdown(Duration)} with five seconds of grace. */
+    @Override
+    public void close() {
+        try {
+            shutdown(Duration.ofSeconds(5));
+        } catch (InterruptedException e) {
+            shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Builds an {@link RpcServer}. */
+    public static final class Builder {
+        private final InetSocketAddress address;
+        private final List<ServiceDefinition> services = new ArrayList<>();
+        private Executor executor;
+        private int maxInboundMessageSize = ConnectionSettings.DEFAULT_MAX_MESSAGE_SIZE;
+        private int flowControlWindow = ConnectionSettings.DEFAULT_WINDOW;
+        private Object meterRegistry;
+        private TransportMode transportMode = TransportMode.AUTO;
+        private Duration handshakeTimeout = Duration.ofSeconds(20);
+        private SlabPool pool = SlabPool.shared();
+        private int ioThreads;
+
+        private Builder(InetSocketAddress address) {
+            this.address = Objects.requireNonNull(address);
+        }
+
+        public Builder addService(BindableService service) {
+            return addService(service.bindService());
+        }
+
+        public Builder addService(ServiceDefinition service) {
+            services.add(Objects.requireNonNull(service));
+            return this;
+        }
+
+        /** Where handlers run; default: a shared cached pool of daemon threads. */
+        public Builder executor(Executor e) {
+            this.executor = e;
+            return this;
+        }
+
+        /** Runs handlers on the transport's I/O threads: lowest latency; handlers must not block. */
+        public Builder directExecutor() {
+            this.executor = RpcExecutors.direct();
+            return this;
+        }
+
+        /** Largest request message accepted (default 4 MiB); larger ones get RESOURCE_EXHAUSTED. */
+        public Builder maxInboundMessageSize(int bytes) {
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("maxInboundMessageSize must be positive");
+            }
+            this.maxInboundMessageSize = bytes;
+            return this;
+        }
+
+        /** Per-stream receive window in bytes (default 2 MiB). */
+        public Builder flowControlWindow(int bytes) {
+            if (bytes < 64 * 1024) {
+                throw new IllegalArgumentException("flowControlWindow must be at least 64 KiB");
+            }
+            this.flowControlWindow = bytes;
+            return this;
+        }
+
+        /** Records call metrics on this Micrometer {@code MeterRegistry}. */
+        public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+            this.meterRegistry = registry;
+            return this;
+        }
+
+        /** AUTO (default): RDMA with clients that can, TCP with the rest; or force one. */
+        public Builder transportMode(TransportMode mode) {
+            this.transportMode = Objects.requireNonNull(mode);
+            return this;
+        }
+
+        /** Time a new connection has to send HELLO (default 20 s). */
+        public Builder handshakeTimeout(Duration timeout) {
+            this.handshakeTimeout = timeout;
+            return this;
+        }
+
+        /** Slab pool for this server's buffers (default: the shared pool). */
+        public Builder slabPool(SlabPool p) {
+            this.pool = Objects.requireNonNull(p);
+            return this;
+        }
+
+        /** I/O threads of the server's transport (default: the transport's choice). */
+        public Builder ioThreads(int n) {
+            this.ioThreads = n;
+            return this;
+        }
+
+        public RpcServer build() {
+            ConnectionSettings settings = new ConnectionSettings(pool, flowControlWindow, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
+                    maxInboundMessageSize, transportMode, transportMode == TransportMode.TCP ? List.of() : Transports.upgraders());
+            var transport = Transports.streamTransport().newServerTransport(
+                    new TransportConfig(pool, ioThreads, System.getProperty("rdmarpc.io", "auto")));
+            Executor e = executor != null ? executor : RpcExecutors.defaultCallbackExecutor();
+            return new RpcServer(new ServerImpl(address, services, transport, settings, e, meterRegistry,
+                    handshakeTimeout.toMillis()));
+        }
+    }
+}

@@ -1,0 +1,220 @@
+package dev.rdmarpc.core.internal;
+
+import dev.rdmarpc.core.CallOptions;
+import dev.rdmarpc.core.ClientCall;
+import dev.rdmarpc.core.MethodDescriptor;
+import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.spi.ClientTransport;
+import dev.rdmarpc.core.spi.FrameConnection;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The client channel behind {@link dev.rdmarpc.core.RpcChannel}: one connection to its target at a
+ * time, opened on first use and again after it closes or the server sends GOAWAY.
+ */
+public final class ChannelImpl {
+    private final String host;
+    private final int port;
+    private final String authority;
+    private final ClientTransport transport;
+    private final ConnectionSettings settings;
+    private final Executor executor;
+    private final Duration defaultTimeout;
+    private final int connectTimeoutMillis;
+    private final CountDownLatch terminated = new CountDownLatch(1);
+
+    private ClientConnection current;
+    private CompletableFuture<ClientConnection> pending;
+    private int activeCalls;
+    private boolean shutdown;
+
+    public ChannelImpl(String host, int port, ClientTransport transport, ConnectionSettings settings,
+                       Executor executor, Duration defaultTimeout, int connectTimeoutMillis) {
+        this.host = host;
+        this.port = port;
+        this.authority = host.indexOf(':') >= 0 ? "[" + host + "]:" + port : host + ":" + port;
+        this.transport = transport;
+        this.settings = settings;
+        this.executor = executor;
+        this.defaultTimeout = defaultTimeout;
+        this.connectTimeoutMillis = connectTimeoutMillis;
+    }
+
+    public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(MethodDescriptor<ReqT, RespT> method, CallOptions options) {
+        return new ClientStream<>(this, method, options);
+    }
+
+    public String authority() {
+        return authority;
+    }
+
+    SlabPool pool() {
+        return settings.pool();
+    }
+
+    Executor executor() {
+        return executor;
+    }
+
+    Duration defaultTimeout() {
+        return defaultTimeout;
+    }
+
+    int maxInboundMessageSize() {
+        return settings.maxMessageSize();
+    }
+
+    int initialWindow() {
+        return settings.initialWindow();
+    }
+
+    synchronized boolean callStarted() {
+        if (shutdown) {
+            return false;
+        }
+        activeCalls++;
+        return true;
+    }
+
+    void callFinished() {
+        boolean last;
+        synchronized (this) {
+            activeCalls--;
+            last = shutdown && activeCalls == 0;
+        }
+        if (last) {
+            terminate("channel shut down");
+        }
+    }
+
+    /** The transport name of the current connection ("tcp", "rdma"), or null when not connected. */
+    public synchronized String currentTransport() {
+        return current != null && !current.isClosed() ? current.out.transportName() : null;
+    }
+
+    /** A connection that accepts new streams: the current one, or one being opened. */
+    synchronized CompletableFuture<ClientConnection> connection() {
+        if (shutdown) {
+            return CompletableFuture.failedFuture(Status.UNAVAILABLE.withDescription("channel to " + authority + " is shut down").asException());
+        }
+        if (pending != null && !pending.isDone()) {
+            return pending;
+        }
+        if (current != null && current.acceptsNewStreams() && current.ready().isDone()) {
+            return current.ready();
+        }
+        CompletableFuture<ClientConnection> result = new CompletableFuture<>();
+        pending = result;
+        ClientConnection[] created = new ClientConnection[1];
+        InetSocketAddress address;
+        try {
+            address = new InetSocketAddress(host, port);
+            if (address.isUnresolved()) {
+                throw new java.net.UnknownHostException(host);
+            }
+        } catch (Exception e) {
+            result.completeExceptionally(Status.UNAVAILABLE.withDescription("cannot resolve " + authority + ": " + e).withCause(e).asException());
+            return result;
+        }
+        transport.connect(address, fc -> {
+            ClientConnection cc = new ClientConnection(settings, fc, authority);
+            created[0] = cc;
+            return cc;
+        }, connectTimeoutMillis).whenComplete((fc, error) -> {
+            if (error != null) {
+                Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null ? error.getCause() : error;
+                result.completeExceptionally(Status.UNAVAILABLE
+                        .withDescription("cannot connect to " + authority + ": " + describe(cause)).withCause(cause).asException());
+                return;
+            }
+            ClientConnection cc = created[0];
+            synchronized (this) {
+                current = cc;
+            }
+            var timeout = RpcExecutors.timer().schedule(() -> {
+                if (!cc.ready().isDone()) {
+                    cc.close("no HELLO from " + authority + " within " + connectTimeoutMillis + " ms (is it an rdmarpc server?)");
+                }
+            }, connectTimeoutMillis, TimeUnit.MILLISECONDS);
+            cc.ready().whenComplete((c, e) -> {
+                timeout.cancel(false);
+                if (e != null) {
+                    result.completeExceptionally(e);
+                } else {
+                    result.complete(c);
+                }
+            });
+            try {
+                cc.start();
+            } catch (RuntimeException e) {
+                cc.close("failed to send HELLO: " + e);
+            }
+        });
+        return result;
+    }
+
+    private static String describe(Throwable t) {
+        String m = t.getMessage();
+        return m == null ? t.getClass().getSimpleName() : m;
+    }
+
+    public void shutdown() {
+        boolean idle;
+        synchronized (this) {
+            if (shutdown) {
+                return;
+            }
+            shutdown = true;
+            idle = activeCalls == 0;
+        }
+        if (idle) {
+            terminate("channel shut down");
+        }
+    }
+
+    public void shutdownNow() {
+        synchronized (this) {
+            shutdown = true;
+        }
+        terminate("channel shut down now");
+    }
+
+    private void terminate(String reason) {
+        ClientConnection c;
+        synchronized (this) {
+            c = current;
+            current = null;
+        }
+        if (c != null) {
+            c.close(reason);
+        }
+        transport.close();
+        terminated.countDown();
+    }
+
+    public boolean isShutdown() {
+        synchronized (this) {
+            return shutdown;
+        }
+    }
+
+    public boolean isTerminated() {
+        return terminated.getCount() == 0;
+    }
+
+    public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+        return terminated.await(timeout, unit);
+    }
+
+    /** For tests: the current connection's frame connection, or null. */
+    public synchronized FrameConnection currentConnection() {
+        return current == null ? null : current.out;
+    }
+}

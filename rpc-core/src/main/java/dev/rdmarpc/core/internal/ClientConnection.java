@@ -1,0 +1,160 @@
+package dev.rdmarpc.core.internal;
+
+import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.protocol.FrameType;
+import dev.rdmarpc.core.protocol.Frames;
+import dev.rdmarpc.core.protocol.Hello;
+import dev.rdmarpc.core.protocol.ProtocolException;
+import dev.rdmarpc.core.spi.FrameConnection;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** The client side of one connection: opens streams, routes their frames, fails them when it closes. */
+final class ClientConnection extends Connection {
+    private final String authority;
+    private final ConcurrentHashMap<Integer, ClientStream<?, ?>> streams = new ConcurrentHashMap<>();
+    private final CompletableFuture<ClientConnection> ready = new CompletableFuture<>();
+    private int nextStreamId = 1;
+    private volatile boolean draining;
+    private volatile Status closeStatus;
+
+    ClientConnection(ConnectionSettings settings, FrameConnection base, String authority) {
+        super(settings, base);
+        this.authority = authority;
+    }
+
+    /** Sends this side's HELLO; {@link #ready()} completes when the server's HELLO arrives. */
+    void start() {
+        Hello hello = localHello(true, null, null);
+        send(Frames.hello(settings.pool(), hello), true);
+    }
+
+    CompletableFuture<ClientConnection> ready() {
+        return ready;
+    }
+
+    String authority() {
+        return authority;
+    }
+
+    /** Whether new calls may use this connection. */
+    boolean acceptsNewStreams() {
+        return !draining && !isClosed() && !ready.isCompletedExceptionally();
+    }
+
+    @Override
+    void onHello(Hello hello) {
+        if (peerHello != null) {
+            throw new ProtocolException("second HELLO");
+        }
+        base.setMaxInboundPayload(settings.maxFramePayload());
+        peerHello = hello;
+        completeClientUpgrade(hello);
+        ready.complete(this);
+    }
+
+    /**
+     * Registers the stream under a new id and sends its HEADERS, atomically so that ids reach the
+     * server in increasing order. Returns false if the connection can no longer take streams.
+     */
+    boolean open(ClientStream<?, ?> stream, SlabBuffer[] headersOut, java.util.function.IntFunction<SlabBuffer> headers, boolean flush) {
+        synchronized (this) {
+            if (!acceptsNewStreams()) {
+                return false;
+            }
+            int id = nextStreamId;
+            nextStreamId += 2;
+            if (nextStreamId < 0) {
+                draining = true;
+            }
+            stream.assignId(id);
+            streams.put(id, stream);
+            SlabBuffer h = headers.apply(id);
+            headersOut[0] = h;
+            send(h, flush);
+            return true;
+        }
+    }
+
+    Hello peerSettings() {
+        return peerHello;
+    }
+
+    void remove(ClientStream<?, ?> stream) {
+        streams.remove(stream.id(), stream);
+        if (draining && streams.isEmpty()) {
+            close("drained after GOAWAY");
+        }
+    }
+
+    @Override
+    void onGoAway(Frames.GoAway goAway) {
+        draining = true;
+        Status s = Status.UNAVAILABLE.withDescription("server " + peer() + " is going away: " + goAway.status().getDescription());
+        for (ClientStream<?, ?> st : new ArrayList<>(streams.values())) {
+            if (st.id() > goAway.lastStreamId()) {
+                st.transportFailed(s);
+            }
+        }
+        if (streams.isEmpty()) {
+            close("GOAWAY and no open streams");
+        }
+    }
+
+    @Override
+    void onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment payload) {
+        if (type == FrameType.WINDOW && streamId == 0) {
+            return; // connection-level credit: reserved for the RDMA transport
+        }
+        ClientStream<?, ?> s = streams.get(streamId);
+        if (s == null) {
+            if (streamId >= nextStreamIdVolatile() || (streamId & 1) == 0) {
+                throw new ProtocolException(FrameType.name(type) + " for stream " + streamId + " which this client never opened");
+            }
+            return; // a stream this side already finished: late frames are dropped
+        }
+        switch (type) {
+            case FrameType.HEADERS -> s.onHeaders(Frames.decodeResponseHeaders(payload));
+            case FrameType.MESSAGE -> s.onMessageFrame(flags, payload);
+            case FrameType.TRAILERS -> s.onTrailers(Frames.decodeTrailers(payload));
+            case FrameType.WINDOW -> s.onWindow(credit);
+            case FrameType.CANCEL -> s.onServerCancel(Frames.decodeCancel(payload));
+            case FrameType.END_STREAM -> throw new ProtocolException("END_STREAM from a server (servers end streams with TRAILERS)");
+            default -> throw new ProtocolException("unexpected " + FrameType.name(type) + " frame from a server");
+        }
+    }
+
+    private synchronized int nextStreamIdVolatile() {
+        return nextStreamId;
+    }
+
+    @Override
+    void connectionClosed(String reason, Throwable cause) {
+        Status s = unavailable("connection to", authority, reason);
+        if (cause != null && !(cause instanceof ProtocolException)) {
+            s = s.withCause(cause);
+        }
+        closeStatus = s;
+        ready.completeExceptionally(s.asException());
+        List<ClientStream<?, ?>> all = new ArrayList<>(streams.values());
+        streams.clear();
+        for (ClientStream<?, ?> st : all) {
+            st.transportFailed(s);
+        }
+    }
+
+    /** Why the connection closed, or null while open. */
+    Status closeStatus() {
+        return closeStatus;
+    }
+
+    /** Sends a control frame for a stream (CANCEL, WINDOW) on the current path. */
+    void sendControl(SlabBuffer frame) {
+        send(frame, true);
+    }
+}

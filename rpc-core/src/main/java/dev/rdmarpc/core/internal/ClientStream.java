@@ -1,0 +1,518 @@
+package dev.rdmarpc.core.internal;
+
+import dev.rdmarpc.core.CallOptions;
+import dev.rdmarpc.core.ClientCall;
+import dev.rdmarpc.core.Deadline;
+import dev.rdmarpc.core.Metadata;
+import dev.rdmarpc.core.MethodDescriptor;
+import dev.rdmarpc.core.ResponseMetadata;
+import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.protocol.FrameFlags;
+import dev.rdmarpc.core.protocol.Frames;
+import dev.rdmarpc.core.protocol.ProtocolException;
+import dev.rdmarpc.core.protocol.Trailers;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The client side of one call: sends HEADERS and messages under flow control, reassembles
+ * responses, and delivers listener callbacks in order on the call's executor (one drain task
+ * at a time). All state is guarded by {@code this}; callbacks run outside the lock.
+ */
+final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
+    /** Queued outbound bytes past which sendMessage blocks a non-I/O thread. */
+    static final long BLOCK_LIMIT = 1 << 20;
+
+    private static final int NONE = 0, HEADERS = 1, MESSAGE = 2, CLOSE = 3, READY = 4;
+
+    private final ChannelImpl channel;
+    private final MethodDescriptor<ReqT, RespT> method;
+    private final CallOptions options;
+    private final Executor executor;
+    private final Deadline deadline;
+    private final SlabPool pool;
+    private final OutboundFlow outbound;
+    private final InboundMessages inbound;
+    private final Runnable drainTask = this::drain;
+
+    private ClientConnection conn;
+    private int id;
+    private Listener<RespT> listener;
+    private Metadata requestHeaders;
+    private boolean started;
+    private boolean halfCloseRequested;
+    private boolean remoteClosed;
+    private boolean listenerClosed;
+    private boolean headersReceived;
+    private Status closeStatus;
+    private Metadata closeTrailers;
+    private Metadata pendingHeaders;
+    private int requested;
+    private boolean readyPending;
+    private boolean wasReady;
+    private boolean drainScheduled;
+    private SlabBuffer heldSingleRequest;
+    private ScheduledFuture<?> deadlineTimer;
+    private int waiters;
+    private long startNanos;
+    private boolean counted;
+
+    ClientStream(ChannelImpl channel, MethodDescriptor<ReqT, RespT> method, CallOptions options) {
+        this.channel = channel;
+        this.method = method;
+        this.options = options;
+        this.executor = options.getExecutor() != null ? options.getExecutor() : channel.executor();
+        Deadline d = options.getDeadline();
+        if (channel.defaultTimeout() != null) {
+            d = Deadline.earliest(d, Deadline.after(channel.defaultTimeout()));
+        }
+        this.deadline = d;
+        this.pool = channel.pool();
+        this.outbound = new OutboundFlow(pool);
+        this.inbound = new InboundMessages(pool, channel.maxInboundMessageSize(), channel.initialWindow());
+    }
+
+    int id() {
+        return id;
+    }
+
+    void assignId(int newId) {
+        this.id = newId;
+    }
+
+    // ------------------------------------------------------------------ ClientCall API
+
+    @Override
+    public void start(Listener<RespT> l, Metadata headers) {
+        synchronized (this) {
+            if (started) {
+                throw new IllegalStateException("call already started");
+            }
+            started = true;
+            this.listener = l;
+            this.startNanos = System.nanoTime();
+        }
+        Metadata md = headers != null ? headers : new Metadata();
+        if (options.getHeaders() != null) {
+            md.merge(options.getHeaders());
+        }
+        this.requestHeaders = md;
+        counted = channel.callStarted();
+        if (!counted) {
+            finish(Status.UNAVAILABLE.withDescription("channel to " + channel.authority() + " is shut down"), null, false);
+            return;
+        }
+        if (deadline != null) {
+            long remaining = deadline.remainingNanos();
+            if (remaining <= 0) {
+                finish(Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded before the call was sent"), null, false);
+                return;
+            }
+            deadlineTimer = RpcExecutors.timer().schedule(this::onDeadline, remaining, TimeUnit.NANOSECONDS);
+        }
+        connect(0);
+    }
+
+    private void connect(int attempt) {
+        CompletableFuture<ClientConnection> f = channel.connection();
+        if (f.isDone()) {
+            attach(f.getNow(null), null, attempt);
+        } else {
+            f.whenComplete((c, e) -> attach(c, e, attempt));
+        }
+    }
+
+    private void attach(ClientConnection c, Throwable error, int attempt) {
+        if (error != null) {
+            Status s = Status.fromThrowable(error);
+            if (s.getCode() == Status.Code.UNKNOWN) {
+                s = Status.UNAVAILABLE.withDescription("cannot connect to " + channel.authority() + ": " + error).withCause(error);
+            }
+            finish(s, null, false);
+            return;
+        }
+        SlabBuffer[] headersOut = new SlabBuffer[1];
+        synchronized (this) {
+            if (closeStatus != null) {
+                return;
+            }
+            boolean moreComing = heldSingleRequest != null || !outbound.isEmpty() || halfCloseRequested;
+            long timeout = deadline == null ? 0 : Math.max(1, deadline.remainingNanos());
+            boolean opened = c.open(this, headersOut, streamId -> Frames.requestHeaders(pool, streamId, false,
+                    method.getFullMethodName(), channel.authority(), timeout, requestHeaders), !moreComing);
+            if (opened) {
+                this.conn = c;
+                var peer = c.peerSettings();
+                outbound.bind(c.out, id, peer.initialWindow(), Math.min(c.out.preferredChunkSize(), peer.maxFramePayload()));
+                if (halfCloseRequested) {
+                    sendHalfClose();
+                }
+                updateReadiness();
+                return;
+            }
+        }
+        if (attempt < 3) {
+            connect(attempt + 1);
+        } else {
+            finish(Status.UNAVAILABLE.withDescription("no connection to " + channel.authority() + " accepts new calls"), null, false);
+        }
+    }
+
+    @Override
+    public void request(int n) {
+        if (n <= 0) {
+            throw new IllegalArgumentException("request count must be positive: " + n);
+        }
+        synchronized (this) {
+            requested = (int) Math.min(Integer.MAX_VALUE, (long) requested + n);
+            schedule();
+        }
+    }
+
+    @Override
+    public void sendMessage(ReqT message) {
+        SlabBuffer framed = MessageFramer.frame(pool, method.getRequestMarshaller(), message);
+        synchronized (this) {
+            if (!started) {
+                framed.release();
+                throw new IllegalStateException("sendMessage before start");
+            }
+            if (halfCloseRequested) {
+                framed.release();
+                throw new IllegalStateException("sendMessage after halfClose");
+            }
+            if (closeStatus != null) {
+                framed.release();
+                return;
+            }
+            if (method.getType().clientSendsOneMessage()) {
+                if (heldSingleRequest != null) {
+                    framed.release();
+                    throw new IllegalStateException(method.getType() + " call takes exactly one request message");
+                }
+                heldSingleRequest = framed;
+                return;
+            }
+            awaitRoom(framed.length());
+            if (closeStatus != null) {
+                framed.release();
+                return;
+            }
+            outbound.message(framed, false, true);
+            updateReadiness();
+        }
+    }
+
+    /** Blocks (not on an I/O thread) while too much is queued; bounded buffering for fast senders. */
+    private void awaitRoom(int size) {
+        boolean interrupted = false;
+        while (closeStatus == null && outbound.queuedBytes() > 0 && outbound.queuedBytes() + size > BLOCK_LIMIT
+                && (conn == null || !conn.out.inIoThread())) {
+            waiters++;
+            try {
+                wait(100);
+            } catch (InterruptedException e) {
+                interrupted = true;
+                break;
+            } finally {
+                waiters--;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public void halfClose() {
+        synchronized (this) {
+            if (!started) {
+                throw new IllegalStateException("halfClose before start");
+            }
+            if (halfCloseRequested) {
+                throw new IllegalStateException("halfClose called twice");
+            }
+            halfCloseRequested = true;
+            if (closeStatus != null || !outbound.isBound()) {
+                return;
+            }
+            sendHalfClose();
+        }
+    }
+
+    private void sendHalfClose() {
+        if (heldSingleRequest != null) {
+            SlabBuffer b = heldSingleRequest;
+            heldSingleRequest = null;
+            outbound.message(b, true, true);
+        } else {
+            outbound.control(Frames.endStream(pool, id), true);
+        }
+    }
+
+    @Override
+    public void cancel(String message, Throwable cause) {
+        Status s = Status.CANCELLED.withDescription(message != null ? message : "call cancelled by the client");
+        if (cause != null) {
+            s = s.withCause(cause);
+        }
+        finish(s, null, true);
+    }
+
+    @Override
+    public boolean isReady() {
+        synchronized (this) {
+            return closeStatus == null && outbound.isReady();
+        }
+    }
+
+    private void onDeadline() {
+        double secs = (System.nanoTime() - startNanos) / 1e9;
+        String where = conn != null ? " [remote_addr=" + conn.peer() + "]" : " (not yet connected to " + channel.authority() + ")";
+        finish(Status.DEADLINE_EXCEEDED.withDescription(String.format(Locale.ROOT, "deadline exceeded after %.3fs%s", secs, where)), null, true);
+    }
+
+    // ------------------------------------------------------------------ frames (I/O thread)
+
+    void onHeaders(Metadata md) {
+        synchronized (this) {
+            if (headersReceived) {
+                throw new ProtocolException("second HEADERS on stream " + id);
+            }
+            headersReceived = true;
+            if (closeStatus != null) {
+                return;
+            }
+            ResponseMetadata capture = options.getResponseMetadata();
+            if (capture != null) {
+                capture.recordHeaders(md);
+            }
+            pendingHeaders = md;
+            schedule();
+        }
+    }
+
+    void onMessageFrame(int flags, MemorySegment payload) {
+        if ((flags & FrameFlags.END_STREAM) != 0) {
+            throw new ProtocolException("END_STREAM flag on a MESSAGE from a server");
+        }
+        int credit;
+        synchronized (this) {
+            if (remoteClosed) {
+                throw new ProtocolException("MESSAGE after TRAILERS on stream " + id);
+            }
+            if (closeStatus != null) {
+                return;
+            }
+            int r = inbound.onFrame(flags, payload);
+            if (r == InboundMessages.TOO_LARGE) {
+                long size = inbound.rejectedSize();
+                finishLocked(Status.RESOURCE_EXHAUSTED.withDescription("response message of " + size
+                        + " bytes exceeds the maximum inbound message size " + channel.maxInboundMessageSize()), null, true);
+                return;
+            }
+            if (r == InboundMessages.COMPLETED) {
+                schedule();
+            }
+            credit = inbound.takeCredit();
+        }
+        if (credit > 0) {
+            conn.sendControl(Frames.window(pool, id, credit));
+        }
+    }
+
+    void onTrailers(Trailers t) {
+        synchronized (this) {
+            if (remoteClosed) {
+                throw new ProtocolException("second TRAILERS on stream " + id);
+            }
+            remoteClosed = true;
+            ResponseMetadata capture = options.getResponseMetadata();
+            if (capture != null) {
+                capture.recordTrailers(t.metadata());
+            }
+        }
+        finish(t.status(), t.metadata(), false);
+    }
+
+    void onServerCancel(Status s) {
+        synchronized (this) {
+            remoteClosed = true;
+        }
+        finish(s, new Metadata(), false);
+    }
+
+    void onWindow(int increment) {
+        synchronized (this) {
+            if (closeStatus != null) {
+                return;
+            }
+            outbound.onWindow(increment);
+            if (waiters > 0) {
+                notifyAll();
+            }
+            updateReadiness();
+        }
+    }
+
+    /** The connection failed or is going away without this stream. */
+    void transportFailed(Status s) {
+        synchronized (this) {
+            remoteClosed = true;
+        }
+        finish(s, new Metadata(), false);
+    }
+
+    // ------------------------------------------------------------------ completion and delivery
+
+    private void finish(Status s, Metadata trailers, boolean tellServer) {
+        synchronized (this) {
+            finishLocked(s, trailers, tellServer);
+        }
+    }
+
+    private void finishLocked(Status s, Metadata trailers, boolean tellServer) {
+        if (closeStatus != null) {
+            return;
+        }
+        closeStatus = s;
+        closeTrailers = trailers != null ? trailers : new Metadata();
+        if (deadlineTimer != null) {
+            deadlineTimer.cancel(false);
+        }
+        outbound.discard();
+        if (heldSingleRequest != null) {
+            heldSingleRequest.release();
+            heldSingleRequest = null;
+        }
+        ClientConnection c = conn;
+        if (c != null) {
+            if (tellServer && !remoteClosed) {
+                c.sendControl(Frames.cancel(pool, id, s));
+            }
+            c.remove(this);
+        }
+        if (waiters > 0) {
+            notifyAll();
+        }
+        schedule();
+    }
+
+    private void updateReadiness() {
+        boolean ready = closeStatus == null && outbound.isReady();
+        if (ready && !wasReady) {
+            readyPending = true;
+            schedule();
+        }
+        wasReady = ready;
+    }
+
+    private void schedule() {
+        if (!drainScheduled && listener != null) {
+            drainScheduled = true;
+            try {
+                executor.execute(drainTask);
+            } catch (RuntimeException e) {
+                drainScheduled = false;
+                throw e;
+            }
+        }
+    }
+
+    private void drain() {
+        while (true) {
+            int action;
+            Metadata headers = null;
+            SlabBuffer message = null;
+            int credit = 0;
+            synchronized (this) {
+                if (listenerClosed) {
+                    drainScheduled = false;
+                    return;
+                }
+                if (pendingHeaders != null) {
+                    headers = pendingHeaders;
+                    pendingHeaders = null;
+                    action = HEADERS;
+                } else if (closeStatus != null && (!closeStatus.isOk() || !inbound.hasMessage())) {
+                    listenerClosed = true;
+                    inbound.releaseAll();
+                    action = CLOSE;
+                } else if (requested > 0 && inbound.hasMessage()) {
+                    message = inbound.poll();
+                    requested--;
+                    credit = remoteClosed ? 0 : inbound.takeCredit();
+                    action = MESSAGE;
+                } else if (readyPending) {
+                    readyPending = false;
+                    action = READY;
+                } else {
+                    drainScheduled = false;
+                    return;
+                }
+            }
+            if (credit > 0) {
+                conn.sendControl(Frames.window(pool, id, credit));
+            }
+            switch (action) {
+                case HEADERS -> {
+                    Metadata h = headers;
+                    safely(() -> listener.onHeaders(h));
+                }
+                case MESSAGE -> deliverMessage(message);
+                case CLOSE -> {
+                    if (counted) {
+                        channel.callFinished();
+                    }
+                    Status s = closeStatus;
+                    Metadata t = closeTrailers;
+                    try {
+                        listener.onClose(s, t);
+                    } catch (RuntimeException e) {
+                        Connection.LOG.log(System.Logger.Level.WARNING, "ClientCall.Listener.onClose threw", e);
+                    }
+                }
+                case READY -> safely(listener::onReady);
+                default -> {
+                }
+            }
+        }
+    }
+
+    private void deliverMessage(SlabBuffer buf) {
+        RespT value;
+        try {
+            value = method.getResponseMarshaller().parse(buf.content());
+        } catch (RuntimeException e) {
+            Status s = Status.fromThrowable(e);
+            if (s.getCode() == Status.Code.UNKNOWN) {
+                s = Status.INTERNAL.withDescription("failed to parse the response: " + e).withCause(e);
+            }
+            finish(s, null, true);
+            return;
+        } finally {
+            buf.release();
+        }
+        safely(() -> listener.onMessage(value));
+    }
+
+    private void safely(Runnable r) {
+        try {
+            r.run();
+        } catch (RuntimeException e) {
+            finish(Status.CANCELLED.withDescription("the call's listener threw: " + e).withCause(e), null, true);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ClientStream{" + method.getFullMethodName() + ", id=" + id + "}";
+    }
+}

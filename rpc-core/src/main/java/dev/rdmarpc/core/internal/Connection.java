@@ -1,0 +1,205 @@
+package dev.rdmarpc.core.internal;
+
+import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.TransportMode;
+import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.protocol.FrameFlags;
+import dev.rdmarpc.core.protocol.FrameType;
+import dev.rdmarpc.core.protocol.Frames;
+import dev.rdmarpc.core.protocol.Hello;
+import dev.rdmarpc.core.protocol.ProtocolException;
+import dev.rdmarpc.core.spi.ConnectionUpgrader;
+import dev.rdmarpc.core.spi.FrameConnection;
+import dev.rdmarpc.core.spi.FrameHandler;
+
+import java.lang.System.Logger.Level;
+import java.lang.foreign.MemorySegment;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Core's handler of one transport connection, client or server: the HELLO exchange and optional
+ * upgrade, connection-level frames (PING, GOAWAY), and dispatch of stream frames to subclasses.
+ */
+abstract class Connection implements FrameHandler {
+    static final System.Logger LOG = System.getLogger("dev.rdmarpc.core.Connection");
+
+    final ConnectionSettings settings;
+    final FrameConnection base;
+    volatile FrameConnection out;
+    volatile Hello peerHello;
+    private volatile boolean closed;
+    private ConnectionUpgrader.Offer offer;
+    private ConnectionUpgrader upgrader;
+
+    Connection(ConnectionSettings settings, FrameConnection base) {
+        this.settings = settings;
+        this.base = base;
+        this.out = base;
+    }
+
+    /** Peer's address, for statuses and logs. */
+    String peer() {
+        return String.valueOf(base.remoteAddress());
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    /** Sends a frame on the current path (upgraded or base). */
+    void send(SlabBuffer frame, boolean flush) {
+        out.send(frame, null, flush);
+    }
+
+    /** This side's HELLO; a client also prepares its upgrade offer here. */
+    Hello localHello(boolean clientSide, ConnectionUpgrader.Offer serverOffer, ConnectionUpgrader serverUpgrader) {
+        Map<Integer, byte[]> caps = new LinkedHashMap<>();
+        if (clientSide && settings.mode() != TransportMode.TCP) {
+            for (ConnectionUpgrader u : settings.upgraders()) {
+                ConnectionUpgrader.Offer o = u.prepare(base, settings.pool(), true);
+                if (o != null) {
+                    offer = o;
+                    upgrader = u;
+                    caps.put(u.capabilityId(), o.capability());
+                    break;
+                }
+            }
+        } else if (serverOffer != null) {
+            caps.put(serverUpgrader.capabilityId(), serverOffer.capability());
+        }
+        return new Hello(Hello.VERSION, settings.initialWindow(), settings.maxFramePayload(), settings.maxMessageSize(), caps);
+    }
+
+    /** Client side: after the server's HELLO, complete or drop the upgrade. */
+    void completeClientUpgrade(Hello serverHello) {
+        if (offer == null) {
+            requireUpgradeUnlessOptional("this side has no usable RDMA device");
+            return;
+        }
+        byte[] peerCap = serverHello.capabilities().get(upgrader.capabilityId());
+        if (peerCap == null) {
+            offer.abandon();
+            offer = null;
+            requireUpgradeUnlessOptional("the server offered no " + upgrader.name());
+            return;
+        }
+        try {
+            out = offer.complete(peerCap, this);
+        } catch (Exception e) {
+            offer.abandon();
+            offer = null;
+            LOG.log(Level.INFO, "staying on {0} to {1}: {2} upgrade failed: {3}", base.transportName(), peer(), upgrader.name(), e.toString());
+            requireUpgradeUnlessOptional(upgrader.name() + " upgrade failed: " + e.getMessage());
+        }
+    }
+
+    /** Server side: try the upgrade the client offered; returns the server's offer to advertise, or null. */
+    ConnectionUpgrader.Offer tryServerUpgrade(Hello clientHello, ConnectionUpgrader[] chosen) {
+        if (settings.mode() == TransportMode.TCP) {
+            return null;
+        }
+        for (ConnectionUpgrader u : settings.upgraders()) {
+            byte[] peerCap = clientHello.capabilities().get(u.capabilityId());
+            if (peerCap == null) {
+                continue;
+            }
+            ConnectionUpgrader.Offer o = u.prepare(base, settings.pool(), false);
+            if (o == null) {
+                return null;
+            }
+            try {
+                FrameConnection upgraded = o.complete(peerCap, this);
+                chosen[0] = u;
+                pendingUpgrade = upgraded;
+                return o;
+            } catch (Exception e) {
+                o.abandon();
+                LOG.log(Level.INFO, "staying on {0} with {1}: {2} upgrade failed: {3}", base.transportName(), peer(), u.name(), e.toString());
+                return null;
+            }
+        }
+        return null;
+    }
+
+    /** Server side: the upgraded path to switch to once our HELLO is out. */
+    FrameConnection pendingUpgrade;
+
+    private void requireUpgradeUnlessOptional(String why) {
+        if (settings.mode() == TransportMode.RDMA) {
+            throw new ProtocolException("RDMA transport was required but is not possible: " + why);
+        }
+    }
+
+    @Override
+    public final void onFrame(int type, int flags, int streamId, int credit, MemorySegment payload) {
+        switch (type) {
+            case FrameType.HELLO -> onHello(Frames.decodeHello(payload));
+            case FrameType.PING -> {
+                long data = Frames.decodePing(payload);
+                if ((flags & FrameFlags.ACK) == 0) {
+                    send(Frames.ping(settings.pool(), data, true), true);
+                }
+            }
+            case FrameType.GOAWAY -> onGoAway(Frames.decodeGoAway(payload));
+            case FrameType.RTS, FrameType.FIN ->
+                    throw new ProtocolException(FrameType.name(type) + " frame on a " + base.transportName() + " connection");
+            default -> {
+                if (peerHello == null) {
+                    throw new ProtocolException(FrameType.name(type) + " before HELLO");
+                }
+                onStreamFrame(type, flags, streamId, credit, payload);
+            }
+        }
+    }
+
+    abstract void onHello(Hello hello);
+
+    abstract void onGoAway(Frames.GoAway goAway);
+
+    abstract void onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment payload);
+
+    @Override
+    public void onWritable() {
+    }
+
+    @Override
+    public final void onClosed(String reason, Throwable cause) {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        if (cause instanceof ProtocolException) {
+            LOG.log(Level.WARNING, "closed connection with {0}: protocol error: {1}", peer(), reason);
+        } else {
+            LOG.log(Level.DEBUG, "connection with {0} closed: {1}", peer(), reason);
+        }
+        if (offer != null) {
+            offer.abandon();
+        }
+        FrameConnection o = out;
+        if (o != base) {
+            o.close(reason);
+        }
+        base.close(reason);
+        connectionClosed(reason, cause);
+    }
+
+    /** Every stream on the connection fails or is cancelled. */
+    abstract void connectionClosed(String reason, Throwable cause);
+
+    /** Closes the connection (both paths) with a reason. */
+    void close(String reason) {
+        FrameConnection o = out;
+        if (o != base) {
+            o.close(reason);
+        }
+        base.close(reason);
+    }
+
+    static Status unavailable(String what, String peer, String reason) {
+        return Status.UNAVAILABLE.withDescription(what + " " + peer + ": " + reason);
+    }
+}

@@ -1,0 +1,175 @@
+package dev.rdmarpc.core.internal;
+
+import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.protocol.FrameFlags;
+import dev.rdmarpc.core.protocol.ProtocolException;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.ArrayDeque;
+
+/**
+ * One stream's receive side: reassembles MESSAGE frames into whole messages in slab buffers,
+ * queues them until the application asks, and keeps the receive window. Bytes of unfinished
+ * messages are credited back at once (so a message larger than the window can arrive); the
+ * bytes of the frame that completes a message are credited when the message is delivered, so a
+ * reader that stops reading stops the sender. Not thread-safe: the owning stream locks.
+ */
+final class InboundMessages {
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    /** Result of {@link #onFrame}: nothing complete yet. */
+    static final int PARTIAL = 0;
+    /** Result of {@link #onFrame}: a message was completed and queued. */
+    static final int COMPLETED = 1;
+    /** Result of {@link #onFrame}: the announced message is larger than allowed; see {@link #rejectedSize()}. */
+    static final int TOO_LARGE = 2;
+
+    private final SlabPool pool;
+    private final int maxMessageSize;
+    private final int window;
+    private int recvWindow;
+    private int pendingCredit;
+
+    private SlabBuffer assembling;
+    private int assembled;
+    private int expected;
+    private long rejectedSize;
+    private boolean discarding;
+
+    private final ArrayDeque<SlabBuffer> complete = new ArrayDeque<>(4);
+    private int[] deferredCredit = new int[4];
+    private int creditHead;
+    private int creditCount;
+
+    InboundMessages(SlabPool pool, int maxMessageSize, int window) {
+        this.pool = pool;
+        this.maxMessageSize = maxMessageSize;
+        this.window = window;
+        this.recvWindow = window;
+    }
+
+    /** Takes one MESSAGE frame. Throws ProtocolException on a framing or window violation. */
+    int onFrame(int flags, MemorySegment payload) {
+        int len = (int) payload.byteSize();
+        if (len > recvWindow) {
+            throw new ProtocolException("MESSAGE of " + len + " bytes exceeds the stream's flow-control window (" + recvWindow + " left)");
+        }
+        recvWindow -= len;
+        if ((flags & FrameFlags.COMPRESSED) != 0) {
+            throw new ProtocolException("compressed MESSAGE but no compression was negotiated");
+        }
+        boolean begin = (flags & FrameFlags.BEGIN) != 0;
+        boolean end = (flags & FrameFlags.END) != 0;
+        long dataOffset = 0;
+        if (begin) {
+            if (assembling != null || discarding) {
+                throw new ProtocolException("MESSAGE BEGIN inside an unfinished message");
+            }
+            if (len < 4) {
+                throw new ProtocolException("MESSAGE BEGIN frame of " + len + " bytes has no length prefix");
+            }
+            long total = Integer.toUnsignedLong(payload.get(INT, 0));
+            dataOffset = 4;
+            if (total > maxMessageSize) {
+                rejectedSize = total;
+                discarding = !end;
+                pendingCredit += len;
+                return TOO_LARGE;
+            }
+            expected = (int) total;
+            assembled = 0;
+            assembling = pool.allocate(expected);
+            assembling.setLength(expected);
+        } else if (discarding) {
+            pendingCredit += len;
+            if (end) {
+                discarding = false;
+            }
+            return PARTIAL;
+        } else if (assembling == null) {
+            throw new ProtocolException("MESSAGE continuation without BEGIN");
+        }
+        long data = len - dataOffset;
+        if (assembled + data > expected) {
+            throw new ProtocolException("MESSAGE carries more bytes than the " + expected + " announced");
+        }
+        MemorySegment.copy(payload, dataOffset, assembling.segment(), assembled, data);
+        assembled += (int) data;
+        if (end != (assembled == expected)) {
+            throw new ProtocolException(end
+                    ? "MESSAGE ended after " + assembled + " of " + expected + " announced bytes"
+                    : "MESSAGE reached its announced " + expected + " bytes without END");
+        }
+        if (!end) {
+            pendingCredit += len;
+            return PARTIAL;
+        }
+        complete.add(assembling);
+        pushDeferred(len);
+        assembling = null;
+        return COMPLETED;
+    }
+
+    private void pushDeferred(int credit) {
+        if (creditCount == deferredCredit.length) {
+            int[] bigger = new int[deferredCredit.length * 2];
+            for (int i = 0; i < creditCount; i++) {
+                bigger[i] = deferredCredit[(creditHead + i) % deferredCredit.length];
+            }
+            deferredCredit = bigger;
+            creditHead = 0;
+        }
+        deferredCredit[(creditHead + creditCount) % deferredCredit.length] = credit;
+        creditCount++;
+    }
+
+    /** Size announced by the last rejected message. */
+    long rejectedSize() {
+        return rejectedSize;
+    }
+
+    boolean hasMessage() {
+        return !complete.isEmpty();
+    }
+
+    /** Takes the oldest whole message (the caller owns it) and credits its bytes back. */
+    SlabBuffer poll() {
+        SlabBuffer b = complete.poll();
+        if (b != null) {
+            pendingCredit += deferredCredit[creditHead];
+            creditHead = (creditHead + 1) % deferredCredit.length;
+            creditCount--;
+        }
+        return b;
+    }
+
+    /**
+     * Credit to send to the peer now, or 0: returned once half the window is owed, so WINDOW
+     * frames stay rare. The returned amount is added back to the receive window.
+     */
+    int takeCredit() {
+        if (pendingCredit >= window / 2 || (pendingCredit > 0 && recvWindow < window / 2)) {
+            int c = pendingCredit;
+            pendingCredit = 0;
+            recvWindow += c;
+            return c;
+        }
+        return 0;
+    }
+
+    /** Frees every buffered and partial message. */
+    void releaseAll() {
+        SlabBuffer b;
+        while ((b = complete.poll()) != null) {
+            b.release();
+        }
+        creditCount = 0;
+        if (assembling != null) {
+            assembling.release();
+            assembling = null;
+        }
+    }
+}

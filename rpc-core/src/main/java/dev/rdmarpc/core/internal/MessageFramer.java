@@ -1,0 +1,52 @@
+package dev.rdmarpc.core.internal;
+
+import dev.rdmarpc.core.Marshaller;
+import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.protocol.FrameFlags;
+import dev.rdmarpc.core.protocol.FrameHeader;
+import dev.rdmarpc.core.protocol.FrameType;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Serializes a message straight into a slab laid out as the first MESSAGE frame expects:
+ * {@code [header 16][total length 4][message bytes]}. A message sent in one frame goes out as
+ * this buffer unchanged; a longer one goes out as slices of it (see {@link OutboundFlow}).
+ */
+final class MessageFramer {
+    /** Bytes before the message: frame header and the total-length prefix. */
+    static final int PREFIX = FrameHeader.SIZE + 4;
+
+    private MessageFramer() {
+    }
+
+    /** The framed message; buffer length = PREFIX + message size. Header is written by the sender. */
+    static <T> SlabBuffer frame(SlabPool pool, Marshaller<T> marshaller, T message) {
+        int size = marshaller.serializedSize(message);
+        if (size < 0 || size > SlabPool.MAX_BLOCK - PREFIX) {
+            throw new IllegalArgumentException("message size " + size + " is not supported");
+        }
+        SlabBuffer buf = pool.allocate(PREFIX + size);
+        try {
+            MemorySegment seg = buf.segment();
+            seg.set(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN),
+                    FrameHeader.SIZE, size);
+            marshaller.write(message, seg.asSlice(PREFIX, size));
+            buf.setLength(PREFIX + size);
+            return buf;
+        } catch (RuntimeException | Error e) {
+            buf.release();
+            throw e;
+        }
+    }
+
+    /** Writes the header of a MESSAGE frame. */
+    static void writeHeader(MemorySegment seg, long offset, int payloadLength, int flags, int streamId) {
+        FrameHeader.write(seg, offset, payloadLength, FrameType.MESSAGE, flags, streamId, 0);
+    }
+
+    static int flags(boolean begin, boolean end, boolean endStream) {
+        return (begin ? FrameFlags.BEGIN : 0) | (end ? FrameFlags.END : 0) | (endStream ? FrameFlags.END_STREAM : 0);
+    }
+}

@@ -1,0 +1,170 @@
+package dev.rdmarpc.core.internal;
+
+import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.protocol.FrameHeader;
+import dev.rdmarpc.core.spi.FrameConnection;
+
+import java.util.ArrayDeque;
+
+/**
+ * One stream's send side: sends framed messages within the peer's window, splitting those larger
+ * than a chunk or than the window into several MESSAGE frames, and queues what cannot go yet
+ * (with any control frame that must follow it, such as TRAILERS) until WINDOW frames arrive. A
+ * message that fits goes out with no allocation. Not thread-safe: the owning stream locks.
+ */
+final class OutboundFlow {
+    /** Queued bytes below which the stream counts as ready for more. */
+    static final int READY_LIMIT = 64 * 1024;
+
+    private static final class Pending {
+        final SlabBuffer buf;
+        final boolean control;
+        final boolean endStream;
+        final boolean flush;
+        boolean begun;
+        int sent;
+
+        Pending(SlabBuffer buf, boolean control, boolean endStream, boolean flush) {
+            this.buf = buf;
+            this.control = control;
+            this.endStream = endStream;
+            this.flush = flush;
+        }
+    }
+
+    private final SlabPool pool;
+    private final ArrayDeque<Pending> queue = new ArrayDeque<>(2);
+    private FrameConnection conn;
+    private int streamId;
+    private int window;
+    private int maxChunk;
+    private long queuedBytes;
+
+    OutboundFlow(SlabPool pool) {
+        this.pool = pool;
+    }
+
+    /** Binds to the connection and stream once the stream is open, then sends what was queued. */
+    void bind(FrameConnection connection, int id, int initialWindow, int chunk) {
+        this.conn = connection;
+        this.streamId = id;
+        this.window = initialWindow;
+        this.maxChunk = Math.max(64, chunk);
+        drain();
+    }
+
+    boolean isBound() {
+        return conn != null;
+    }
+
+    /** Sends (or queues) a buffer from {@link MessageFramer#frame}; takes ownership. */
+    void message(SlabBuffer framed, boolean endStream, boolean flush) {
+        int payload = framed.length() - FrameHeader.SIZE;
+        if (conn != null && queue.isEmpty() && payload <= window && payload <= maxChunk) {
+            MessageFramer.writeHeader(framed.segment(), 0, payload, MessageFramer.flags(true, true, endStream), streamId);
+            window -= payload;
+            conn.send(framed, null, flush);
+            return;
+        }
+        queue.add(new Pending(framed, false, endStream, flush));
+        queuedBytes += payload;
+        drain();
+    }
+
+    /** Sends (or queues behind pending messages) a whole control frame; takes ownership. */
+    void control(SlabBuffer frame, boolean flush) {
+        if (conn != null && queue.isEmpty()) {
+            conn.send(frame, null, flush);
+            return;
+        }
+        queue.add(new Pending(frame, true, false, flush));
+        drain();
+    }
+
+    /** The peer granted more window. */
+    void onWindow(int increment) {
+        window += increment;
+        drain();
+    }
+
+    private void drain() {
+        if (conn == null) {
+            return;
+        }
+        Pending p;
+        while ((p = queue.peek()) != null) {
+            if (p.control) {
+                queue.poll();
+                conn.send(p.buf, null, p.flush);
+                continue;
+            }
+            int dataLen = p.buf.length() - MessageFramer.PREFIX;
+            if (!p.begun) {
+                // first frame: header + length prefix + as much data as fits
+                int want = 4 + dataLen;
+                int room = Math.min(window, maxChunk);
+                if (room < 4 + Math.min(1, dataLen)) {
+                    return;
+                }
+                int payload = Math.min(want, room);
+                int data = payload - 4;
+                boolean last = data == dataLen;
+                MessageFramer.writeHeader(p.buf.segment(), 0, payload, MessageFramer.flags(true, last, last && p.endStream), streamId);
+                window -= payload;
+                queuedBytes -= payload;
+                if (last) {
+                    queue.poll();
+                    conn.send(p.buf, null, p.flush || queue.isEmpty());
+                    continue;
+                }
+                p.begun = true;
+                p.sent = data;
+                conn.send(p.buf.retainedSlice(0, MessageFramer.PREFIX + data), null, false);
+                continue;
+            }
+            int remaining = dataLen - p.sent;
+            int payload = Math.min(remaining, Math.min(window, maxChunk));
+            if (payload <= 0) {
+                return;
+            }
+            boolean last = payload == remaining;
+            SlabBuffer head = pool.allocate(FrameHeader.SIZE);
+            MessageFramer.writeHeader(head.segment(), 0, payload, MessageFramer.flags(false, last, last && p.endStream), streamId);
+            head.setLength(FrameHeader.SIZE);
+            SlabBuffer tail = p.buf.retainedSlice(MessageFramer.PREFIX + p.sent, payload);
+            window -= payload;
+            queuedBytes -= payload;
+            p.sent += payload;
+            if (last) {
+                queue.poll();
+                p.buf.release();
+            }
+            conn.send(head, tail, last && (p.flush || queue.isEmpty()));
+        }
+    }
+
+    /** True while a message can be sent without queueing much past the window. */
+    boolean isReady() {
+        return conn != null && window > 0 && queuedBytes < READY_LIMIT;
+    }
+
+    /** Bytes of message payload queued and not yet sent. */
+    long queuedBytes() {
+        return queuedBytes;
+    }
+
+    /** True when nothing is waiting to be sent. */
+    boolean isEmpty() {
+        return queue.isEmpty();
+    }
+
+    /** Drops and frees everything queued (the stream ended). */
+    void discard() {
+        Pending p;
+        while ((p = queue.poll()) != null) {
+            p.buf.release();
+        }
+        queuedBytes = 0;
+    }
+}

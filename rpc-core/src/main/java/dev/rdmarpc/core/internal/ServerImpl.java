@@ -1,0 +1,157 @@
+package dev.rdmarpc.core.internal;
+
+import dev.rdmarpc.core.ServerMethodDefinition;
+import dev.rdmarpc.core.ServiceDefinition;
+import dev.rdmarpc.core.spi.ServerTransport;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+
+/** The server behind {@link dev.rdmarpc.core.RpcServer}: method registry, connections, shutdown. */
+public final class ServerImpl {
+    private final InetSocketAddress address;
+    private final Map<String, ServerMethodDefinition<?, ?>> methods = new HashMap<>();
+    private final ServerTransport transport;
+    private final ConnectionSettings settings;
+    private final Executor executor;
+    private final CallMetrics metrics;
+    private final long handshakeTimeoutMillis;
+    private final Set<ServerConnection> connections = ConcurrentHashMap.newKeySet();
+    private final CountDownLatch terminated = new CountDownLatch(1);
+    private InetSocketAddress bound;
+    private boolean started;
+    private volatile boolean shutdown;
+
+    public ServerImpl(InetSocketAddress address, List<ServiceDefinition> services, ServerTransport transport,
+                      ConnectionSettings settings, Executor executor, Object meterRegistry, long handshakeTimeoutMillis) {
+        this.address = address;
+        for (ServiceDefinition s : services) {
+            for (ServerMethodDefinition<?, ?> m : s.getMethods()) {
+                if (methods.put(m.method().getFullMethodName(), m) != null) {
+                    throw new IllegalArgumentException("method registered twice: " + m.method().getFullMethodName());
+                }
+            }
+        }
+        this.transport = transport;
+        this.settings = settings;
+        this.executor = executor;
+        this.metrics = meterRegistry == null ? CallMetrics.NOOP : MicrometerCallMetrics.create(meterRegistry);
+        this.handshakeTimeoutMillis = handshakeTimeoutMillis;
+    }
+
+    public synchronized void start() throws IOException {
+        if (started) {
+            throw new IllegalStateException("server already started");
+        }
+        started = true;
+        try {
+            bound = transport.bind(address, fc -> {
+                ServerConnection c = new ServerConnection(this, settings, fc);
+                connections.add(c);
+                if (shutdown) {
+                    c.close("server is shutting down");
+                }
+                return c;
+            });
+        } catch (IOException e) {
+            transport.close();
+            terminated.countDown();
+            throw e;
+        }
+    }
+
+    public synchronized int port() {
+        if (bound == null) {
+            throw new IllegalStateException("server not started");
+        }
+        return bound.getPort();
+    }
+
+    public synchronized InetSocketAddress boundAddress() {
+        return bound;
+    }
+
+    ServerMethodDefinition<?, ?> lookup(String fullMethodName) {
+        return methods.get(fullMethodName);
+    }
+
+    Executor executor() {
+        return executor;
+    }
+
+    CallMetrics metrics() {
+        return metrics;
+    }
+
+    long handshakeTimeoutMillis() {
+        return handshakeTimeoutMillis;
+    }
+
+    void connectionClosed(ServerConnection c) {
+        connections.remove(c);
+        maybeTerminate();
+    }
+
+    private void maybeTerminate() {
+        if (shutdown && connections.isEmpty() && terminated.getCount() > 0) {
+            transport.close();
+            terminated.countDown();
+        }
+    }
+
+    /** Stops accepting and sends GOAWAY; calls in flight finish; connections close when idle. */
+    public void shutdown() {
+        synchronized (this) {
+            if (shutdown) {
+                return;
+            }
+            shutdown = true;
+            if (!started) {
+                terminated.countDown();
+                return;
+            }
+        }
+        transport.stopAccepting();
+        for (ServerConnection c : new ArrayList<>(connections)) {
+            c.goAway();
+        }
+        maybeTerminate();
+    }
+
+    /** Cancels every call (handlers see cancellation, clients get UNAVAILABLE) and closes everything. */
+    public void shutdownNow() {
+        shutdown();
+        for (ServerConnection c : new ArrayList<>(connections)) {
+            c.shutdownNow();
+        }
+        transport.close();
+        connections.clear();
+        terminated.countDown();
+    }
+
+    public boolean isShutdown() {
+        return shutdown;
+    }
+
+    public boolean isTerminated() {
+        return terminated.getCount() == 0;
+    }
+
+    public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+        return terminated.await(timeout, unit);
+    }
+
+    /** Number of open connections (for tests and metrics). */
+    public int connectionCount() {
+        return connections.size();
+    }
+}

@@ -1,0 +1,472 @@
+package dev.rdmarpc.core.internal;
+
+import dev.rdmarpc.core.Deadline;
+import dev.rdmarpc.core.Metadata;
+import dev.rdmarpc.core.MethodDescriptor;
+import dev.rdmarpc.core.ServerCall;
+import dev.rdmarpc.core.ServerMethodDefinition;
+import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.protocol.FrameFlags;
+import dev.rdmarpc.core.protocol.Frames;
+import dev.rdmarpc.core.protocol.ProtocolException;
+
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The server side of one call: starts the handler, reassembles requests, sends responses under
+ * flow control, enforces the deadline, and delivers listener callbacks in order on the server's
+ * executor (one drain task at a time). State is guarded by {@code this}.
+ */
+final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
+    private static final int NONE = 0, START = 1, CANCEL = 2, MESSAGE = 3, HALF_CLOSE = 4, COMPLETE = 5, READY = 6;
+
+    private final ServerConnection conn;
+    private final int id;
+    private final ServerMethodDefinition<ReqT, RespT> definition;
+    private final MethodDescriptor<ReqT, RespT> method;
+    private final Executor executor;
+    private final SlabPool pool;
+    private final Metadata requestHeaders;
+    private final Deadline deadline;
+    private final OutboundFlow outbound;
+    private final InboundMessages inbound;
+    private final Runnable drainTask = this::drain;
+    private final long startNanos = System.nanoTime();
+
+    private Listener<ReqT> listener;
+    private boolean startPending = true;
+    private boolean remoteHalfClosed;
+    private boolean halfCloseDelivered;
+    private volatile boolean cancelled;
+    private boolean cancelDelivered;
+    private boolean closedLocal;
+    private boolean completeDelivered;
+    private boolean headersSent;
+    private int requested;
+    private boolean readyPending;
+    private boolean wasReady;
+    private boolean drainScheduled;
+    private boolean removed;
+    private int waiters;
+    private ScheduledFuture<?> deadlineTimer;
+    private String finalStatus;
+
+    ServerStream(ServerConnection conn, int id, ServerMethodDefinition<ReqT, RespT> definition, Metadata requestHeaders,
+                 long timeoutNanos, boolean halfClosed) {
+        this.conn = conn;
+        this.id = id;
+        this.definition = definition;
+        this.method = definition.method();
+        this.executor = conn.server.executor();
+        this.pool = conn.settings.pool();
+        this.requestHeaders = requestHeaders;
+        this.deadline = timeoutNanos > 0 ? Deadline.after(timeoutNanos, TimeUnit.NANOSECONDS) : null;
+        this.outbound = new OutboundFlow(pool);
+        this.inbound = new InboundMessages(pool, conn.settings.maxMessageSize(), conn.settings.initialWindow());
+        this.remoteHalfClosed = halfClosed;
+    }
+
+    int id() {
+        return id;
+    }
+
+    /** Binds the send side and schedules the handler's start. Called on the I/O thread. */
+    void start() {
+        conn.server.metrics().callStarted(method.getFullMethodName());
+        synchronized (this) {
+            var peer = conn.peerHello;
+            outbound.bind(conn.out, id, peer.initialWindow(), Math.min(conn.out.preferredChunkSize(), peer.maxFramePayload()));
+            wasReady = outbound.isReady();
+            if (deadline != null) {
+                deadlineTimer = RpcExecutors.timer().schedule(this::onDeadline, deadline.remainingNanos(), TimeUnit.NANOSECONDS);
+            }
+            schedule();
+        }
+    }
+
+    // ------------------------------------------------------------------ ServerCall API
+
+    @Override
+    public void request(int n) {
+        if (n <= 0) {
+            throw new IllegalArgumentException("request count must be positive: " + n);
+        }
+        synchronized (this) {
+            requested = (int) Math.min(Integer.MAX_VALUE, (long) requested + n);
+            schedule();
+        }
+    }
+
+    @Override
+    public void sendHeaders(Metadata headers) {
+        synchronized (this) {
+            if (headersSent) {
+                throw new IllegalStateException("response headers already sent");
+            }
+            if (closedLocal) {
+                throw new IllegalStateException("call already closed");
+            }
+            headersSent = true;
+            if (cancelled) {
+                return;
+            }
+            outbound.control(Frames.responseHeaders(pool, id, headers), false);
+        }
+    }
+
+    @Override
+    public void sendMessage(RespT message) {
+        SlabBuffer framed = MessageFramer.frame(pool, method.getResponseMarshaller(), message);
+        synchronized (this) {
+            if (closedLocal) {
+                framed.release();
+                throw new IllegalStateException("sendMessage after close");
+            }
+            if (cancelled) {
+                framed.release();
+                return;
+            }
+            if (!headersSent) {
+                headersSent = true;
+                outbound.control(Frames.responseHeaders(pool, id, null), false);
+            }
+            awaitRoom(framed.length());
+            if (cancelled) {
+                framed.release();
+                return;
+            }
+            outbound.message(framed, false, !method.getType().serverSendsOneMessage());
+            updateReadiness();
+        }
+    }
+
+    /** Blocks (never on an I/O thread) while the peer is not reading and too much is queued. */
+    private void awaitRoom(int size) {
+        boolean interrupted = false;
+        while (!cancelled && outbound.queuedBytes() > 0 && outbound.queuedBytes() + size > ClientStream.BLOCK_LIMIT
+                && !conn.out.inIoThread()) {
+            waiters++;
+            try {
+                wait(100);
+            } catch (InterruptedException e) {
+                interrupted = true;
+                break;
+            } finally {
+                waiters--;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public void close(Status status, Metadata trailers) {
+        boolean remove;
+        synchronized (this) {
+            if (closedLocal) {
+                throw new IllegalStateException("call already closed");
+            }
+            closedLocal = true;
+            if (deadlineTimer != null) {
+                deadlineTimer.cancel(false);
+            }
+            if (cancelled) {
+                return;
+            }
+            finalStatus = status.getCode().name();
+            outbound.control(Frames.trailers(pool, id, status, trailers), true);
+            remove = outbound.isEmpty();
+            if (waiters > 0) {
+                notifyAll();
+            }
+            schedule();
+        }
+        if (remove) {
+            removeFromConnection();
+        }
+    }
+
+    @Override
+    public boolean isCancelled() {
+        return cancelled;
+    }
+
+    @Override
+    public boolean isReady() {
+        synchronized (this) {
+            return !cancelled && !closedLocal && outbound.isReady();
+        }
+    }
+
+    @Override
+    public Deadline getDeadline() {
+        return deadline;
+    }
+
+    @Override
+    public MethodDescriptor<ReqT, RespT> getMethodDescriptor() {
+        return method;
+    }
+
+    @Override
+    public String getPeer() {
+        return conn.peer();
+    }
+
+    // ------------------------------------------------------------------ frames (I/O thread)
+
+    void onMessageFrame(int flags, MemorySegment payload) {
+        int credit;
+        boolean tooLarge = false;
+        synchronized (this) {
+            if (remoteHalfClosed) {
+                throw new ProtocolException("MESSAGE after END_STREAM on stream " + id);
+            }
+            if ((flags & FrameFlags.END_STREAM) != 0) {
+                remoteHalfClosed = true;
+            }
+            if (cancelled || closedLocal) {
+                return;
+            }
+            int r = inbound.onFrame(flags, payload);
+            if (r == InboundMessages.TOO_LARGE) {
+                tooLarge = true;
+                credit = 0;
+            } else {
+                credit = inbound.takeCredit();
+                schedule();
+            }
+        }
+        if (tooLarge) {
+            abort(Status.RESOURCE_EXHAUSTED.withDescription("request message of " + inbound.rejectedSize()
+                    + " bytes exceeds the server's maximum inbound message size " + conn.settings.maxMessageSize()));
+            return;
+        }
+        if (credit > 0) {
+            conn.send(Frames.window(pool, id, credit), true);
+        }
+    }
+
+    void onEndStream() {
+        synchronized (this) {
+            if (remoteHalfClosed) {
+                throw new ProtocolException("second END_STREAM on stream " + id);
+            }
+            remoteHalfClosed = true;
+            schedule();
+        }
+    }
+
+    void onWindow(int increment) {
+        boolean remove;
+        synchronized (this) {
+            if (cancelled) {
+                return;
+            }
+            outbound.onWindow(increment);
+            if (waiters > 0) {
+                notifyAll();
+            }
+            updateReadiness();
+            remove = closedLocal && outbound.isEmpty();
+        }
+        if (remove) {
+            removeFromConnection();
+        }
+    }
+
+    /** The client cancelled (CANCEL frame). */
+    void onClientCancel(Status s) {
+        cancelInternal(null);
+    }
+
+    /** The connection closed under the call. */
+    void connectionClosed() {
+        cancelInternal(null);
+    }
+
+    private void onDeadline() {
+        abort(Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded on the server after "
+                + String.format(java.util.Locale.ROOT, "%.3fs", (System.nanoTime() - startNanos) / 1e9)));
+    }
+
+    /** Ends the call from the server side: tells the client the status and the handler it is cancelled. */
+    void abort(Status status) {
+        cancelInternal(status);
+    }
+
+    private void cancelInternal(Status tellClient) {
+        synchronized (this) {
+            if (cancelled) {
+                return;
+            }
+            boolean alreadyClosed = closedLocal && outbound.isEmpty();
+            if (alreadyClosed) {
+                return;
+            }
+            cancelled = true;
+            if (deadlineTimer != null) {
+                deadlineTimer.cancel(false);
+            }
+            outbound.discard();
+            if (tellClient != null && !conn.isClosed()) {
+                finalStatus = tellClient.getCode().name();
+                conn.send(Frames.trailers(pool, id, tellClient, null), true);
+            } else if (finalStatus == null) {
+                finalStatus = Status.Code.CANCELLED.name();
+            }
+            if (waiters > 0) {
+                notifyAll();
+            }
+            schedule();
+        }
+        removeFromConnection();
+    }
+
+    private void removeFromConnection() {
+        synchronized (this) {
+            if (removed) {
+                return;
+            }
+            removed = true;
+        }
+        conn.remove(this);
+        conn.server.metrics().callFinished(method.getFullMethodName(), finalStatus == null ? "OK" : finalStatus,
+                System.nanoTime() - startNanos);
+    }
+
+    // ------------------------------------------------------------------ delivery
+
+    private void updateReadiness() {
+        boolean ready = !cancelled && !closedLocal && outbound.isReady();
+        if (ready && !wasReady) {
+            readyPending = true;
+            schedule();
+        }
+        wasReady = ready;
+    }
+
+    private void schedule() {
+        if (!drainScheduled) {
+            drainScheduled = true;
+            try {
+                executor.execute(drainTask);
+            } catch (RuntimeException e) {
+                drainScheduled = false;
+                Connection.LOG.log(System.Logger.Level.WARNING, "server executor rejected a call task", e);
+            }
+        }
+    }
+
+    private void drain() {
+        while (true) {
+            int action;
+            SlabBuffer message = null;
+            int credit = 0;
+            synchronized (this) {
+                if (startPending) {
+                    startPending = false;
+                    action = START;
+                } else if (listener == null) {
+                    drainScheduled = false;
+                    return;
+                } else if (cancelled && !cancelDelivered) {
+                    cancelDelivered = true;
+                    inbound.releaseAll();
+                    action = CANCEL;
+                } else if (cancelled) {
+                    inbound.releaseAll();
+                    drainScheduled = false;
+                    return;
+                } else if (closedLocal && !completeDelivered) {
+                    if (!outbound.isEmpty()) {
+                        drainScheduled = false;
+                        return;
+                    }
+                    completeDelivered = true;
+                    inbound.releaseAll();
+                    action = COMPLETE;
+                } else if (closedLocal) {
+                    drainScheduled = false;
+                    return;
+                } else if (requested > 0 && inbound.hasMessage()) {
+                    message = inbound.poll();
+                    requested--;
+                    credit = remoteHalfClosed ? 0 : inbound.takeCredit();
+                    action = MESSAGE;
+                } else if (remoteHalfClosed && !halfCloseDelivered && !inbound.hasMessage()) {
+                    halfCloseDelivered = true;
+                    action = HALF_CLOSE;
+                } else if (readyPending) {
+                    readyPending = false;
+                    action = READY;
+                } else {
+                    drainScheduled = false;
+                    return;
+                }
+            }
+            if (credit > 0) {
+                conn.send(Frames.window(pool, id, credit), true);
+            }
+            try {
+                switch (action) {
+                    case START -> {
+                        Listener<ReqT> l = definition.handler().startCall(this, requestHeaders);
+                        synchronized (this) {
+                            listener = l;
+                        }
+                    }
+                    case CANCEL -> listener.onCancel();
+                    case COMPLETE -> listener.onComplete();
+                    case MESSAGE -> deliverMessage(message);
+                    case HALF_CLOSE -> listener.onHalfClose();
+                    case READY -> listener.onReady();
+                    default -> {
+                    }
+                }
+            } catch (RuntimeException | Error e) {
+                handlerFailed(e);
+            }
+        }
+    }
+
+    private void deliverMessage(SlabBuffer buf) {
+        ReqT value;
+        try {
+            value = method.getRequestMarshaller().parse(buf.content());
+        } catch (RuntimeException e) {
+            Status s = Status.fromThrowable(e);
+            if (s.getCode() == Status.Code.UNKNOWN) {
+                s = Status.INTERNAL.withDescription("failed to parse the request: " + e);
+            }
+            abort(s);
+            return;
+        } finally {
+            buf.release();
+        }
+        listener.onMessage(value);
+    }
+
+    private void handlerFailed(Throwable e) {
+        Connection.LOG.log(System.Logger.Level.DEBUG, "handler of " + method.getFullMethodName() + " threw", e);
+        String message = e.getMessage() != null ? e.getMessage() : e.getClass().getName();
+        synchronized (this) {
+            if (closedLocal || cancelled) {
+                return;
+            }
+        }
+        Status s = e instanceof dev.rdmarpc.core.StatusException se ? se.getStatus() : Status.UNKNOWN.withDescription(message);
+        abort(s);
+    }
+
+    @Override
+    public String toString() {
+        return "ServerStream{" + method.getFullMethodName() + ", id=" + id + "}";
+    }
+}
