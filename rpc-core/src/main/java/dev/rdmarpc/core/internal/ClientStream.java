@@ -170,9 +170,17 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (n <= 0) {
             throw new IllegalArgumentException("request count must be positive: " + n);
         }
+        int credit = 0;
         synchronized (this) {
             requested = (int) Math.min(Integer.MAX_VALUE, (long) requested + n);
+            if (requested > inbound.queued() && conn != null && !remoteClosed && closeStatus == null) {
+                inbound.onDemand();
+                credit = inbound.takeCredit();
+            }
             schedule();
+        }
+        if (credit > 0) {
+            conn.sendControl(Frames.window(pool, id, credit));
         }
     }
 
@@ -311,7 +319,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (closeStatus != null) {
                 return;
             }
-            int r = inbound.onFrame(flags, payload);
+            int r = inbound.onFrame(flags, payload, requested > inbound.queued());
             if (r == InboundMessages.TOO_LARGE) {
                 long size = inbound.rejectedSize();
                 finishLocked(Status.RESOURCE_EXHAUSTED.withDescription("response message of " + size

@@ -12,10 +12,12 @@ import java.util.ArrayDeque;
 
 /**
  * One stream's receive side: reassembles MESSAGE frames into whole messages in slab buffers,
- * queues them until the application asks, and keeps the receive window. Bytes of unfinished
- * messages are credited back at once (so a message larger than the window can arrive); the
- * bytes of the frame that completes a message are credited when the message is delivered, so a
- * reader that stops reading stops the sender. Not thread-safe: the owning stream locks.
+ * queues them until the application asks, and keeps the receive window. As in grpc-java, bytes
+ * count as consumed when the application takes them: a whole message's bytes are credited back
+ * when it is delivered, and the bytes of a message still arriving are credited as they come only
+ * while the application has asked for more than is queued (so a message larger than the window
+ * can arrive). A reader that stops asking stops the sender after one window. Not thread-safe:
+ * the owning stream locks.
  */
 final class InboundMessages {
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -32,6 +34,7 @@ final class InboundMessages {
     private final int window;
     private int recvWindow;
     private int pendingCredit;
+    private int withheldPartial;
 
     private SlabBuffer assembling;
     private int assembled;
@@ -51,8 +54,11 @@ final class InboundMessages {
         this.recvWindow = window;
     }
 
-    /** Takes one MESSAGE frame. Throws ProtocolException on a framing or window violation. */
-    int onFrame(int flags, MemorySegment payload) {
+    /**
+     * Takes one MESSAGE frame. {@code demand} says whether the application has asked for more
+     * messages than are queued. Throws ProtocolException on a framing or window violation.
+     */
+    int onFrame(int flags, MemorySegment payload, boolean demand) {
         int len = (int) payload.byteSize();
         if (len > recvWindow) {
             throw new ProtocolException("MESSAGE of " + len + " bytes exceeds the stream's flow-control window (" + recvWindow + " left)");
@@ -104,11 +110,16 @@ final class InboundMessages {
                     : "MESSAGE reached its announced " + expected + " bytes without END");
         }
         if (!end) {
-            pendingCredit += len;
+            if (demand) {
+                pendingCredit += len;
+            } else {
+                withheldPartial += len;
+            }
             return PARTIAL;
         }
         complete.add(assembling);
-        pushDeferred(len);
+        pushDeferred(len + withheldPartial);
+        withheldPartial = 0;
         assembling = null;
         return COMPLETED;
     }
@@ -129,6 +140,17 @@ final class InboundMessages {
     /** Size announced by the last rejected message. */
     long rejectedSize() {
         return rejectedSize;
+    }
+
+    /** The application asked for more: credit the bytes of the message still arriving. */
+    void onDemand() {
+        pendingCredit += withheldPartial;
+        withheldPartial = 0;
+    }
+
+    /** Whole messages waiting for the application. */
+    int queued() {
+        return complete.size();
     }
 
     boolean hasMessage() {

@@ -96,9 +96,17 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         if (n <= 0) {
             throw new IllegalArgumentException("request count must be positive: " + n);
         }
+        int credit = 0;
         synchronized (this) {
             requested = (int) Math.min(Integer.MAX_VALUE, (long) requested + n);
+            if (requested > inbound.queued() && !remoteHalfClosed && !cancelled) {
+                inbound.onDemand();
+                credit = inbound.takeCredit();
+            }
             schedule();
+        }
+        if (credit > 0) {
+            conn.send(Frames.window(pool, id, credit), true);
         }
     }
 
@@ -234,7 +242,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             if (cancelled || closedLocal) {
                 return;
             }
-            int r = inbound.onFrame(flags, payload);
+            int r = inbound.onFrame(flags, payload, requested > inbound.queued());
             if (r == InboundMessages.TOO_LARGE) {
                 tooLarge = true;
                 credit = 0;
