@@ -1,0 +1,51 @@
+package dev.rdmarpc.it;
+
+import dev.rdmarpc.core.Marshaller;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
+
+/** A byte[] message and its marshaller, for tests that need exact sizes and contents. */
+final class Bytes {
+    private Bytes() {
+    }
+
+    static final Marshaller<byte[]> MARSHALLER = new Marshaller<>() {
+        @Override
+        public int serializedSize(byte[] value) {
+            return value.length;
+        }
+
+        @Override
+        public void write(byte[] value, MemorySegment target) {
+            MemorySegment.copy(value, 0, target, ValueLayout.JAVA_BYTE, 0, value.length);
+        }
+
+        @Override
+        public byte[] parse(MemorySegment source) {
+            return source.toArray(ValueLayout.JAVA_BYTE);
+        }
+    };
+
+    /** n bytes of a recognisable pattern seeded by seed. */
+    static byte[] pattern(int n, int seed) {
+        byte[] b = new byte[n];
+        for (int i = 0; i < n; i++) {
+            b[i] = (byte) (i * 131 + seed);
+        }
+        return b;
+    }
+
+    static byte[] ofInt(int v) {
+        return new byte[]{(byte) (v >>> 24), (byte) (v >>> 16), (byte) (v >>> 8), (byte) v};
+    }
+
+    static int toInt(byte[] b) {
+        return ((b[0] & 0xff) << 24) | ((b[1] & 0xff) << 16) | ((b[2] & 0xff) << 8) | (b[3] & 0xff);
+    }
+
+    static boolean same(byte[] a, byte[] b) {
+        return Arrays.equals(a, b);
+    }
+}

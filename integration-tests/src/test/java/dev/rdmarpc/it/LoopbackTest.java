@@ -1,0 +1,56 @@
+package dev.rdmarpc.it;
+
+import dev.rdmarpc.core.RpcChannel;
+import dev.rdmarpc.core.RpcServer;
+import dev.rdmarpc.core.buffer.SlabPool;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+
+import java.io.IOException;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * A real server and channel on loopback per test, and the slab accounting check after it: every
+ * buffer taken during the test, on any path, must be back in the pool.
+ */
+abstract class LoopbackTest {
+    protected TestService service;
+    protected RpcServer server;
+    protected RpcChannel channel;
+    private long baseline;
+
+    protected RpcServer.Builder configureServer(RpcServer.Builder b) {
+        return b;
+    }
+
+    protected RpcChannel.Builder configureChannel(RpcChannel.Builder b) {
+        return b;
+    }
+
+    @BeforeEach
+    void startServerAndChannel() throws IOException {
+        baseline = SlabPool.shared().inUseBuffers();
+        service = new TestService();
+        server = configureServer(RpcServer.forPort(0).addService(service.definition())).build().start();
+        channel = configureChannel(RpcChannel.forAddress("127.0.0.1", server.getPort())).build();
+    }
+
+    @AfterEach
+    void stopAndCheckForLeaks() throws InterruptedException {
+        channel.shutdownNow();
+        channel.awaitTermination(5, TimeUnit.SECONDS);
+        server.shutdownNow();
+        server.awaitTermination(5, TimeUnit.SECONDS);
+        assertSlabsBackToBaseline(baseline);
+    }
+
+    static void assertSlabsBackToBaseline(long baseline) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (SlabPool.shared().inUseBuffers() != baseline && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertEquals(baseline, SlabPool.shared().inUseBuffers(), SlabPool.shared()::describeLiveBuffers);
+    }
+}
