@@ -182,13 +182,21 @@ public final class RpcChannel implements Channel, AutoCloseable {
         }
 
         public RpcChannel build() {
+            return new RpcChannel(buildImpl());
+        }
+
+        /**
+         * Builds the channel implementation without the public wrapper. Internal: for transports
+         * layered on rdmarpc (grpc-compat), which manage connections themselves.
+         */
+        public ChannelImpl buildImpl() {
             ConnectionSettings settings = new ConnectionSettings(pool, flowControlWindow, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
                     maxInboundMessageSize, transportMode, transportMode == TransportMode.TCP ? List.of() : Transports.upgraders());
             var transport = Transports.streamTransport().newClientTransport(
                     new TransportConfig(pool, ioThreads, System.getProperty("rdmarpc.io", "auto")));
             Executor e = executor != null ? executor : RpcExecutors.defaultCallbackExecutor();
-            return new RpcChannel(new ChannelImpl(host, port, transport, settings, e, defaultTimeout,
-                    (int) Math.min(Integer.MAX_VALUE, connectTimeout.toMillis())));
+            return new ChannelImpl(host, port, transport, settings, e, defaultTimeout,
+                    (int) Math.min(Integer.MAX_VALUE, connectTimeout.toMillis()));
         }
     }
 }

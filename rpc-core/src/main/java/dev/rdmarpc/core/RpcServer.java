@@ -111,6 +111,7 @@ public final class RpcServer implements AutoCloseable {
         private Duration handshakeTimeout = Duration.ofSeconds(20);
         private SlabPool pool = SlabPool.shared();
         private int ioThreads;
+        private java.util.function.Function<String, ServerMethodDefinition<?, ?>> fallback;
 
         private Builder(InetSocketAddress address) {
             this.address = Objects.requireNonNull(address);
@@ -185,14 +186,25 @@ public final class RpcServer implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Where methods not added with {@link #addService} are looked up, by full method name
+         * (null means UNIMPLEMENTED); this is how grpc-compat serves grpc-java services.
+         */
+        public Builder fallbackMethods(java.util.function.Function<String, ServerMethodDefinition<?, ?>> lookup) {
+            this.fallback = lookup;
+            return this;
+        }
+
         public RpcServer build() {
             ConnectionSettings settings = new ConnectionSettings(pool, flowControlWindow, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
                     maxInboundMessageSize, transportMode, transportMode == TransportMode.TCP ? List.of() : Transports.upgraders());
             var transport = Transports.streamTransport().newServerTransport(
                     new TransportConfig(pool, ioThreads, System.getProperty("rdmarpc.io", "auto")));
             Executor e = executor != null ? executor : RpcExecutors.defaultCallbackExecutor();
-            return new RpcServer(new ServerImpl(address, services, transport, settings, e, meterRegistry,
-                    handshakeTimeout.toMillis()));
+            ServerImpl impl = new ServerImpl(address, services, transport, settings, e, meterRegistry,
+                    handshakeTimeout.toMillis());
+            impl.setFallback(fallback);
+            return new RpcServer(impl);
         }
     }
 }

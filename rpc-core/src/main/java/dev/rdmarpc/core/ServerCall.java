@@ -56,4 +56,14 @@ public abstract class ServerCall<ReqT, RespT> {
 
     /** The remote address, as text, for logs. */
     public abstract String getPeer();
+
+    /** The authority ("host:port") the client dialled, as sent in its HEADERS. */
+    public String getAuthority() {
+        return null;
+    }
+
+    /** The transport carrying the call: "tcp" or "rdma". */
+    public String getTransportName() {
+        return null;
+    }
 }

@@ -34,6 +34,7 @@ public final class ChannelImpl {
     private CompletableFuture<ClientConnection> pending;
     private int activeCalls;
     private boolean shutdown;
+    private volatile java.util.function.Consumer<Status> closedListener;
 
     public ChannelImpl(String host, int port, ClientTransport transport, ConnectionSettings settings,
                        Executor executor, Duration defaultTimeout, int connectTimeoutMillis) {
@@ -124,7 +125,7 @@ public final class ChannelImpl {
             return result;
         }
         transport.connect(address, fc -> {
-            ClientConnection cc = new ClientConnection(settings, fc, authority);
+            ClientConnection cc = new ClientConnection(settings, fc, authority, this);
             created[0] = cc;
             return cc;
         }, connectTimeoutMillis).whenComplete((fc, error) -> {
@@ -163,6 +164,26 @@ public final class ChannelImpl {
     private static String describe(Throwable t) {
         String m = t.getMessage();
         return m == null ? t.getClass().getSimpleName() : m;
+    }
+
+    /** Opens the connection now; completes when HELLO is done (or fails with UNAVAILABLE). */
+    public CompletableFuture<Void> connect() {
+        return connection().thenApply(c -> null);
+    }
+
+    /**
+     * Called once per connection when it closes, with why (UNAVAILABLE). Internal: grpc-compat
+     * reports transport termination with it.
+     */
+    public void setConnectionClosedListener(java.util.function.Consumer<Status> listener) {
+        this.closedListener = listener;
+    }
+
+    void connectionClosed(ClientConnection c, Status why) {
+        java.util.function.Consumer<Status> l = closedListener;
+        if (l != null) {
+            l.accept(why);
+        }
     }
 
     public void shutdown() {

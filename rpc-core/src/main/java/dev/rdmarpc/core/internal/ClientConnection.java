@@ -23,9 +23,12 @@ final class ClientConnection extends Connection {
     private volatile boolean draining;
     private volatile Status closeStatus;
 
-    ClientConnection(ConnectionSettings settings, FrameConnection base, String authority) {
+    private final ChannelImpl channel;
+
+    ClientConnection(ConnectionSettings settings, FrameConnection base, String authority, ChannelImpl channel) {
         super(settings, base);
         this.authority = authority;
+        this.channel = channel;
     }
 
     /** Sends this side's HELLO; {@link #ready()} completes when the server's HELLO arrives. */
@@ -146,6 +149,7 @@ final class ClientConnection extends Connection {
         for (ClientStream<?, ?> st : all) {
             st.transportFailed(s);
         }
+        channel.connectionClosed(this, s);
     }
 
     /** Why the connection closed, or null while open. */

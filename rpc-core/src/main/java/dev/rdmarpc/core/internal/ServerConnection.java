@@ -103,7 +103,7 @@ final class ServerConnection extends Connection {
                     Status.UNIMPLEMENTED.withDescription("Method not found: " + rh.path()), null), true);
             return;
         }
-        ServerStream<?, ?> s = new ServerStream<>(this, streamId, def, rh.metadata(), rh.timeoutNanos(),
+        ServerStream<?, ?> s = new ServerStream<>(this, streamId, def, rh.metadata(), rh.authority(), rh.timeoutNanos(),
                 (flags & FrameFlags.END_STREAM) != 0);
         streams.put(streamId, s);
         s.start();

@@ -30,6 +30,7 @@ public final class ServerImpl {
     private InetSocketAddress bound;
     private boolean started;
     private volatile boolean shutdown;
+    private volatile java.util.function.Function<String, ServerMethodDefinition<?, ?>> fallback;
 
     public ServerImpl(InetSocketAddress address, List<ServiceDefinition> services, ServerTransport transport,
                       ConnectionSettings settings, Executor executor, Object meterRegistry, long handshakeTimeoutMillis) {
@@ -81,7 +82,13 @@ public final class ServerImpl {
     }
 
     ServerMethodDefinition<?, ?> lookup(String fullMethodName) {
-        return methods.get(fullMethodName);
+        ServerMethodDefinition<?, ?> m = methods.get(fullMethodName);
+        return m != null || fallback == null ? m : fallback.apply(fullMethodName);
+    }
+
+    /** Methods not registered directly are looked up here (grpc-compat serves grpc services this way). */
+    public void setFallback(java.util.function.Function<String, ServerMethodDefinition<?, ?>> lookup) {
+        this.fallback = lookup;
     }
 
     Executor executor() {

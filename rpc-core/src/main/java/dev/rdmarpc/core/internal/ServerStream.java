@@ -32,6 +32,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
     private final Executor executor;
     private final SlabPool pool;
     private final Metadata requestHeaders;
+    private final String authority;
     private final Deadline deadline;
     private final OutboundFlow outbound;
     private final InboundMessages inbound;
@@ -57,8 +58,9 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
     private String finalStatus;
 
     ServerStream(ServerConnection conn, int id, ServerMethodDefinition<ReqT, RespT> definition, Metadata requestHeaders,
-                 long timeoutNanos, boolean halfClosed) {
+                 String authority, long timeoutNanos, boolean halfClosed) {
         this.conn = conn;
+        this.authority = authority;
         this.id = id;
         this.definition = definition;
         this.method = definition.method();
@@ -225,6 +227,16 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
     @Override
     public String getPeer() {
         return conn.peer();
+    }
+
+    @Override
+    public String getAuthority() {
+        return authority;
+    }
+
+    @Override
+    public String getTransportName() {
+        return conn.out.transportName();
     }
 
     // ------------------------------------------------------------------ frames (I/O thread)
