@@ -121,11 +121,13 @@ final class TestService {
                     Metadata in = sobs.getRequestHeaders();
                     Metadata headers = new Metadata();
                     headers.put(ASCII_KEY, "hdr-" + in.get(ASCII_KEY));
-                    headers.put(BINARY_KEY, in.get(BINARY_KEY));
-                    sobs.setResponseHeaders(headers);
                     Metadata trailers = new Metadata();
                     trailers.put(ASCII_KEY, "trl-" + in.get(ASCII_KEY));
-                    trailers.put(BINARY_KEY, in.get(BINARY_KEY));
+                    if (in.containsKey(BINARY_KEY)) {
+                        headers.put(BINARY_KEY, in.get(BINARY_KEY));
+                        trailers.put(BINARY_KEY, in.get(BINARY_KEY));
+                    }
+                    sobs.setResponseHeaders(headers);
                     if (req.length > 0 && req[0] == 'F') {
                         obs.onError(Status.NOT_FOUND.withDescription("no such thing").asException(trailers));
                         return;

@@ -63,6 +63,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private int waiters;
     private long startNanos;
     private boolean counted;
+    /** The status came in the server's TRAILERS: messages received before it are still delivered. */
+    private boolean closedByServer;
 
     ClientStream(ChannelImpl channel, MethodDescriptor<ReqT, RespT> method, CallOptions options) {
         this.channel = channel;
@@ -342,6 +344,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 throw new ProtocolException("second TRAILERS on stream " + id);
             }
             remoteClosed = true;
+            closedByServer = true;
             ResponseMetadata capture = options.getResponseMetadata();
             if (capture != null) {
                 capture.recordTrailers(t.metadata());
@@ -392,6 +395,11 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         closeStatus = s;
         closeTrailers = trailers != null ? trailers : new Metadata();
+        if (!closedByServer) {
+            // ended here or by the transport: undelivered responses are dropped now, not when (if ever)
+            // the listener's executor next runs
+            inbound.releaseAll();
+        }
         if (deadlineTimer != null) {
             deadlineTimer.cancel(false);
         }
@@ -449,7 +457,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     headers = pendingHeaders;
                     pendingHeaders = null;
                     action = HEADERS;
-                } else if (closeStatus != null && (!closeStatus.isOk() || !inbound.hasMessage())) {
+                } else if (closeStatus != null && ((!closeStatus.isOk() && !closedByServer) || !inbound.hasMessage())) {
                     listenerClosed = true;
                     inbound.releaseAll();
                     action = CLOSE;

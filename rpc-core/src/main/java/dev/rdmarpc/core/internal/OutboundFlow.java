@@ -92,6 +92,14 @@ final class OutboundFlow {
         if (conn == null) {
             return;
         }
+        if (drainUntilBlocked()) {
+            conn.flush();
+        }
+    }
+
+    /** Sends what the window allows; returns true if frames were left unflushed because the window ran out. */
+    private boolean drainUntilBlocked() {
+        boolean unflushed = false;
         Pending p;
         while ((p = queue.peek()) != null) {
             if (p.control) {
@@ -105,7 +113,7 @@ final class OutboundFlow {
                 int want = 4 + dataLen;
                 int room = Math.min(window, maxChunk);
                 if (room < 4 + Math.min(1, dataLen)) {
-                    return;
+                    return unflushed;
                 }
                 int payload = Math.min(want, room);
                 int data = payload - 4;
@@ -121,12 +129,13 @@ final class OutboundFlow {
                 p.begun = true;
                 p.sent = data;
                 conn.send(p.buf.retainedSlice(0, MessageFramer.PREFIX + data), null, false);
+                unflushed = true;
                 continue;
             }
             int remaining = dataLen - p.sent;
             int payload = Math.min(remaining, Math.min(window, maxChunk));
             if (payload <= 0) {
-                return;
+                return unflushed;
             }
             boolean last = payload == remaining;
             SlabBuffer head = pool.allocate(FrameHeader.SIZE);
@@ -140,8 +149,11 @@ final class OutboundFlow {
                 queue.poll();
                 p.buf.release();
             }
-            conn.send(head, tail, last && (p.flush || queue.isEmpty()));
+            boolean flushNow = last && (p.flush || queue.isEmpty());
+            conn.send(head, tail, flushNow);
+            unflushed = !flushNow;
         }
+        return false;
     }
 
     /** True while a message can be sent without queueing much past the window. */
