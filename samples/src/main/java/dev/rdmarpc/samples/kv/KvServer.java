@@ -1,0 +1,51 @@
+package dev.rdmarpc.samples.kv;
+
+import dev.rdmarpc.core.RpcServer;
+import dev.rdmarpc.core.TransportMode;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.util.concurrent.Callable;
+
+/** Command-line entry point that serves the key-value service. */
+@Command(name = "kv-server", mixinStandardHelpOptions = true, version = "rdmarpc KV sample 0.1",
+        description = "Serves the rdmarpc key-value sample: RDMA when the client and this host can, TCP otherwise.")
+public final class KvServer implements Callable<Integer> {
+    @Option(names = {"-p", "--port"}, defaultValue = "50051", description = "Port to listen on (default: ${DEFAULT-VALUE}; 0 picks a free one).")
+    int port;
+
+    @Option(names = "--transport", defaultValue = "AUTO", description = "AUTO, RDMA or TCP (default: ${DEFAULT-VALUE}).")
+    TransportMode transport;
+
+    @Option(names = "--max-message-mib", defaultValue = "64", description = "Largest request accepted, MiB (default: ${DEFAULT-VALUE}).")
+    int maxMessageMib;
+
+    @Option(names = "--port-file", description = "Write the bound port to this file once listening (for scripts).")
+    java.nio.file.Path portFile;
+
+    @Override
+    public Integer call() throws Exception {
+        KeyValueStore store = new KeyValueStore();
+        RpcServer server = RpcServer.forPort(port)
+                .addService(new KeyValueService(store))
+                .maxInboundMessageSize(maxMessageMib << 20)
+                .transportMode(transport)
+                .build()
+                .start();
+        System.out.println("kv-server listening on port " + server.getPort() + " (transport " + transport + ")");
+        if (portFile != null) {
+            java.nio.file.Files.writeString(portFile, Integer.toString(server.getPort()));
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            System.out.println("kv-server shutting down (" + store.size() + " keys)");
+            server.close();
+        }, "kv-server-shutdown"));
+        server.awaitTermination(Long.MAX_VALUE, java.util.concurrent.TimeUnit.DAYS);
+        return 0;
+    }
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new KvServer()).setCaseInsensitiveEnumValuesAllowed(true).execute(args));
+    }
+}
