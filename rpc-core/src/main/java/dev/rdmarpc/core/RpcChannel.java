@@ -115,6 +115,7 @@ public final class RpcChannel implements Channel, AutoCloseable {
         private Duration connectTimeout = Duration.ofSeconds(20);
         private SlabPool pool = SlabPool.shared();
         private int ioThreads;
+        private Object meterRegistry;
 
         private Builder(String host, int port) {
             this.host = Objects.requireNonNull(host, "host");
@@ -175,6 +176,12 @@ public final class RpcChannel implements Channel, AutoCloseable {
             return this;
         }
 
+        /** Records client call metrics on this Micrometer {@code MeterRegistry}. */
+        public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+            this.meterRegistry = registry;
+            return this;
+        }
+
         /** I/O threads of this channel's transport (default: the transport's choice). */
         public Builder ioThreads(int n) {
             this.ioThreads = n;
@@ -196,7 +203,7 @@ public final class RpcChannel implements Channel, AutoCloseable {
                     new TransportConfig(pool, ioThreads, System.getProperty("rdmarpc.io", "auto")));
             Executor e = executor != null ? executor : RpcExecutors.defaultCallbackExecutor();
             return new ChannelImpl(host, port, transport, settings, e, defaultTimeout,
-                    (int) Math.min(Integer.MAX_VALUE, connectTimeout.toMillis()));
+                    (int) Math.min(Integer.MAX_VALUE, connectTimeout.toMillis()), meterRegistry);
         }
     }
 }

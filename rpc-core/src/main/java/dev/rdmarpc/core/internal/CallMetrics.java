@@ -1,6 +1,6 @@
 package dev.rdmarpc.core.internal;
 
-/** Server call metrics; {@link #NOOP} when no meter registry is configured. */
+/** Call metrics of a server or a channel; {@link #NOOP} when no meter registry is configured. */
 public interface CallMetrics {
     CallMetrics NOOP = new CallMetrics() {
     };
@@ -15,5 +15,13 @@ public interface CallMetrics {
     }
 
     default void connectionClosed(String transport) {
+    }
+
+    /** Message bytes received (MESSAGE frame payloads). */
+    default void bytesReceived(int n) {
+    }
+
+    /** Message bytes sent (framed messages). */
+    default void bytesSent(int n) {
     }
 }

@@ -29,6 +29,7 @@ public final class ChannelImpl {
     private final Duration defaultTimeout;
     private final int connectTimeoutMillis;
     private final CountDownLatch terminated = new CountDownLatch(1);
+    private final CallMetrics metrics;
 
     private ClientConnection current;
     private CompletableFuture<ClientConnection> pending;
@@ -37,7 +38,8 @@ public final class ChannelImpl {
     private volatile java.util.function.Consumer<Status> closedListener;
 
     public ChannelImpl(String host, int port, ClientTransport transport, ConnectionSettings settings,
-                       Executor executor, Duration defaultTimeout, int connectTimeoutMillis) {
+                       Executor executor, Duration defaultTimeout, int connectTimeoutMillis, Object meterRegistry) {
+        this.metrics = meterRegistry == null ? CallMetrics.NOOP : MicrometerCallMetrics.create(meterRegistry, "client", settings.pool());
         this.host = host;
         this.port = port;
         this.authority = host.indexOf(':') >= 0 ? "[" + host + "]:" + port : host + ":" + port;
@@ -54,6 +56,10 @@ public final class ChannelImpl {
 
     public String authority() {
         return authority;
+    }
+
+    CallMetrics metrics() {
+        return metrics;
     }
 
     SlabPool pool() {
@@ -139,6 +145,7 @@ public final class ChannelImpl {
             synchronized (this) {
                 current = cc;
             }
+            metrics.connectionOpened(fc.transportName());
             var timeout = RpcExecutors.timer().schedule(() -> {
                 if (!cc.ready().isDone()) {
                     cc.close("no HELLO from " + authority + " within " + connectTimeoutMillis + " ms (is it an rdmarpc server?)");
@@ -180,6 +187,7 @@ public final class ChannelImpl {
     }
 
     void connectionClosed(ClientConnection c, Status why) {
+        metrics.connectionClosed(c.out.transportName());
         java.util.function.Consumer<Status> l = closedListener;
         if (l != null) {
             l.accept(why);

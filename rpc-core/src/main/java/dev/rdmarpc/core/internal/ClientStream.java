@@ -107,6 +107,9 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         this.requestHeaders = md;
         counted = channel.callStarted();
+        if (counted) {
+            channel.metrics().callStarted(method.getFullMethodName());
+        }
         if (!counted) {
             finish(Status.UNAVAILABLE.withDescription("channel to " + channel.authority() + " is shut down"), null, false);
             return;
@@ -189,6 +192,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     @Override
     public void sendMessage(ReqT message) {
         SlabBuffer framed = MessageFramer.frame(pool, method.getRequestMarshaller(), message);
+        channel.metrics().bytesSent(framed.length() - MessageFramer.PREFIX);
         synchronized (this) {
             if (!started) {
                 framed.release();
@@ -321,6 +325,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (closeStatus != null) {
                 return;
             }
+            channel.metrics().bytesReceived((int) payload.byteSize());
             int r = inbound.onFrame(flags, payload, requested > inbound.queued());
             if (r == InboundMessages.TOO_LARGE) {
                 long size = inbound.rejectedSize();
@@ -485,6 +490,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 case MESSAGE -> deliverMessage(message);
                 case CLOSE -> {
                     if (counted) {
+                        channel.metrics().callFinished(method.getFullMethodName(), closeStatus.getCode().name(),
+                                System.nanoTime() - startNanos);
                         channel.callFinished();
                     }
                     Status s = closeStatus;

@@ -1,6 +1,8 @@
 package dev.rdmarpc.core.internal;
 
+import dev.rdmarpc.core.buffer.SlabPool;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
@@ -9,36 +11,50 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** {@link CallMetrics} on Micrometer; only loaded when the user passes a registry. */
+/**
+ * {@link CallMetrics} on Micrometer, for one side ("server" or "client"); only loaded when the
+ * user passes a registry. Meter names are listed in docs/METRICS.md.
+ */
 final class MicrometerCallMetrics implements CallMetrics {
     private final MeterRegistry registry;
+    private final String side;
     private final AtomicInteger activeCalls = new AtomicInteger();
     private final AtomicInteger activeConnections = new AtomicInteger();
     private final ConcurrentHashMap<String, Counter> started = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
+    private final Counter bytesIn;
+    private final Counter bytesOut;
 
-    private MicrometerCallMetrics(MeterRegistry registry) {
+    private MicrometerCallMetrics(MeterRegistry registry, String side, SlabPool pool) {
         this.registry = registry;
-        registry.gauge("rdmarpc.server.calls.active", activeCalls);
-        registry.gauge("rdmarpc.server.connections.active", activeConnections);
+        this.side = side;
+        String p = "rdmarpc." + side;
+        Gauge.builder(p + ".calls.active", activeCalls, AtomicInteger::get).description("Calls in progress").register(registry);
+        Gauge.builder(p + ".connections.active", activeConnections, AtomicInteger::get).description("Open connections").register(registry);
+        bytesIn = Counter.builder(p + ".bytes.received").baseUnit("bytes").description("Message bytes received").register(registry);
+        bytesOut = Counter.builder(p + ".bytes.sent").baseUnit("bytes").description("Message bytes sent").register(registry);
+        Gauge.builder("rdmarpc.slab.buffers.in_use", pool, SlabPool::inUseBuffers).description("Slab buffers handed out").register(registry);
+        Gauge.builder("rdmarpc.slab.bytes.in_use", pool, SlabPool::inUseBytes).baseUnit("bytes").description("Bytes of slab buffers handed out").register(registry);
+        Gauge.builder("rdmarpc.slab.bytes.reserved", pool, SlabPool::reservedBytes).baseUnit("bytes").description("Bytes of all slabs held").register(registry);
+        Gauge.builder("rdmarpc.slab.bytes.free", pool, x -> x.reservedBytes() - x.inUseBytes()).baseUnit("bytes").description("Bytes of slabs held and not handed out").register(registry);
     }
 
     /** Metrics on the given registry (typed Object so core loads without Micrometer). */
-    static CallMetrics create(Object registry) {
-        return registry == null ? NOOP : new MicrometerCallMetrics((MeterRegistry) registry);
+    static CallMetrics create(Object registry, String side, SlabPool pool) {
+        return registry == null ? NOOP : new MicrometerCallMetrics((MeterRegistry) registry, side, pool);
     }
 
     @Override
     public void callStarted(String method) {
         activeCalls.incrementAndGet();
-        started.computeIfAbsent(method, m -> Counter.builder("rdmarpc.server.calls.started")
+        started.computeIfAbsent(method, m -> Counter.builder("rdmarpc." + side + ".calls.started")
                 .description("Calls started, per method").tags(Tags.of("method", m)).register(registry)).increment();
     }
 
     @Override
     public void callFinished(String method, String status, long nanos) {
         activeCalls.decrementAndGet();
-        timers.computeIfAbsent(method + '\0' + status, k -> Timer.builder("rdmarpc.server.calls")
+        timers.computeIfAbsent(method + '\0' + status, k -> Timer.builder("rdmarpc." + side + ".calls")
                 .description("Call latency, per method and status").tags(Tags.of("method", method, "status", status))
                 .register(registry)).record(nanos, TimeUnit.NANOSECONDS);
     }
@@ -51,5 +67,15 @@ final class MicrometerCallMetrics implements CallMetrics {
     @Override
     public void connectionClosed(String transport) {
         activeConnections.decrementAndGet();
+    }
+
+    @Override
+    public void bytesReceived(int n) {
+        bytesIn.increment(n);
+    }
+
+    @Override
+    public void bytesSent(int n) {
+        bytesOut.increment(n);
     }
 }

@@ -45,7 +45,7 @@ public final class ServerImpl {
         this.transport = transport;
         this.settings = settings;
         this.executor = executor;
-        this.metrics = meterRegistry == null ? CallMetrics.NOOP : MicrometerCallMetrics.create(meterRegistry);
+        this.metrics = meterRegistry == null ? CallMetrics.NOOP : MicrometerCallMetrics.create(meterRegistry, "server", settings.pool());
         this.handshakeTimeoutMillis = handshakeTimeoutMillis;
     }
 

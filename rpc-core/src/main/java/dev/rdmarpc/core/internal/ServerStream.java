@@ -132,6 +132,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
     @Override
     public void sendMessage(RespT message) {
         SlabBuffer framed = MessageFramer.frame(pool, method.getResponseMarshaller(), message);
+        conn.server.metrics().bytesSent(framed.length() - MessageFramer.PREFIX);
         synchronized (this) {
             if (closedLocal) {
                 framed.release();
@@ -254,6 +255,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             if (cancelled || closedLocal) {
                 return;
             }
+            conn.server.metrics().bytesReceived((int) payload.byteSize());
             int r = inbound.onFrame(flags, payload, requested > inbound.queued());
             if (r == InboundMessages.TOO_LARGE) {
                 tooLarge = true;

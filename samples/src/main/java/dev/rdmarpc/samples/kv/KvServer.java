@@ -24,10 +24,20 @@ public final class KvServer implements Callable<Integer> {
     @Option(names = "--port-file", description = "Write the bound port to this file once listening (for scripts).")
     java.nio.file.Path portFile;
 
+    @Option(names = "--metrics-port", defaultValue = "-1",
+            description = "Serve Prometheus metrics at http://host:PORT/metrics (0 picks a free port; default: off).")
+    int metricsPort;
+
     @Override
     public Integer call() throws Exception {
         KeyValueStore store = new KeyValueStore();
-        RpcServer server = RpcServer.forPort(port)
+        MetricsEndpoint metrics = metricsPort >= 0 ? new MetricsEndpoint(metricsPort) : null;
+        RpcServer.Builder builder = RpcServer.forPort(port);
+        if (metrics != null) {
+            builder.meterRegistry(metrics.registry());
+            System.out.println("kv-server metrics at http://127.0.0.1:" + metrics.port() + "/metrics");
+        }
+        RpcServer server = builder
                 .addService(new KeyValueService(store))
                 .maxInboundMessageSize(maxMessageMib << 20)
                 .transportMode(transport)
@@ -40,6 +50,9 @@ public final class KvServer implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             System.out.println("kv-server shutting down (" + store.size() + " keys)");
             server.close();
+            if (metrics != null) {
+                metrics.close();
+            }
         }, "kv-server-shutdown"));
         server.awaitTermination(Long.MAX_VALUE, java.util.concurrent.TimeUnit.DAYS);
         return 0;

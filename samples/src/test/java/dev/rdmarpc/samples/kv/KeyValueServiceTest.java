@@ -171,6 +171,27 @@ class KeyValueServiceTest {
     }
 
     @Test
+    void metricsEndpointServesPrometheusText() throws Exception {
+        try (MetricsEndpoint endpoint = new MetricsEndpoint(0);
+             RpcServer metered = RpcServer.forPort(0).addService(new KeyValueService(new KeyValueStore()))
+                     .meterRegistry(endpoint.registry()).build().start();
+             RpcChannel ch = RpcChannel.forAddress("127.0.0.1", metered.getPort()).build()) {
+            KeyValueRpc.newBlockingStub(ch).put(PutRequest.newBuilder().setKey(k("m")).setValue(k("v")).build());
+            var http = java.net.http.HttpClient.newHttpClient();
+            String body = "";
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (!body.contains("status=\"OK\"") && System.nanoTime() < until) {
+                body = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + endpoint.port() + "/metrics")).build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+                Thread.sleep(20);
+            }
+            assertTrue(body.contains("rdmarpc_server_calls_seconds_count{method=\"rdmarpc.samples.kv.KeyValue/Put\",status=\"OK\"} 1"), body);
+            assertTrue(body.contains("rdmarpc_server_bytes_received_bytes_total"), body);
+            assertTrue(body.contains("rdmarpc_slab_bytes_in_use_bytes"), body);
+        }
+    }
+
+    @Test
     void clientMainRunsItsWorkloadAgainstTheServer() {
         int rc = new picocli.CommandLine(new KvClient()).execute("--target", "127.0.0.1:" + server.getPort(), "--requests", "300");
         assertEquals(0, rc);
