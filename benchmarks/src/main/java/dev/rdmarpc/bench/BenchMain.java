@@ -1,0 +1,37 @@
+package dev.rdmarpc.bench;
+
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+
+/** Entry point of {@code rdmarpc-bench}: the run by default, {@code server} and {@code jmh} as subcommands. */
+public final class BenchMain {
+    private BenchMain() {
+    }
+
+    /** Runs the command line and exits with its code. */
+    public static void main(String[] args) {
+        System.exit(execute(args));
+    }
+
+    /** Runs the command line and returns the exit code (for tests). */
+    public static int execute(String... args) {
+        System.setProperty("java.awt.headless", "true");
+        CommandLine cl = new CommandLine(new RunCommand());
+        cl.setOverwrittenOptionsAllowed(true);
+        cl.getSubcommands().get("jmh").setStopAtUnmatched(true);
+        cl.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
+            PrintWriter err = commandLine.getErr();
+            if (e instanceof BenchException be) {
+                err.println("rdmarpc-bench: " + be.getMessage());
+                err.flush();
+                return be.exitCode();
+            }
+            err.println("rdmarpc-bench: unexpected failure: " + e);
+            e.printStackTrace(err);
+            err.flush();
+            return BenchException.FAILED;
+        });
+        return cl.execute(args);
+    }
+}

@@ -1,0 +1,169 @@
+package dev.rdmarpc.bench;
+
+import dev.rdmarpc.bench.driver.BenchClient;
+import dev.rdmarpc.bench.driver.Lane;
+import dev.rdmarpc.bench.driver.LaneListener;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
+
+/**
+ * Runs one cell: drives the lanes in closed or open loop through warmup and the measured window,
+ * recording every completed call's latency in an HdrHistogram {@link Recorder} (wait-free for the
+ * completing threads).
+ */
+final class CellRunner implements LaneListener {
+    /** Most calls in flight in open mode; past it the schedule waits (latency still counts from the intended time). */
+    static final int OPEN_MAX_IN_FLIGHT = 100_000;
+    private static final long DRAIN_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+    private final CellSpec spec;
+    private final BenchClient client;
+    private final LongSupplier serverCpu;
+    private final StopSignal stop;
+    private final Progress progress;
+    private final Recorder recorder = new Recorder(3);
+    private final LongAdder completed = new LongAdder();
+    private final LongAdder errors = new LongAdder();
+    private final AtomicLong inFlight = new AtomicLong();
+    private final AtomicInteger liveLanes = new AtomicInteger();
+    private final Set<Lane> deadLanes = ConcurrentHashMap.newKeySet();
+    private final AtomicReference<Throwable> firstError = new AtomicReference<>();
+    private volatile boolean running;
+
+    CellRunner(CellSpec spec, BenchClient client, LongSupplier serverCpu, StopSignal stop, Progress progress) {
+        this.spec = spec;
+        this.client = client;
+        this.serverCpu = serverCpu;
+        this.stop = stop;
+        this.progress = progress;
+    }
+
+    CellResult run() {
+        Lane[] lanes = new Lane[spec.concurrency()];
+        for (int i = 0; i < lanes.length; i++) {
+            lanes[i] = client.newLane(i, spec.workload(), this);
+        }
+        liveLanes.set(lanes.length);
+        running = true;
+        Thread pacer = null;
+        if (spec.mode() == LoadMode.CLOSED) {
+            for (Lane lane : lanes) {
+                inFlight.incrementAndGet();
+                lane.call(System.nanoTime());
+            }
+        } else {
+            pacer = new Thread(() -> pace(lanes), "bench-pacer");
+            pacer.setDaemon(true);
+            pacer.start();
+        }
+
+        progress.phase("warmup", spec.warmup().toNanos(), completed::sum);
+        stop.sleepUntil(System.nanoTime() + spec.warmup().toNanos(), this::allLanesDead);
+
+        // the measured window
+        recorder.reset();
+        long calls0 = completed.sum();
+        long clientCpu0 = ProcessCpu.nanos();
+        long serverCpu0 = serverCpu.getAsLong();
+        long t0 = System.nanoTime();
+        progress.phase("measure", spec.duration().toNanos(), () -> completed.sum() - calls0);
+        boolean whole = !stop.isStopped()
+                && stop.sleepUntil(t0 + spec.duration().toNanos(), this::allLanesDead);
+        Histogram h = recorder.getIntervalHistogram();
+        long t1 = System.nanoTime();
+        long calls = h.getTotalCount();
+        long clientCpu1 = ProcessCpu.nanos();
+        long serverCpu1 = serverCpu.getAsLong();
+
+        // wind down: no new calls, let those in flight finish so the next cell starts clean
+        running = false;
+        progress.phase("drain", 0, completed::sum);
+        if (pacer != null) {
+            pacer.interrupt();
+            try {
+                pacer.join(5000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        long drainEnd = System.nanoTime() + DRAIN_NANOS;
+        while (inFlight.get() > 0 && System.nanoTime() < drainEnd && !allLanesDead()) {
+            LockSupport.parkNanos(1_000_000);
+        }
+        for (Lane lane : lanes) {
+            lane.close();
+        }
+        Throwable err = firstError.get();
+        String error = err == null ? null : describe(err);
+        if (error == null && inFlight.get() > 0 && !allLanesDead()) {
+            error = inFlight.get() + " calls still unanswered " + TimeUnit.NANOSECONDS.toSeconds(DRAIN_NANOS) + " s after the window";
+        }
+        return new CellResult(spec, client.negotiated(), h, calls, errors.sum(), (t1 - t0) / 1e9,
+                clientCpu0 < 0 || clientCpu1 < 0 ? -1 : clientCpu1 - clientCpu0,
+                serverCpu0 < 0 || serverCpu1 < 0 ? -1 : serverCpu1 - serverCpu0,
+                !whole && stop.isStopped(), error);
+    }
+
+    private boolean allLanesDead() {
+        return liveLanes.get() == 0;
+    }
+
+    private static String describe(Throwable t) {
+        String m = t.getMessage();
+        return m == null ? t.getClass().getSimpleName() : m;
+    }
+
+    /** Open loop: call i is due at start + i/rate whatever happened to the calls before it. */
+    private void pace(Lane[] lanes) {
+        long period = Math.max(1, Math.round(1e9 / spec.rate()));
+        long next = System.nanoTime();
+        int lane = 0;
+        while (running) {
+            long now = System.nanoTime();
+            if (now < next) {
+                LockSupport.parkNanos(next - now);
+                continue;
+            }
+            if (inFlight.get() >= OPEN_MAX_IN_FLIGHT || allLanesDead()) {
+                LockSupport.parkNanos(20_000);
+                continue;
+            }
+            inFlight.incrementAndGet();
+            lanes[lane].call(next);
+            lane = lane + 1 == lanes.length ? 0 : lane + 1;
+            next += period;
+        }
+    }
+
+    @Override
+    public void onComplete(Lane lane, long startNanos) {
+        long now = System.nanoTime();
+        recorder.recordValue(Math.max(0, now - startNanos));
+        completed.increment();
+        if (running && spec.mode() == LoadMode.CLOSED) {
+            lane.call(now);
+        } else {
+            inFlight.decrementAndGet();
+        }
+    }
+
+    @Override
+    public void onError(Lane lane, long startNanos, Throwable error) {
+        errors.increment();
+        inFlight.decrementAndGet();
+        firstError.compareAndSet(null, error);
+        if (deadLanes.add(lane)) {
+            liveLanes.decrementAndGet();
+        }
+    }
+}

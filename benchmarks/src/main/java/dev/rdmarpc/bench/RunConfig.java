@@ -1,0 +1,40 @@
+package dev.rdmarpc.bench;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * A validated benchmark run.
+ *
+ * @param transports     transports measured, in this order
+ * @param calls          call kinds
+ * @param payloads       payload sizes, bytes
+ * @param concurrency    concurrency levels
+ * @param mode           closed or open loop
+ * @param rate           open-loop calls per second (0 in closed mode)
+ * @param streamLength   responses per server-stream call
+ * @param transportWarmup warmup of each transport before its first cell (JIT compilation)
+ * @param warmup         warmup per cell
+ * @param duration       measured time per cell
+ * @param out            output folder
+ * @param server         "host:port" of a remote server process, or null to start one here
+ * @param directExecutor callbacks and handlers on the I/O threads
+ * @param connections    connections per transport
+ * @param maxMessage     max message size of the local server and of the clients
+ * @param serverTimeout  time the local server JVM has to come up (and a remote one to answer)
+ * @param connectTimeout time each transport has to connect and complete a first call
+ * @param serverJvmArgs  extra JVM flags for the local server JVM
+ * @param serverArgs     extra arguments for the local server command (tests)
+ * @param plot           write the PNG and SVG plot
+ */
+record RunConfig(List<Transport> transports, List<CallKind> calls, List<Integer> payloads, List<Integer> concurrency,
+                 LoadMode mode, double rate, int streamLength, Duration transportWarmup, Duration warmup, Duration duration, Path out,
+                 String server, boolean directExecutor, int connections, int maxMessage, Duration serverTimeout,
+                 Duration connectTimeout, List<String> serverJvmArgs, List<String> serverArgs, boolean plot) {
+
+    /** Number of cells the run measures. */
+    int cellCount() {
+        return transports.size() * calls.size() * payloads.size() * concurrency.size();
+    }
+}

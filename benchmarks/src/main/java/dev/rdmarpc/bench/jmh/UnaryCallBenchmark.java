@@ -1,0 +1,238 @@
+package dev.rdmarpc.bench.jmh;
+
+import dev.rdmarpc.bench.driver.Payloads;
+import dev.rdmarpc.bench.proto.BenchRequest;
+import dev.rdmarpc.bench.proto.BenchResponse;
+import dev.rdmarpc.bench.proto.BenchServiceGrpc;
+import dev.rdmarpc.bench.proto.BenchServiceRpc;
+import dev.rdmarpc.core.RpcChannel;
+import dev.rdmarpc.core.RpcServer;
+import dev.rdmarpc.core.TransportMode;
+import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.protobuf.ProtoMarshaller;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.NettyServerBuilder;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A whole unary call over loopback TCP, client and server in this JVM (so {@code -prof gc} counts
+ * both sides' allocation): rdmarpc's native API against stock grpc-java, blocking stubs and async
+ * stubs with a reused observer, handlers and callbacks on the I/O threads. {@link #userMessagesOnly}
+ * is the allocation a call cannot avoid (parse the request, build the response, parse the
+ * response); what a call allocates beyond it is the framework's.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-Xms1g", "-Xmx1g"})
+public class UnaryCallBenchmark {
+
+    /** Payload bytes of request and response. */
+    @Param({"64"})
+    public int payload;
+
+    private RpcServer nativeServer;
+    private RpcChannel nativeChannel;
+    private BenchServiceRpc.BenchServiceBlockingStub nativeBlocking;
+    private BenchServiceRpc.BenchServiceStub nativeAsync;
+    private Server grpcServer;
+    private ManagedChannel grpcChannel;
+    private BenchServiceGrpc.BenchServiceBlockingStub grpcBlocking;
+    private BenchServiceGrpc.BenchServiceStub grpcAsync;
+    private BenchRequest request;
+    private final Waiter nativeWaiter = new Waiter();
+    private final Waiter grpcWaiter = new Waiter();
+
+    private final SlabPool pool = new SlabPool(16L << 20, false);
+    private final ProtoMarshaller<BenchRequest> requestMarshaller = ProtoMarshaller.of(BenchRequest.getDefaultInstance());
+    private final ProtoMarshaller<BenchResponse> responseMarshaller = ProtoMarshaller.of(BenchResponse.getDefaultInstance());
+    private SlabBuffer requestBytes;
+    private SlabBuffer responseBytes;
+
+    @Setup(Level.Trial)
+    public void setUp() throws Exception {
+        request = BenchRequest.newBuilder().setPayload(Payloads.of(payload)).build();
+
+        nativeServer = RpcServer.forAddress(new InetSocketAddress("127.0.0.1", 0)).transportMode(TransportMode.TCP)
+                .addService(new EchoNative()).directExecutor().build().start();
+        nativeChannel = RpcChannel.forAddress("127.0.0.1", nativeServer.getPort()).transportMode(TransportMode.TCP)
+                .directExecutor().build();
+        nativeBlocking = BenchServiceRpc.newBlockingStub(nativeChannel);
+        nativeAsync = BenchServiceRpc.newStub(nativeChannel);
+        nativeBlocking.unary(request);
+
+        grpcServer = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(new EchoGrpc())
+                .directExecutor().build().start();
+        grpcChannel = NettyChannelBuilder.forAddress("127.0.0.1", grpcServer.getPort()).usePlaintext().directExecutor().build();
+        grpcBlocking = BenchServiceGrpc.newBlockingStub(grpcChannel);
+        grpcAsync = BenchServiceGrpc.newStub(grpcChannel);
+        grpcBlocking.unary(request);
+
+        requestBytes = serialize(requestMarshaller, request);
+        responseBytes = serialize(responseMarshaller, BenchResponse.newBuilder().setPayload(request.getPayload()).build());
+    }
+
+    private <T extends com.google.protobuf.MessageLite> SlabBuffer serialize(ProtoMarshaller<T> m, T value) {
+        int size = m.serializedSize(value);
+        SlabBuffer b = pool.allocate(size);
+        m.write(value, b.segment().asSlice(0, size));
+        b.setLength(size);
+        return b;
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() throws InterruptedException {
+        nativeChannel.close();
+        nativeServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        grpcChannel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        grpcServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        requestBytes.release();
+        responseBytes.release();
+    }
+
+    /** rdmarpc, generated blocking stub. */
+    @Benchmark
+    public BenchResponse nativeBlockingUnary() {
+        return nativeBlocking.unary(request);
+    }
+
+    /** rdmarpc, generated async stub with a reused observer (no harness allocation). */
+    @Benchmark
+    public Object nativeAsyncUnary() {
+        Waiter w = nativeWaiter;
+        w.arm();
+        nativeAsync.unary(request, w.nativeObserver);
+        return w.await();
+    }
+
+    /** grpc-java over Netty, generated blocking stub. */
+    @Benchmark
+    public BenchResponse grpcNettyBlockingUnary() {
+        return grpcBlocking.unary(request);
+    }
+
+    /** grpc-java over Netty, generated async stub with a reused observer. */
+    @Benchmark
+    public Object grpcNettyAsyncUnary() {
+        Waiter w = grpcWaiter;
+        w.arm();
+        grpcAsync.unary(request, w.grpcObserver);
+        return w.await();
+    }
+
+    /** The messages' own work in one call: parse the request, build the response, parse the response. */
+    @Benchmark
+    public BenchResponse userMessagesOnly() {
+        MemorySegment reqSeg = requestBytes.segment().asSlice(0, requestBytes.length());
+        BenchRequest req = requestMarshaller.parse(reqSeg);
+        BenchResponse built = BenchResponse.newBuilder().setPayload(req.getPayload()).build();
+        MemorySegment respSeg = responseBytes.segment().asSlice(0, responseBytes.length());
+        BenchResponse parsed = responseMarshaller.parse(respSeg);
+        return parsed.getSerializedSize() == built.getSerializedSize() ? parsed : built;
+    }
+
+    /** Completion of one async call, parked on by the benchmark thread; reused for every call. */
+    private static final class Waiter {
+        private volatile Thread thread;
+        private volatile Object result;
+
+        void arm() {
+            result = null;
+            thread = Thread.currentThread();
+        }
+
+        Object await() {
+            Object r;
+            while ((r = result) == null) {
+                LockSupport.park(this);
+            }
+            if (r instanceof Throwable t) {
+                throw new IllegalStateException("call failed", t);
+            }
+            return r;
+        }
+
+        void complete(Object r) {
+            result = r;
+            LockSupport.unpark(thread);
+        }
+
+        final dev.rdmarpc.core.StreamObserver<BenchResponse> nativeObserver = new dev.rdmarpc.core.StreamObserver<>() {
+            private BenchResponse value;
+
+            @Override
+            public void onNext(BenchResponse v) {
+                value = v;
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                complete(t);
+            }
+
+            @Override
+            public void onCompleted() {
+                complete(value);
+            }
+        };
+
+        final io.grpc.stub.StreamObserver<BenchResponse> grpcObserver = new io.grpc.stub.StreamObserver<>() {
+            private BenchResponse value;
+
+            @Override
+            public void onNext(BenchResponse v) {
+                value = v;
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                complete(t);
+            }
+
+            @Override
+            public void onCompleted() {
+                complete(value);
+            }
+        };
+    }
+
+    /** Echo on rdmarpc's API. */
+    static final class EchoNative extends BenchServiceRpc.BenchServiceImplBase {
+        @Override
+        public void unary(BenchRequest req, dev.rdmarpc.core.StreamObserver<BenchResponse> out) {
+            out.onNext(BenchResponse.newBuilder().setPayload(req.getPayload()).build());
+            out.onCompleted();
+        }
+    }
+
+    /** Echo on grpc-java's API. */
+    static final class EchoGrpc extends BenchServiceGrpc.BenchServiceImplBase {
+        @Override
+        public void unary(BenchRequest req, io.grpc.stub.StreamObserver<BenchResponse> out) {
+            out.onNext(BenchResponse.newBuilder().setPayload(req.getPayload()).build());
+            out.onCompleted();
+        }
+    }
+}

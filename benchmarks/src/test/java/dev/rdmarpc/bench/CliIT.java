@@ -1,0 +1,151 @@
+package dev.rdmarpc.bench;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import javax.imageio.ImageIO;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The packaged CLI as real processes on 127.0.0.1: a quick run and its outputs, a remote server,
+ * and every kind of bad input ending with a clear message and a non-zero exit, never a hang.
+ */
+class CliIT {
+    private static final Duration LIMIT = Duration.ofSeconds(120);
+
+    @Test
+    void quickRunWritesEveryOutput(@TempDir Path dir) throws Exception {
+        Path out = dir.resolve("quick");
+        long start = System.nanoTime();
+        BenchProcess p = BenchProcess.run(LIMIT, "--quick", "--transports", "native,grpc-netty,netty-raw", "--out", out.toString());
+        double seconds = (System.nanoTime() - start) / 1e9;
+        assertEquals(0, p.exitCode(), p.both());
+        System.out.printf("quick run of 3 transports took %.1f s%n", seconds);
+        String json = Files.readString(out.resolve("results.json"));
+        assertEquals(12, count(json, "\"transport\": \""), json);
+        assertTrue(json.contains("\"ratio_to_grpc_netty\": {"), json);
+        assertFalse(json.contains("\"error\": \""), json);
+        try (Stream<Path> files = Files.list(out)) {
+            assertEquals(12, files.filter(f -> f.toString().endsWith(".hgrm")).count());
+        }
+        assertNotNull(ImageIO.read(out.resolve("latency.png").toFile()));
+        assertTrue(Files.readString(out.resolve("latency.svg")).contains("<svg"));
+        assertTrue(p.out().contains("p50 us") && p.out().contains("latency.png"), p.both());
+    }
+
+    @Test
+    void drivesARemoteServerProcess(@TempDir Path dir) throws Exception {
+        try (BenchProcess server = BenchProcess.start("server", "--host", "127.0.0.1", "--port", "0")) {
+            assertTrue(server.awaitOutput(l -> l.startsWith(ControlProtocol.READY_PREFIX), Duration.ofSeconds(60)), server.both());
+            Matcher m = Pattern.compile("control=(\\d+)").matcher(server.out());
+            assertTrue(m.find(), server.both());
+            String target = "127.0.0.1:" + m.group(1);
+            BenchProcess p = BenchProcess.run(LIMIT, "--server", target, "--transports", "native-tcp,netty-raw",
+                    "--payload", "64", "--concurrency", "2", "--transport-warmup", "0.2s", "--warmup", "0.2s", "--duration", "0.5s",
+                    "--no-plot", "--out", dir.toString());
+            assertEquals(0, p.exitCode(), p.both());
+            String json = Files.readString(dir.resolve("results.json"));
+            assertTrue(json.contains("\"server\": \"" + target + "\""), json);
+            assertEquals(2, count(json, "\"transport\": \""), json);
+            assertTrue(server.out().contains("started the native-tcp server"), server.both());
+        }
+    }
+
+    @Test
+    void unknownTransportIsRefused() throws Exception {
+        BenchProcess p = BenchProcess.run(LIMIT, "--transports", "native,smoke-signals");
+        assertEquals(2, p.exitCode(), p.both());
+        assertTrue(p.err().contains("unknown transport 'smoke-signals'; valid: native, native-tcp"), p.both());
+    }
+
+    @Test
+    void payloadAboveTheServersMaxIsRefused(@TempDir Path dir) throws Exception {
+        BenchProcess p = BenchProcess.run(LIMIT, "--transports", "netty-raw", "--payload", "64,8m", "--out", dir.toString());
+        assertEquals(2, p.exitCode(), p.both());
+        assertTrue(p.err().contains("payload 8388608 B (8MiB) does not fit the server's max message size of 4194304 B"), p.both());
+    }
+
+    @Test
+    void serverThatDoesNotComeUpTimesOut(@TempDir Path dir) throws Exception {
+        long start = System.nanoTime();
+        BenchProcess p = BenchProcess.run(LIMIT, "--transports", "netty-raw", "--server-timeout", "3s",
+                "--server-arg=--start-delay", "--server-arg=120s", "--out", dir.toString());
+        assertEquals(3, p.exitCode(), p.both());
+        assertTrue(p.err().contains("the server JVM did not come up within 3 s"), p.both());
+        assertTrue(System.nanoTime() - start < Duration.ofSeconds(60).toNanos());
+    }
+
+    @Test
+    void serverJvmThatDiesIsReported(@TempDir Path dir) throws Exception {
+        BenchProcess p = BenchProcess.run(LIMIT, "--transports", "netty-raw", "--server-jvm-args", "-XX:+NoSuchFlagAnywhere",
+                "--out", dir.toString());
+        assertEquals(3, p.exitCode(), p.both());
+        assertTrue(p.err().contains("the server JVM exited with code 1 before it was ready"), p.both());
+        assertTrue(p.err().contains("NoSuchFlagAnywhere"), p.both());
+    }
+
+    @Test
+    void unreachableRemoteServerIsReported() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        BenchProcess p = BenchProcess.run(LIMIT, "--server", "127.0.0.1:" + port, "--server-timeout", "2s");
+        assertEquals(3, p.exitCode(), p.both());
+        assertTrue(p.err().contains("cannot reach the benchmark server at 127.0.0.1:" + port), p.both());
+    }
+
+    @Test
+    void ctrlCStopsAndStillWritesWhatWasMeasured(@TempDir Path dir) throws Exception {
+        try (BenchProcess p = BenchProcess.start("--transports", "netty-raw", "--payload", "64", "--concurrency", "1",
+                "--transport-warmup", "0s", "--warmup", "0s", "--duration", "300s", "--out", dir.toString())) {
+            assertTrue(p.awaitOutput(l -> l.startsWith("server: "), Duration.ofSeconds(60)), p.both());
+            Thread.sleep(1500);
+            p.interrupt();
+            int code = p.waitFor(Duration.ofSeconds(30));
+            assertEquals(130, code, p.both());
+            String json = Files.readString(dir.resolve("results.json"));
+            assertTrue(json.contains("\"interrupted\": true"), json);
+            assertTrue(json.contains("\"partial\": true"), json);
+            assertEquals(1, count(json, "\"transport\": \""), json);
+            Matcher pid = Pattern.compile("\"server_pid\": \"(\\d+)\"").matcher(json);
+            assertTrue(pid.find(), json);
+            Optional<ProcessHandle> server = ProcessHandle.of(Long.parseLong(pid.group(1)));
+            long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (server.isPresent() && server.get().isAlive() && System.nanoTime() < end) {
+                Thread.sleep(100);
+            }
+            assertFalse(server.isPresent() && server.get().isAlive(), "the server JVM outlived the client");
+        }
+    }
+
+    @Test
+    void jmhBenchmarksArePackaged() throws Exception {
+        BenchProcess p = BenchProcess.run(LIMIT, "jmh", "-l");
+        assertEquals(0, p.exitCode(), p.both());
+        for (String b : new String[]{"MarshalBenchmark.serializeIntoSlab", "FrameBenchmark.headerEncodeValidateDecode",
+                "UnaryCallBenchmark.nativeBlockingUnary"}) {
+            assertTrue(p.out().contains(b), p.both());
+        }
+    }
+
+    private static int count(String s, String what) {
+        int n = 0;
+        for (int i = s.indexOf(what); i >= 0; i = s.indexOf(what, i + 1)) {
+            n++;
+        }
+        return n;
+    }
+}

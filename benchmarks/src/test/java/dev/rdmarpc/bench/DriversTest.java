@@ -1,0 +1,77 @@
+package dev.rdmarpc.bench;
+
+import dev.rdmarpc.bench.driver.BenchClient;
+import dev.rdmarpc.bench.driver.BenchServer;
+import dev.rdmarpc.bench.driver.ClientSettings;
+import dev.rdmarpc.bench.driver.Drivers;
+import dev.rdmarpc.bench.driver.ServerSettings;
+import dev.rdmarpc.bench.driver.Workload;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.api.Test;
+
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Every transport's server and client, in this JVM over loopback, under every call kind and both load modes. */
+class DriversTest {
+    private static final int MAX = 4 << 20;
+
+    static Stream<Arguments> cells() {
+        List<Arguments> a = new ArrayList<>();
+        for (Transport t : List.of(Transport.NATIVE, Transport.NATIVE_TCP, Transport.GRPC_NETTY, Transport.NETTY_RAW)) {
+            for (CallKind k : CallKind.values()) {
+                a.add(Arguments.of(t, k, LoadMode.CLOSED));
+            }
+            a.add(Arguments.of(t, CallKind.UNARY, LoadMode.OPEN));
+            a.add(Arguments.of(t, CallKind.BIDI, LoadMode.OPEN));
+        }
+        return a.stream();
+    }
+
+    @ParameterizedTest(name = "{0} {1} {2}")
+    @MethodSource("cells")
+    void measuresCallsWithoutErrors(Transport t, CallKind kind, LoadMode mode) throws Exception {
+        try (BenchServer server = Drivers.startServer(t, new ServerSettings("127.0.0.1", 0, MAX, true));
+             BenchClient client = Drivers.connect(t, new ClientSettings("127.0.0.1", server.port(), MAX, true, 2, Duration.ofSeconds(10)))) {
+            int payload = kind == CallKind.SERVER_STREAM ? 1000 : 100_000;
+            CellSpec spec = new CellSpec(t, new Workload(kind, payload, 3), 4, mode, mode == LoadMode.OPEN ? 2000 : 0,
+                    Duration.ofMillis(100), Duration.ofMillis(400));
+            CellResult r;
+            try (Progress p = new Progress(System.err, false, 1)) {
+                r = new CellRunner(spec, client, () -> -1, new StopSignal(), p).run();
+            }
+            assertNull(r.error(), r.error());
+            assertEquals(0, r.errors());
+            assertTrue(r.calls() > 0, "no calls completed");
+            assertEquals(r.calls(), r.histogram().getTotalCount());
+            assertTrue(r.percentileUs(50) > 0);
+            if (mode == LoadMode.OPEN) {
+                assertTrue(r.callsPerSecond() < 3000, "open loop ran faster than its rate: " + r.callsPerSecond());
+            }
+        }
+    }
+
+    @Test
+    void nothingListeningIsAClearFailure() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        for (Transport t : List.of(Transport.NATIVE_TCP, Transport.GRPC_NETTY, Transport.NETTY_RAW)) {
+            BenchException e = assertThrows(BenchException.class, () -> Drivers.connect(t,
+                    new ClientSettings("127.0.0.1", port, MAX, true, 1, Duration.ofSeconds(3))));
+            assertTrue(e.getMessage().startsWith(t.cliName() + ": "), e.getMessage());
+            assertTrue(e.getMessage().contains("127.0.0.1:" + port), e.getMessage());
+        }
+    }
+}

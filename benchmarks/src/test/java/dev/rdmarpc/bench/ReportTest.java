@@ -1,0 +1,56 @@
+package dev.rdmarpc.bench;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.time.Instant;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ReportTest {
+
+    private final CellResult grpc = TestResults.of(Transport.GRPC_NETTY, 64, 1, 200, 5000);
+    private final CellResult nat = TestResults.of(Transport.NATIVE, 64, 1, 50, 20000);
+    private final CellResult other = TestResults.of(Transport.NATIVE, 64, 16, 80, 90000);
+
+    @Test
+    void baselineIsGrpcNettyOfTheSameWorkload() {
+        List<CellResult> all = List.of(grpc, nat, other);
+        assertSame(grpc, Report.baselineOf(all, nat));
+        assertNull(Report.baselineOf(all, other));
+        assertEquals(0.25, Report.ratio(nat.percentileUs(50), grpc.percentileUs(50)), 0.01);
+        assertEquals(4.0, Report.ratio(nat.callsPerSecond(), grpc.callsPerSecond()), 1e-9);
+    }
+
+    @Test
+    void figuresAreDerivedFromTheWindow() {
+        assertEquals(20000, nat.callsPerSecond(), 1e-9);
+        assertEquals(20000 * 128 / 1e6, nat.megabytesPerSecond(), 1e-9);
+        assertEquals(10.0, nat.clientCpuUsPerCall(), 1e-9);
+        assertEquals(20.0, nat.serverCpuUsPerCall(), 1e-9);
+    }
+
+    @Test
+    void writesJsonTableAndHistograms(@TempDir Path dir) throws Exception {
+        RunConfig cfg = new RunCommandTest().parse("--payload", "64", "--concurrency", "1,16");
+        Report.write(dir, cfg, new Report.RunInfo(Instant.now(), Instant.now(), false, "local", Map.of("pid", "1"), List.of("-Xmx1g")),
+                List.of(grpc, nat, other), List.of(new Report.Skipped(Transport.GRPC_COMPAT, "not here")));
+        String json = Files.readString(dir.resolve("results.json"));
+        for (String key : List.of("\"results\"", "\"transport\": \"native\"", "\"payload\": 64", "\"concurrency\": 16",
+                "\"mode\": \"closed\"", "\"p50_us\"", "\"p90_us\"", "\"p99_us\"", "\"p999_us\"", "\"max_us\"", "\"calls_per_s\"",
+                "\"mb_per_s\"", "\"client_cpu_us_per_call\"", "\"server_cpu_us_per_call\"", "\"ratio_to_grpc_netty\"",
+                "\"skipped\"", "\"reason\": \"not here\"")) {
+            assertTrue(json.contains(key), key + " missing from\n" + json);
+        }
+        assertTrue(Files.readString(dir.resolve("results.txt")).contains("native(tcp)"));
+        assertTrue(Files.readString(dir.resolve(Report.hgrmName(nat))).contains("Percentile"));
+        assertEquals("native_unary_64B_c1.hgrm", Report.hgrmName(nat));
+    }
+}

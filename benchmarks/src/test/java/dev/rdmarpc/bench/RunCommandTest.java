@@ -1,0 +1,87 @@
+package dev.rdmarpc.bench;
+
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.time.Duration;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class RunCommandTest {
+
+    RunConfig parse(String... args) {
+        RunCommand cmd = new RunCommand();
+        CommandLine cl = new CommandLine(cmd);
+        cl.setOverwrittenOptionsAllowed(true);
+        cl.parseArgs(args);
+        return cmd.config();
+    }
+
+    @Test
+    void defaultsAreTheReadmeRun() {
+        RunConfig c = parse();
+        assertEquals(List.of(Transport.NATIVE, Transport.GRPC_COMPAT, Transport.GRPC_NETTY, Transport.NETTY_RAW), c.transports());
+        assertEquals(List.of(64, 4096, 1 << 20), c.payloads());
+        assertEquals(List.of(1, 64), c.concurrency());
+        assertEquals(LoadMode.CLOSED, c.mode());
+        assertEquals(List.of(CallKind.UNARY), c.calls());
+        assertTrue(c.directExecutor());
+    }
+
+    @Test
+    void quickShortensButExplicitOptionsWin() {
+        RunConfig c = parse("--quick", "--payload", "128");
+        assertEquals(List.of(128), c.payloads());
+        assertEquals(List.of(1, 16), c.concurrency());
+        assertEquals(Duration.ofSeconds(1), c.duration());
+        assertEquals(Duration.ofMillis(300), c.warmup());
+    }
+
+    @Test
+    void laterOptionsOverrideEarlierOnes() {
+        assertEquals("b", parse("--out", "a", "--out", "b").out().toString());
+    }
+
+    @Test
+    void openModeNeedsARate() {
+        BenchException e = assertThrows(BenchException.class, () -> parse("--mode", "open"));
+        assertEquals(BenchException.BAD_INPUT, e.exitCode());
+        assertTrue(e.getMessage().contains("--rate"), e.getMessage());
+        assertEquals(1000.0, parse("--mode", "open", "--rate", "1000").rate());
+        assertThrows(BenchException.class, () -> parse("--rate", "1000"));
+    }
+
+    @Test
+    void badValuesAreRefusedWithExitCode2() {
+        assertEquals(BenchException.BAD_INPUT, assertThrows(BenchException.class, () -> parse("--concurrency", "0")).exitCode());
+        assertEquals(BenchException.BAD_INPUT, assertThrows(BenchException.class, () -> parse("--server", "nohost")).exitCode());
+        assertEquals(BenchException.BAD_INPUT, assertThrows(BenchException.class, () -> parse("--executor", "fast")).exitCode());
+    }
+
+    @Test
+    void unknownTransportNamesTheValidOnes() {
+        StringWriter err = new StringWriter();
+        CommandLine cl = new CommandLine(new RunCommand());
+        cl.setErr(new PrintWriter(err));
+        int code = cl.execute("--transports", "native,carrier-pigeon");
+        assertEquals(2, code);
+        assertTrue(err.toString().contains("unknown transport 'carrier-pigeon'"), err.toString());
+        assertTrue(err.toString().contains("grpc-netty"), err.toString());
+    }
+
+    @Test
+    void badSizeAndDurationAreExplained() {
+        StringWriter err = new StringWriter();
+        CommandLine cl = new CommandLine(new RunCommand());
+        cl.setErr(new PrintWriter(err));
+        assertEquals(2, cl.execute("--payload", "lots"));
+        assertTrue(err.toString().contains("not a size: 'lots'"), err.toString());
+        assertEquals(2, cl.execute("--duration", "forever"));
+        assertTrue(err.toString().contains("not a duration: 'forever'"), err.toString());
+    }
+}
