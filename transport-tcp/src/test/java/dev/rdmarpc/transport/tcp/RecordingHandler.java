@@ -1,0 +1,107 @@
+package dev.rdmarpc.transport.tcp;
+
+import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.spi.FrameConnection;
+import dev.rdmarpc.core.spi.FrameHandler;
+import dev.rdmarpc.core.spi.FrameHandlerFactory;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A test {@link FrameHandler}: records frames (payload copied), writability and the close; in echo
+ * mode it also sends every frame straight back from the I/O thread.
+ */
+class RecordingHandler implements FrameHandler {
+    final FrameConnection connection;
+    private final boolean echo;
+    final BlockingQueue<TestFrames.Frame> frames = new LinkedBlockingQueue<>();
+    final AtomicInteger closedCalls = new AtomicInteger();
+    final AtomicInteger writableCalls = new AtomicInteger();
+    final AtomicInteger framesOffIoThread = new AtomicInteger();
+    private final CountDownLatch closed = new CountDownLatch(1);
+    volatile String closedReason;
+    volatile Throwable closedCause;
+    /** A frame type whose arrival makes onFrame throw, or -1. */
+    volatile int throwOnType = -1;
+
+    RecordingHandler(FrameConnection connection, boolean echo) {
+        this.connection = connection;
+        this.echo = echo;
+    }
+
+    /** Hands out new handlers and keeps each for the test to find. */
+    static final class Factory implements FrameHandlerFactory {
+        final BlockingQueue<RecordingHandler> created = new LinkedBlockingQueue<>();
+        private final boolean echo;
+
+        Factory(boolean echo) {
+            this.echo = echo;
+        }
+
+        @Override
+        public FrameHandler newHandler(FrameConnection connection) {
+            RecordingHandler h = new RecordingHandler(connection, echo);
+            created.add(h);
+            return h;
+        }
+
+        RecordingHandler next() throws InterruptedException {
+            RecordingHandler h = created.poll(10, TimeUnit.SECONDS);
+            assertNotNull(h, "no connection arrived");
+            return h;
+        }
+    }
+
+    @Override
+    public void onFrame(int type, int flags, int streamId, int credit, MemorySegment payload) {
+        if (!connection.inIoThread()) {
+            framesOffIoThread.incrementAndGet();
+        }
+        if (type == throwOnType) {
+            throw new IllegalStateException("handler refuses frame type " + type);
+        }
+        byte[] bytes = payload.toArray(ValueLayout.JAVA_BYTE);
+        if (echo) {
+            SlabBuffer b = TestFrames.frame(type, flags, streamId, credit, bytes);
+            connection.send(b, null, true);
+        } else {
+            frames.add(new TestFrames.Frame(type, flags, streamId, credit, bytes));
+        }
+    }
+
+    @Override
+    public void onWritable() {
+        writableCalls.incrementAndGet();
+    }
+
+    @Override
+    public void onClosed(String reason, Throwable cause) {
+        closedReason = reason;
+        closedCause = cause;
+        closedCalls.incrementAndGet();
+        closed.countDown();
+    }
+
+    TestFrames.Frame nextFrame() throws InterruptedException {
+        TestFrames.Frame f = frames.poll(10, TimeUnit.SECONDS);
+        assertNotNull(f, "no frame arrived");
+        return f;
+    }
+
+    void awaitClosed() throws InterruptedException {
+        assertTrue(closed.await(10, TimeUnit.SECONDS), "connection did not close");
+    }
+
+    boolean isClosed() {
+        return closed.getCount() == 0;
+    }
+}
