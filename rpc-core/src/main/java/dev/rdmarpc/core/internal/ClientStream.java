@@ -127,8 +127,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     private void connect(int attempt) {
         CompletableFuture<ClientConnection> f = channel.connection();
-        if (f.isDone()) {
-            attach(f.getNow(null), null, attempt);
+        if (f.state() == java.util.concurrent.Future.State.SUCCESS) {
+            attach(f.resultNow(), null, attempt);
+        } else if (f.isDone()) {
+            attach(null, f.isCancelled() ? new java.util.concurrent.CancellationException("connect cancelled") : f.exceptionNow(), attempt);
         } else {
             f.whenComplete((c, e) -> attach(c, e, attempt));
         }
@@ -136,6 +138,9 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     private void attach(ClientConnection c, Throwable error, int attempt) {
         if (error != null) {
+            if (error instanceof java.util.concurrent.CompletionException && error.getCause() != null) {
+                error = error.getCause();
+            }
             Status s = Status.fromThrowable(error);
             if (s.getCode() == Status.Code.UNKNOWN) {
                 s = Status.UNAVAILABLE.withDescription("cannot connect to " + channel.authority() + ": " + error).withCause(error);

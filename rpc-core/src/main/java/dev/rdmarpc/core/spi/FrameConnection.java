@@ -16,8 +16,8 @@ public interface FrameConnection {
      * whole frames. Takes ownership of both: they are released once written, or when the
      * connection fails. After close, buffers are released without being sent.
      *
-     * @param flush whether to flush now; otherwise a later send with flush, {@link #flush()}, or the
-     *              transport's own coalescing pushes it out
+     * @param flush whether to flush now; a send without flush waits for a later send with flush,
+     *              {@link #flush()} or {@link #close}: transports never flush on their own
      */
     void send(SlabBuffer head, SlabBuffer tail, boolean flush);
 
