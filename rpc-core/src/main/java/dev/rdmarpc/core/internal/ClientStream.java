@@ -27,9 +27,6 @@ import java.util.concurrent.TimeUnit;
  * at a time). All state is guarded by {@code this}; callbacks run outside the lock.
  */
 final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
-    /** Queued outbound bytes past which sendMessage blocks a non-I/O thread. */
-    static final long BLOCK_LIMIT = 1 << 20;
-
     private static final int NONE = 0, HEADERS = 1, MESSAGE = 2, CLOSE = 3, READY = 4;
 
     private final ChannelImpl channel;
@@ -41,6 +38,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private final OutboundFlow outbound;
     private final InboundMessages inbound;
     private final Runnable drainTask = this::drain;
+    private final java.util.function.BooleanSupplier ended = () -> closeStatus != null;
 
     private ClientConnection conn;
     private int id;
@@ -60,7 +58,6 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private boolean drainScheduled;
     private SlabBuffer heldSingleRequest;
     private ScheduledFuture<?> deadlineTimer;
-    private int waiters;
     private long startNanos;
     private boolean counted;
     /** The status came in the server's TRAILERS: messages received before it are still delivered. */
@@ -219,33 +216,13 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 heldSingleRequest = framed;
                 return;
             }
-            awaitRoom(framed.length());
+            outbound.awaitRoom(this, framed.length(), ended);
             if (closeStatus != null) {
                 framed.release();
                 return;
             }
             outbound.message(framed, false, true);
             updateReadiness();
-        }
-    }
-
-    /** Blocks (not on an I/O thread) while too much is queued; bounded buffering for fast senders. */
-    private void awaitRoom(int size) {
-        boolean interrupted = false;
-        while (closeStatus == null && outbound.queuedBytes() > 0 && outbound.queuedBytes() + size > BLOCK_LIMIT
-                && (conn == null || !conn.out.inIoThread())) {
-            waiters++;
-            try {
-                wait(100);
-            } catch (InterruptedException e) {
-                interrupted = true;
-                break;
-            } finally {
-                waiters--;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
         }
     }
 
@@ -376,9 +353,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 return;
             }
             outbound.onWindow(increment);
-            if (waiters > 0) {
-                notifyAll();
-            }
+            outbound.wakeWaiters(this);
             updateReadiness();
         }
     }
@@ -425,9 +400,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             c.remove(this);
         }
-        if (waiters > 0) {
-            notifyAll();
-        }
+        outbound.wakeWaiters(this);
         schedule();
     }
 

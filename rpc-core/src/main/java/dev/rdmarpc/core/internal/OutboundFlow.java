@@ -16,6 +16,8 @@ import java.util.ArrayDeque;
 final class OutboundFlow {
     /** Queued bytes below which the stream counts as ready for more. */
     static final int READY_LIMIT = 64 * 1024;
+    /** Queued bytes past which a sending thread (not an I/O thread) waits for the peer to read. */
+    static final long BLOCK_LIMIT = 1 << 20;
 
     private static final class Pending {
         final SlabBuffer buf;
@@ -40,6 +42,7 @@ final class OutboundFlow {
     private int window;
     private int maxChunk;
     private long queuedBytes;
+    private int waiters;
 
     OutboundFlow(SlabPool pool) {
         this.pool = pool;
@@ -154,6 +157,37 @@ final class OutboundFlow {
             unflushed = !flushNow;
         }
         return false;
+    }
+
+    /**
+     * With the owning stream's monitor held: waits on it while more than {@link #BLOCK_LIMIT} would
+     * be queued, so a fast sender's buffered bytes stay bounded. Never waits on an I/O thread (it
+     * would stop the reads that bring credit); one message is always accepted when nothing is queued.
+     */
+    void awaitRoom(Object monitor, int size, java.util.function.BooleanSupplier ended) {
+        boolean interrupted = false;
+        while (!ended.getAsBoolean() && queuedBytes > 0 && queuedBytes + size > BLOCK_LIMIT
+                && (conn == null || !conn.inIoThread())) {
+            waiters++;
+            try {
+                monitor.wait(100);
+            } catch (InterruptedException e) {
+                interrupted = true;
+                break;
+            } finally {
+                waiters--;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** With the owning stream's monitor held: wakes senders waiting in {@link #awaitRoom}. */
+    void wakeWaiters(Object monitor) {
+        if (waiters > 0) {
+            monitor.notifyAll();
+        }
     }
 
     /** True while a message can be sent without queueing much past the window. */

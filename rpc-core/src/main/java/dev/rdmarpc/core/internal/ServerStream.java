@@ -37,6 +37,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
     private final OutboundFlow outbound;
     private final InboundMessages inbound;
     private final Runnable drainTask = this::drain;
+    private final java.util.function.BooleanSupplier ended = () -> cancelled;
     private final long startNanos = System.nanoTime();
 
     private Listener<ReqT> listener;
@@ -53,7 +54,6 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
     private boolean wasReady;
     private boolean drainScheduled;
     private boolean removed;
-    private int waiters;
     private ScheduledFuture<?> deadlineTimer;
     private String finalStatus;
 
@@ -146,33 +146,13 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                 headersSent = true;
                 outbound.control(Frames.responseHeaders(pool, id, null), false);
             }
-            awaitRoom(framed.length());
+            outbound.awaitRoom(this, framed.length(), ended);
             if (cancelled) {
                 framed.release();
                 return;
             }
             outbound.message(framed, false, !method.getType().serverSendsOneMessage());
             updateReadiness();
-        }
-    }
-
-    /** Blocks (never on an I/O thread) while the peer is not reading and too much is queued. */
-    private void awaitRoom(int size) {
-        boolean interrupted = false;
-        while (!cancelled && outbound.queuedBytes() > 0 && outbound.queuedBytes() + size > ClientStream.BLOCK_LIMIT
-                && !conn.out.inIoThread()) {
-            waiters++;
-            try {
-                wait(100);
-            } catch (InterruptedException e) {
-                interrupted = true;
-                break;
-            } finally {
-                waiters--;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
         }
     }
 
@@ -193,9 +173,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             finalStatus = status.getCode().name();
             outbound.control(Frames.trailers(pool, id, status, trailers), true);
             remove = outbound.isEmpty();
-            if (waiters > 0) {
-                notifyAll();
-            }
+            outbound.wakeWaiters(this);
             schedule();
         }
         if (remove) {
@@ -292,9 +270,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                 return;
             }
             outbound.onWindow(increment);
-            if (waiters > 0) {
-                notifyAll();
-            }
+            outbound.wakeWaiters(this);
             updateReadiness();
             remove = closedLocal && outbound.isEmpty();
         }
@@ -343,9 +319,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             } else if (finalStatus == null) {
                 finalStatus = Status.Code.CANCELLED.name();
             }
-            if (waiters > 0) {
-                notifyAll();
-            }
+            outbound.wakeWaiters(this);
             schedule();
         }
         removeFromConnection();
