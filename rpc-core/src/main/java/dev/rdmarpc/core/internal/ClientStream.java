@@ -38,7 +38,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private final OutboundFlow outbound;
     private final InboundMessages inbound;
     private final Runnable drainTask = this::drain;
-    private final java.util.function.BooleanSupplier ended = () -> closeStatus != null;
+    private final java.util.function.BooleanSupplier ended = () -> this.closeStatus != null;
 
     private ClientConnection conn;
     private int id;

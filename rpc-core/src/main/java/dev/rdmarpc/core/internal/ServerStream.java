@@ -37,7 +37,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
     private final OutboundFlow outbound;
     private final InboundMessages inbound;
     private final Runnable drainTask = this::drain;
-    private final java.util.function.BooleanSupplier ended = () -> cancelled;
+    private final java.util.function.BooleanSupplier ended = () -> this.cancelled;
     private final long startNanos = System.nanoTime();
 
     private Listener<ReqT> listener;
