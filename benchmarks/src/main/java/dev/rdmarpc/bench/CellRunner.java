@@ -159,9 +159,12 @@ final class CellRunner implements LaneListener {
 
     @Override
     public void onError(Lane lane, long startNanos, Throwable error) {
-        errors.increment();
         inFlight.decrementAndGet();
-        firstError.compareAndSet(null, error);
+        if (!stop.isStopped()) {
+            // failures after Ctrl-C are the run being torn down, not the transport's
+            errors.increment();
+            firstError.compareAndSet(null, error);
+        }
         if (deadLanes.add(lane)) {
             liveLanes.decrementAndGet();
         }

@@ -64,6 +64,14 @@ final class ServerProcess implements AutoCloseable {
      */
     static ServerProcess start(List<String> jvmFlags, List<String> serverArgs, Path log, Duration timeout) {
         List<String> cmd = new ArrayList<>();
+        // Its own session: Ctrl-C on the terminal reaches the client only, which ends the cell
+        // cleanly, writes the results, then ends the server.
+        for (String setsid : List.of("/usr/bin/setsid", "/bin/setsid")) {
+            if (Files.isExecutable(Paths.get(setsid))) {
+                cmd.add(setsid);
+                break;
+            }
+        }
         cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(jvmFlags);
         cmd.add("-cp");

@@ -29,16 +29,16 @@ class CliIT {
     void quickRunWritesEveryOutput(@TempDir Path dir) throws Exception {
         Path out = dir.resolve("quick");
         long start = System.nanoTime();
-        BenchProcess p = BenchProcess.run(LIMIT, "--quick", "--transports", "native,grpc-netty,netty-raw", "--out", out.toString());
+        BenchProcess p = BenchProcess.run(LIMIT, "--quick", "--out", out.toString());
         double seconds = (System.nanoTime() - start) / 1e9;
         assertEquals(0, p.exitCode(), p.both());
-        System.out.printf("quick run of 3 transports took %.1f s%n", seconds);
+        System.out.printf("quick run (default transports) took %.1f s%n", seconds);
         String json = Files.readString(out.resolve("results.json"));
-        assertEquals(12, count(json, "\"transport\": \""), json);
+        assertEquals(16, count(json, "\"transport\": \""), json);
         assertTrue(json.contains("\"ratio_to_grpc_netty\": {"), json);
         assertFalse(json.contains("\"error\": \""), json);
         try (Stream<Path> files = Files.list(out)) {
-            assertEquals(12, files.filter(f -> f.toString().endsWith(".hgrm")).count());
+            assertEquals(16, files.filter(f -> f.toString().endsWith(".hgrm")).count());
         }
         assertNotNull(ImageIO.read(out.resolve("latency.png").toFile()));
         assertTrue(Files.readString(out.resolve("latency.svg")).contains("<svg"));

@@ -28,7 +28,7 @@ class DriversTest {
 
     static Stream<Arguments> cells() {
         List<Arguments> a = new ArrayList<>();
-        for (Transport t : List.of(Transport.NATIVE, Transport.NATIVE_TCP, Transport.GRPC_NETTY, Transport.NETTY_RAW)) {
+        for (Transport t : List.of(Transport.NATIVE, Transport.NATIVE_TCP, Transport.GRPC_COMPAT, Transport.GRPC_NETTY, Transport.NETTY_RAW)) {
             for (CallKind k : CallKind.values()) {
                 a.add(Arguments.of(t, k, LoadMode.CLOSED));
             }
@@ -67,7 +67,7 @@ class DriversTest {
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
-        for (Transport t : List.of(Transport.NATIVE_TCP, Transport.GRPC_NETTY, Transport.NETTY_RAW)) {
+        for (Transport t : List.of(Transport.NATIVE_TCP, Transport.GRPC_COMPAT, Transport.GRPC_NETTY, Transport.NETTY_RAW)) {
             BenchException e = assertThrows(BenchException.class, () -> Drivers.connect(t,
                     new ClientSettings("127.0.0.1", port, MAX, true, 1, Duration.ofSeconds(3))));
             assertTrue(e.getMessage().startsWith(t.cliName() + ": "), e.getMessage());

@@ -5,6 +5,7 @@ import dev.rdmarpc.bench.CallKind;
 import dev.rdmarpc.bench.proto.BenchRequest;
 import dev.rdmarpc.bench.proto.BenchResponse;
 import dev.rdmarpc.bench.proto.BenchServiceGrpc;
+import dev.rdmarpc.grpc.RdmaChannelBuilder;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.StatusRuntimeException;
@@ -37,7 +38,7 @@ final class GrpcBenchClient implements BenchClient {
 
     /** grpc-java over rdmarpc ({@code dev.rdmarpc.grpc.RdmaChannelBuilder}). */
     static GrpcBenchClient connectCompat(ClientSettings s) {
-        return connect("grpc-compat", "rdmarpc", () -> GrpcCompat.channelBuilder(s.host(), s.port()), s);
+        return connect("grpc-compat", "rdmarpc", () -> RdmaChannelBuilder.forAddress(s.host(), s.port()), s);
     }
 
     private static GrpcBenchClient connect(String name, String negotiated, Supplier<ManagedChannelBuilder<?>> builders,

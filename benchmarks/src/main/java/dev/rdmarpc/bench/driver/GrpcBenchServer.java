@@ -1,5 +1,6 @@
 package dev.rdmarpc.bench.driver;
 
+import dev.rdmarpc.grpc.RdmaServerBuilder;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
 import io.grpc.netty.NettyServerBuilder;
@@ -23,7 +24,7 @@ final class GrpcBenchServer implements BenchServer {
 
     /** grpc-java over rdmarpc ({@code dev.rdmarpc.grpc.RdmaServerBuilder}). */
     static GrpcBenchServer startCompat(ServerSettings s) throws IOException {
-        return start(GrpcCompat.serverBuilder(s.port()), s);
+        return start(RdmaServerBuilder.forAddress(new InetSocketAddress(s.bindHost(), s.port())), s);
     }
 
     private static GrpcBenchServer start(ServerBuilder<?> b, ServerSettings s) throws IOException {

@@ -62,7 +62,7 @@ public class FrameBenchmark {
     @Benchmark
     public int headerEncodeValidateDecode() {
         MemorySegment seg = header.segment();
-        streamId += 2;
+        streamId = (streamId + 2) & 0x3fff_ffff | 1;
         FrameHeader.write(seg, 0, 64, FrameType.MESSAGE, 0x03, streamId, 0);
         FrameHeader.validate(seg, 0, FrameHeader.DEFAULT_MAX_PAYLOAD, false);
         return FrameHeader.payloadLength(seg, 0) + FrameHeader.type(seg, 0) + FrameHeader.flags(seg, 0)
