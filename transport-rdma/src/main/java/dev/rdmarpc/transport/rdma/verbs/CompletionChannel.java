@@ -79,6 +79,32 @@ public final class CompletionChannel implements AutoCloseable {
         throw new IllegalStateException("completion event for an unknown CQ at 0x" + Long.toHexString(address));
     }
 
+    /**
+     * Like {@link #awaitEvent(long)}, but also returns when {@code wakeup} is signalled: then null, with the eventfd
+     * drained. The caller tells a wakeup from a timeout by its own state. Does not allocate.
+     */
+    public CompletionQueue awaitEvent(long timeoutMillis, EventFd wakeup) {
+        if (closed) {
+            throw new IllegalStateException("completion channel is closed");
+        }
+        int ready = LibC.awaitEither(pollScratch, fd(), wakeup.fd(), timeoutMillis, "completion channel");
+        if ((ready & 2) != 0) {
+            wakeup.drain();
+        }
+        if ((ready & 1) == 0) {
+            return null;
+        }
+        LibIbverbs.getCqEvent(channel, cqSlot, cqContextSlot);
+        long address = cqSlot.get(ADDRESS, 0).address();
+        for (CompletionQueue cq : cqs) {
+            if (cq.address() == address) {
+                cq.eventReceived();
+                return cq;
+            }
+        }
+        throw new IllegalStateException("completion event for an unknown CQ at 0x" + Long.toHexString(address));
+    }
+
     /** Whether {@link #close()} ran. */
     public boolean isClosed() {
         return closed;

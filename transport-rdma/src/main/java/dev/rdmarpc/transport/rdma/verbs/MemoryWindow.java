@@ -39,6 +39,18 @@ public final class MemoryWindow implements AutoCloseable {
         return mw.get(JAVA_INT, IbvMwStruct.RKEY);
     }
 
+    /**
+     * Records {@code rkey} as the window's current key in {@code ibv_mw.rkey} after a type-2 bind was posted with it.
+     * Providers differ in whether they read that field: rxe builds the next BIND_MW work request from it and refuses
+     * the bind ({@code IBV_WC_MW_BIND_ERR}) unless it names the key the window is bound with now.
+     */
+    public void recordBoundRkey(int rkey) {
+        if (closed) {
+            throw new IllegalStateException("memory window is closed");
+        }
+        mw.set(JAVA_INT, IbvMwStruct.RKEY, rkey);
+    }
+
     /** {@code ibv_inc_rkey}: the same key index with the next 8-bit tag, for the next bind. */
     public static int nextRkey(int rkey) {
         return (rkey & ~0xff) | ((rkey + 1) & 0xff);

@@ -1,0 +1,369 @@
+package dev.rdmarpc.transport.rdma;
+
+import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.transport.rdma.verbs.AccessFlags;
+import dev.rdmarpc.transport.rdma.verbs.CompletionChannel;
+import dev.rdmarpc.transport.rdma.verbs.CompletionQueue;
+import dev.rdmarpc.transport.rdma.verbs.DeviceAttributes;
+import dev.rdmarpc.transport.rdma.verbs.Errno;
+import dev.rdmarpc.transport.rdma.verbs.Gid;
+import dev.rdmarpc.transport.rdma.verbs.IbvContext;
+import dev.rdmarpc.transport.rdma.verbs.PortAttributes;
+import dev.rdmarpc.transport.rdma.verbs.ProtectionDomain;
+import dev.rdmarpc.transport.rdma.verbs.QueuePair;
+import dev.rdmarpc.transport.rdma.verbs.QueuePairConfig;
+import dev.rdmarpc.transport.rdma.verbs.SharedReceiveQueue;
+import dev.rdmarpc.transport.rdma.verbs.VerbsException;
+
+import java.lang.System.Logger.Level;
+import java.lang.foreign.Arena;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Everything the RDMA transport keeps per device, once per process: the open device, one protection domain, one
+ * completion channel and CQ shared by every queue pair, one SRQ kept full of slab buffers, the slab registrations,
+ * the poller and async-event threads, and the endpoint tables the poller dispatches by. Opened on the first
+ * connection that asks for RDMA ({@link #shared()}); when that fails, the reason is kept and every later connection
+ * stays on TCP at once.
+ */
+final class RdmaDeviceContext {
+    private static final Object LOCK = new Object();
+    private static volatile RdmaDeviceContext shared;
+    private static volatile DeviceSelector.Unavailable unavailable;
+
+    private final RdmaConfig config;
+    private final IbvContext device;
+    private final int port;
+    private final PortAttributes portAttributes;
+    private final int gidIndex;
+    private final Gid gid;
+    private final DeviceAttributes attributes;
+    private final Arena arena = Arena.ofShared();
+    private final List<AutoCloseable> opened = new ArrayList<>();
+    private ProtectionDomain pd;
+    private CompletionChannel channel;
+    private CompletionQueue cq;
+    private SharedReceiveQueue srq;
+    private MemoryRegistry registry;
+    private ReceiveQueue receives;
+    private CompletionPoller poller;
+    private AsyncEventLoop events;
+    private boolean windows;
+    private int responderDepth;
+    private int initiatorDepth;
+    private int readChunk;
+    private int maxEndpoints;
+    private volatile int grantedInline = -1;
+    private final AtomicInteger reserved = new AtomicInteger();
+    private final AtomicInteger endpointIds = new AtomicInteger();
+    private final IntMap<RdmaEndpoint> byQpn = new IntMap<>();
+    private final IntMap<RdmaEndpoint> byId = new IntMap<>();
+
+    /** The process's device context, opened on first use. */
+    static RdmaDeviceContext shared() throws DeviceSelector.Unavailable {
+        RdmaDeviceContext c = shared;
+        if (c != null) {
+            return c;
+        }
+        DeviceSelector.Unavailable u = unavailable;
+        if (u != null) {
+            throw u;
+        }
+        synchronized (LOCK) {
+            if (shared != null) {
+                return shared;
+            }
+            if (unavailable != null) {
+                throw unavailable;
+            }
+            try {
+                shared = open(RdmaConfig.fromSystemProperties());
+                return shared;
+            } catch (DeviceSelector.Unavailable e) {
+                unavailable = e;
+                throw e;
+            } catch (RuntimeException e) {
+                unavailable = new DeviceSelector.Unavailable(Fallbacks.NO_DEVICE, "opening the RDMA device failed: " + e);
+                throw unavailable;
+            }
+        }
+    }
+
+    /** The shared context if it is open, else null (tests). */
+    static RdmaDeviceContext sharedIfOpen() {
+        return shared;
+    }
+
+    private RdmaDeviceContext(RdmaConfig config, DeviceSelector.Selection s) {
+        this.config = config;
+        this.device = s.context();
+        this.port = s.port();
+        this.portAttributes = s.portAttributes();
+        this.gidIndex = s.gidIndex();
+        this.gid = s.gid();
+        this.attributes = device.queryDevice();
+    }
+
+    static RdmaDeviceContext open(RdmaConfig config) throws DeviceSelector.Unavailable {
+        DeviceSelector.Selection s = DeviceSelector.select(config);
+        RdmaDeviceContext c = new RdmaDeviceContext(config, s);
+        try {
+            c.start();
+        } catch (DeviceSelector.Unavailable | RuntimeException e) {
+            c.closeQuietly();
+            throw e;
+        }
+        return c;
+    }
+
+    private void start() throws DeviceSelector.Unavailable {
+        DeviceAttributes a = attributes;
+        windows = switch (config.rendezvous()) {
+            case "region" -> false;
+            case "window" -> {
+                if (!a.supportsMemoryWindowType2()) {
+                    Fallbacks.LOG.log(Level.WARNING, "rdmarpc.rdma.rendezvous=window, but {0} has no type-2 memory "
+                            + "windows; using a memory region per rendezvous", device.deviceName());
+                }
+                yield a.supportsMemoryWindowType2();
+            }
+            default -> a.supportsMemoryWindowType2();
+        };
+        responderDepth = Math.max(1, Math.min(16, a.maxQpRdAtom()));
+        initiatorDepth = Math.max(1, Math.min(16, a.maxQpInitRdAtom()));
+        readChunk = (int) Math.min(1L << 30, Math.max(4096, portAttributes.maxMessageSize()));
+        int sqDepth = config.sendQueueDepth();
+        if (sqDepth > a.maxQpWr()) {
+            throw new IllegalStateException("rdmarpc.rdma.sendQueueDepth " + sqDepth + " exceeds the device's max_qp_wr "
+                    + a.maxQpWr());
+        }
+        int srqDepth = Math.min(config.srqDepth(), a.maxSrqWr());
+        int perQp = sqDepth + 1;
+        int cqe = (int) Math.min(a.maxCqe(), (long) srqDepth + (long) config.maxConnections() * perQp + 64);
+        maxEndpoints = Math.max(1, (cqe - srqDepth - 64) / perQp);
+
+        pd = track(device.allocProtectionDomain());
+        channel = track(device.createCompletionChannel());
+        cq = track(device.createCompletionQueue(cqe, channel, 0));
+        srq = track(pd.createSharedReceiveQueue(srqDepth, 1));
+        int access = AccessFlags.LOCAL_WRITE | (windows ? AccessFlags.MW_BIND : 0);
+        registry = new MemoryRegistry(pd, access);
+        registry.addPool(SlabPool.shared());
+        receives = new ReceiveQueue(srq, SlabPool.shared(), config.receiveBufferSize(), srqDepth, arena);
+        receives.fill();
+        if (registry.lastFailure() != null || receives.posted() == 0) {
+            throw new DeviceSelector.Unavailable(Fallbacks.MEMLOCK, "memory registration failed: "
+                    + (registry.lastFailure() != null ? registry.lastFailure() : "no receive could be posted"));
+        }
+        receives.armLimit();
+        RdmaMetrics.resetLowWaterMark();
+        poller = new CompletionPoller(this, cq, channel, receives, arena, config.spinMicros());
+        events = new AsyncEventLoop(this, device);
+        poller.start();
+        events.start();
+        Fallbacks.LOG.log(Level.INFO, "RDMA transport on {0} port {1} ({2}, GID[{3}] {4}, MTU {5}): SRQ {6} x {7} B, "
+                        + "{8} credits, inline {9}, rendezvous by {10}, {11} µs spin", device.deviceName(), port,
+                portAttributes.isEthernet() ? "RoCE" : "InfiniBand", gidIndex, gid,
+                PortAttributes.mtuBytes(portAttributes.activeMtu()), srqDepth, config.receiveBufferSize(),
+                credits(), config.maxInline(), windows ? "memory windows" : "memory regions", config.spinMicros());
+    }
+
+    private <T extends AutoCloseable> T track(T resource) {
+        opened.add(resource);
+        return resource;
+    }
+
+    private void closeQuietly() {
+        if (poller != null) {
+            poller.stop();
+        }
+        if (events != null) {
+            events.stop();
+        }
+        for (int i = opened.size() - 1; i >= 0; i--) {
+            AutoCloseable r = opened.get(i);
+            try {
+                if (r == srq && registry != null) {
+                    srq.close();
+                    receives.releaseAll();
+                    continue;
+                }
+                if (r == pd && registry != null) {
+                    SlabPool.shared().removeListener(registry);
+                }
+                r.close();
+            } catch (Exception e) {
+                Fallbacks.LOG.log(Level.DEBUG, "closing " + r + ": " + e);
+            }
+        }
+        device.close();
+        arena.close();
+    }
+
+    // ------------------------------------------------------------------ what connections use
+
+    RdmaConfig config() {
+        return config;
+    }
+
+    String deviceName() {
+        return device.deviceName();
+    }
+
+    int port() {
+        return port;
+    }
+
+    int gidIndex() {
+        return gidIndex;
+    }
+
+    Gid gid() {
+        return gid;
+    }
+
+    PortAttributes portAttributes() {
+        return portAttributes;
+    }
+
+    boolean useWindows() {
+        return windows;
+    }
+
+    int responderDepth() {
+        return responderDepth;
+    }
+
+    int initiatorDepth() {
+        return initiatorDepth;
+    }
+
+    int readChunk() {
+        return readChunk;
+    }
+
+    int credits() {
+        return Math.min(config.credits(), Math.max(2, receives.depth()));
+    }
+
+    int receiveBufferSize() {
+        return config.receiveBufferSize();
+    }
+
+    CompletionPoller poller() {
+        return poller;
+    }
+
+    MemoryRegistry registry() {
+        return registry;
+    }
+
+    int maxEndpoints() {
+        return maxEndpoints;
+    }
+
+    /** Reserves room on the shared CQ for one more queue pair; false when the context is full. */
+    boolean tryReserve() {
+        if (reserved.incrementAndGet() > maxEndpoints) {
+            reserved.decrementAndGet();
+            return false;
+        }
+        return true;
+    }
+
+    void unreserve() {
+        reserved.decrementAndGet();
+    }
+
+    /** A new RC queue pair on the shared CQ and SRQ, in INIT (peers may RDMA-READ through it). */
+    QueuePair createQueuePair() {
+        int inline = grantedInline >= 0 ? grantedInline : config.maxInline();
+        QueuePair qp;
+        while (true) {
+            try {
+                qp = pd.createQueuePair(QueuePairConfig.rc(cq, srq, config.sendQueueDepth(), 2, inline));
+                break;
+            } catch (VerbsException e) {
+                if (e.errno() != Errno.EINVAL || inline == 0) {
+                    throw e;
+                }
+                inline = inline > 64 ? 64 : 0; // the device refused that much inline data: ask for less
+            }
+        }
+        grantedInline = qp.caps().maxInlineData();
+        try {
+            qp.toInit(port, AccessFlags.REMOTE_READ);
+        } catch (RuntimeException e) {
+            qp.close();
+            throw e;
+        }
+        return qp;
+    }
+
+    int nextEndpointId() {
+        int id;
+        do {
+            id = endpointIds.incrementAndGet() & 0x7fffffff;
+        } while (id == 0);
+        return id;
+    }
+
+    void register(RdmaEndpoint ep) {
+        byId.put(ep.id, ep);
+        byQpn.put(ep.qp.qpNum(), ep);
+        RdmaMetrics.CONNECTIONS.incrementAndGet();
+    }
+
+    /** Removes a torn-down endpoint and frees its CQ room. */
+    void unregister(RdmaEndpoint ep) {
+        byQpn.remove(ep.qp.qpNum(), ep);
+        byId.remove(ep.id, ep);
+        unreserve();
+    }
+
+    RdmaEndpoint endpointByQpn(int qpn) {
+        return byQpn.get(qpn);
+    }
+
+    RdmaEndpoint endpointById(int id) {
+        return byId.get(id);
+    }
+
+    RdmaEndpoint endpointByQpAddress(long address) {
+        for (RdmaEndpoint ep : byId.values()) {
+            if (ep.qp.address() == address) {
+                return ep;
+            }
+        }
+        return null;
+    }
+
+    /** Open endpoints (tests). */
+    List<RdmaEndpoint> endpoints() {
+        return byId.values();
+    }
+
+    /** Poller: refills the SRQ after its limit event and re-arms the limit. */
+    void refillReceives() {
+        receives.fill();
+        receives.armLimit();
+    }
+
+    /** Test hook, poller: stops or resumes reposting receives (to empty the SRQ and exercise RNR retry). */
+    void pauseRefill(boolean paused) {
+        ReceiveQueue.refillPaused = paused;
+        if (!paused) {
+            refillReceives();
+        }
+    }
+
+    int postedReceives() {
+        return receives.posted();
+    }
+
+    int srqDepth() {
+        return receives.depth();
+    }
+}

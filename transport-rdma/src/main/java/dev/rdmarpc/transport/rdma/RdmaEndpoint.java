@@ -1,0 +1,209 @@
+package dev.rdmarpc.transport.rdma;
+
+import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.protocol.FrameHeader;
+import dev.rdmarpc.core.protocol.ProtocolException;
+import dev.rdmarpc.core.spi.FrameConnection;
+import dev.rdmarpc.core.spi.FrameHandler;
+import dev.rdmarpc.transport.rdma.verbs.QueuePair;
+
+import java.lang.System.Logger.Level;
+import java.lang.foreign.Arena;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.net.SocketAddress;
+
+/**
+ * One upgraded connection: an RC queue pair on the device's shared CQ and SRQ, seen by core as a
+ * {@link FrameConnection}. Sends go through {@link SendPath} on the caller's thread; receives and completions arrive
+ * on the device's poller thread ({@link #inIoThread()}), which runs {@link ReceivePath} and calls core's handler.
+ * Closing moves the QP to ERR, waits for the flush of everything posted (a drain marker), then destroys the QP and
+ * frees every slab it held. The base (TCP) connection's addresses are this one's.
+ */
+final class RdmaEndpoint implements FrameConnection {
+    /** MESSAGE payload per frame asked of core: the largest frame core makes by default. */
+    static final int PREFERRED_CHUNK_SIZE = FrameHeader.DEFAULT_MAX_PAYLOAD;
+    /** Queued bytes above which {@link #isWritable()} says false. */
+    static final long HIGH_WATER = 4L << 20;
+    /** How long teardown waits for the flush of posted work requests before destroying the QP anyway. */
+    static final long DRAIN_TIMEOUT_NANOS = 30_000_000_000L;
+
+    private static final int OPEN = 0;
+    private static final int CLOSING = 1;
+    private static final int CLOSED = 2;
+    private static final VarHandle STATE;
+
+    static {
+        try {
+            STATE = MethodHandles.lookup().findVarHandle(RdmaEndpoint.class, "state", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    final int id;
+    final RdmaDeviceContext context;
+    final QueuePair qp;
+    private final FrameConnection base;
+    private final FrameHandler handler;
+    private final Arena arena = Arena.ofShared();
+    final SendPath send;
+    final ReceivePath receive;
+    private volatile int state = OPEN;
+    private volatile int maxInboundPayload = FrameHeader.DEFAULT_MAX_PAYLOAD;
+    private volatile String closeReason;
+    private volatile Throwable closeCause;
+    /** Poller: completions of this endpoint arrived in the current batch. */
+    boolean touched;
+    /** Poller: when to give up waiting for the drain marker. */
+    long drainDeadlineNanos;
+
+    RdmaEndpoint(int id, RdmaDeviceContext context, QueuePair qp, FrameConnection base, FrameHandler handler,
+                 SlabPool pool, RdmaCapability peer) {
+        this.id = id;
+        this.context = context;
+        this.qp = qp;
+        this.base = base;
+        this.handler = handler;
+        RendezvousGrants grants = new RendezvousGrants(qp.protectionDomain(), context.useWindows());
+        this.send = new SendPath(this, qp, pool, grants, arena, id, context.config().sendQueueDepth(),
+                peer.receiveBufferSize(), peer.credits(), context.readChunk());
+        this.receive = new ReceivePath(this, send, handler, pool);
+    }
+
+    // ---------------------------------------------------------------- FrameConnection
+
+    @Override
+    public void send(SlabBuffer head, SlabBuffer tail, boolean flush) {
+        if (head == null) {
+            if (tail != null) {
+                tail.release();
+            }
+            throw new NullPointerException("head");
+        }
+        send.send(head, tail, flush);
+    }
+
+    @Override
+    public void flush() {
+        send.flush();
+    }
+
+    @Override
+    public boolean isWritable() {
+        return send.queuedBytes() < HIGH_WATER;
+    }
+
+    @Override
+    public void setMaxInboundPayload(int maxPayload) {
+        if (maxPayload < 0) {
+            throw new IllegalArgumentException("negative maximum payload " + maxPayload);
+        }
+        this.maxInboundPayload = Math.min(maxPayload, FrameHeader.MAX_PAYLOAD_LIMIT);
+    }
+
+    int maxInboundPayload() {
+        return maxInboundPayload;
+    }
+
+    @Override
+    public int preferredChunkSize() {
+        return PREFERRED_CHUNK_SIZE;
+    }
+
+    @Override
+    public void close(String reason) {
+        closeWith(reason == null ? "closed" : reason, null);
+    }
+
+    @Override
+    public boolean isOpen() {
+        return state == OPEN;
+    }
+
+    @Override
+    public boolean inIoThread() {
+        return context.poller().isPollerThread();
+    }
+
+    @Override
+    public SocketAddress remoteAddress() {
+        return base.remoteAddress();
+    }
+
+    @Override
+    public SocketAddress localAddress() {
+        return base.localAddress();
+    }
+
+    @Override
+    public String transportName() {
+        return "rdma";
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaEndpoint[qpn " + qp.qpNum() + ", peer " + base.remoteAddress() + "]";
+    }
+
+    // ---------------------------------------------------------------- closing
+
+    /** Closes because of a failure: a protocol error, a completion error, a verbs call that failed. */
+    void closeOnError(Throwable error) {
+        String reason = error.getMessage() == null ? error.toString() : error.getMessage();
+        if (error instanceof ProtocolException) {
+            if (isOpen()) {
+                RdmaMetrics.PROTOCOL_ERRORS.increment();
+            }
+        } else if (isOpen()) {
+            Fallbacks.LOG.log(Level.WARNING, "closing RDMA connection with {0}: {1}", base.remoteAddress(), reason);
+        }
+        closeWith(reason, error);
+    }
+
+    private void closeWith(String reason, Throwable cause) {
+        if (STATE.compareAndSet(this, OPEN, CLOSING)) {
+            closeReason = reason;
+            closeCause = cause;
+            context.poller().execute(this::beginTeardown);
+        }
+    }
+
+    /** Poller: tells core, moves the QP to ERR and waits for the flush (or finishes at once). */
+    void beginTeardown() {
+        try {
+            handler.onClosed(closeReason, closeCause);
+        } catch (RuntimeException e) {
+            Fallbacks.LOG.log(Level.WARNING, "connection close handler failed", e);
+        }
+        if (send.beginClose()) {
+            drainDeadlineNanos = System.nanoTime() + DRAIN_TIMEOUT_NANOS;
+            context.poller().awaitDrain(this);
+        } else {
+            finishTeardown();
+        }
+    }
+
+    /** Poller: destroys the QP and frees everything the connection held. */
+    void finishTeardown() {
+        if (!STATE.compareAndSet(this, CLOSING, CLOSED)) {
+            return;
+        }
+        context.unregister(this);
+        send.finishClose();
+        receive.releaseAll();
+        arena.close();
+        RdmaMetrics.CONNECTIONS.decrementAndGet();
+    }
+
+    /** The queue pair never connected: frees what the constructor allocated (the caller destroys the QP). */
+    void discardUnconnected() {
+        state = CLOSED;
+        arena.close();
+    }
+
+    boolean isClosed() {
+        return state == CLOSED;
+    }
+}

@@ -1,0 +1,118 @@
+package dev.rdmarpc.transport.rdma;
+
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Process-wide counters of the RDMA transport: which path each SEND took (inline, eager, rendezvous), bytes, credits,
+ * the shared receive queue, fallbacks to TCP and live verbs resources. Tests read {@link #snapshot()}; with Micrometer
+ * on the class path {@link #bindTo} publishes them as meters. Counting allocates nothing.
+ */
+public final class RdmaMetrics {
+    static final LongAdder INLINE_SENDS = new LongAdder();
+    static final LongAdder INLINE_BYTES = new LongAdder();
+    static final LongAdder EAGER_SENDS = new LongAdder();
+    static final LongAdder EAGER_BYTES = new LongAdder();
+    static final LongAdder RENDEZVOUS_SENDS = new LongAdder();
+    static final LongAdder RENDEZVOUS_BYTES = new LongAdder();
+    static final LongAdder RENDEZVOUS_READS = new LongAdder();
+    static final LongAdder RENDEZVOUS_READ_BYTES = new LongAdder();
+    static final LongAdder RECEIVES = new LongAdder();
+    static final LongAdder RECEIVE_BYTES = new LongAdder();
+    static final LongAdder CREDIT_STALLS = new LongAdder();
+    static final LongAdder CREDIT_UPDATES = new LongAdder();
+    static final LongAdder SRQ_LIMIT_EVENTS = new LongAdder();
+    static final LongAdder SRQ_POSTS = new LongAdder();
+    static final LongAdder COMPLETION_ERRORS = new LongAdder();
+    static final LongAdder UPGRADES = new LongAdder();
+    static final LongAdder FALLBACKS = new LongAdder();
+    static final LongAdder PROTOCOL_ERRORS = new LongAdder();
+    static final LongAdder POLLER_WAKEUPS = new LongAdder();
+    static final AtomicLong CONNECTIONS = new AtomicLong();
+    static final AtomicLong SLAB_REGIONS = new AtomicLong();
+    static final AtomicLong RENDEZVOUS_REGIONS = new AtomicLong();
+    static final AtomicLong BOUND_WINDOWS = new AtomicLong();
+    static final AtomicLong POSTED_RECEIVES = new AtomicLong();
+    static final AtomicLong MIN_POSTED_RECEIVES = new AtomicLong(Long.MAX_VALUE);
+    private static final ConcurrentHashMap<String, LongAdder> FALLBACK_REASONS = new ConcurrentHashMap<>();
+
+    private RdmaMetrics() {
+    }
+
+    /** A point-in-time copy of every counter. */
+    public record Snapshot(long inlineSends, long inlineBytes, long eagerSends, long eagerBytes, long rendezvousSends,
+                           long rendezvousBytes, long rendezvousReads, long rendezvousReadBytes, long receives,
+                           long receiveBytes, long creditStalls, long creditUpdates, long srqLimitEvents, long srqPosts,
+                           long completionErrors, long upgrades, long fallbacks, long protocolErrors, long connections,
+                           long slabRegions, long rendezvousRegions, long boundWindows, long postedReceives,
+                           long minPostedReceives, Map<String, Long> fallbackReasons) {
+        /** SENDs of any kind. */
+        public long sends() {
+            return inlineSends + eagerSends;
+        }
+
+        /** Counter differences {@code this - before} (gauges are taken from this snapshot). */
+        public Snapshot minus(Snapshot before) {
+            Map<String, Long> reasons = new TreeMap<>(fallbackReasons);
+            before.fallbackReasons.forEach((k, v) -> reasons.merge(k, -v, Long::sum));
+            return new Snapshot(inlineSends - before.inlineSends, inlineBytes - before.inlineBytes,
+                    eagerSends - before.eagerSends, eagerBytes - before.eagerBytes,
+                    rendezvousSends - before.rendezvousSends, rendezvousBytes - before.rendezvousBytes,
+                    rendezvousReads - before.rendezvousReads, rendezvousReadBytes - before.rendezvousReadBytes,
+                    receives - before.receives, receiveBytes - before.receiveBytes,
+                    creditStalls - before.creditStalls, creditUpdates - before.creditUpdates,
+                    srqLimitEvents - before.srqLimitEvents, srqPosts - before.srqPosts,
+                    completionErrors - before.completionErrors, upgrades - before.upgrades,
+                    fallbacks - before.fallbacks, protocolErrors - before.protocolErrors, connections, slabRegions,
+                    rendezvousRegions, boundWindows, postedReceives, minPostedReceives, Map.copyOf(reasons));
+        }
+    }
+
+    /** Every counter now. */
+    public static Snapshot snapshot() {
+        Map<String, Long> reasons = new TreeMap<>();
+        FALLBACK_REASONS.forEach((k, v) -> reasons.put(k, v.sum()));
+        long min = MIN_POSTED_RECEIVES.get();
+        return new Snapshot(INLINE_SENDS.sum(), INLINE_BYTES.sum(), EAGER_SENDS.sum(), EAGER_BYTES.sum(),
+                RENDEZVOUS_SENDS.sum(), RENDEZVOUS_BYTES.sum(), RENDEZVOUS_READS.sum(), RENDEZVOUS_READ_BYTES.sum(),
+                RECEIVES.sum(), RECEIVE_BYTES.sum(), CREDIT_STALLS.sum(), CREDIT_UPDATES.sum(), SRQ_LIMIT_EVENTS.sum(),
+                SRQ_POSTS.sum(), COMPLETION_ERRORS.sum(), UPGRADES.sum(), FALLBACKS.sum(), PROTOCOL_ERRORS.sum(),
+                CONNECTIONS.get(), SLAB_REGIONS.get(), RENDEZVOUS_REGIONS.get(), BOUND_WINDOWS.get(),
+                POSTED_RECEIVES.get(), min == Long.MAX_VALUE ? -1 : min, Map.copyOf(reasons));
+    }
+
+    /** Starts a new low-water mark of posted SRQ receives (tests reset it before a burst). */
+    public static void resetLowWaterMark() {
+        MIN_POSTED_RECEIVES.set(POSTED_RECEIVES.get());
+    }
+
+    /**
+     * Publishes the counters on a Micrometer {@code MeterRegistry} as {@code rdmarpc.rdma.*} function counters and
+     * gauges (needs micrometer-core on the class path).
+     */
+    public static void bindTo(io.micrometer.core.instrument.MeterRegistry registry) {
+        MicrometerBinding.bind(registry);
+    }
+
+    static void fallback(String reasonKey) {
+        FALLBACKS.increment();
+        FALLBACK_REASONS.computeIfAbsent(reasonKey, k -> new LongAdder()).increment();
+    }
+
+    static void postedReceives(long posted) {
+        POSTED_RECEIVES.set(posted);
+        long min;
+        while (posted < (min = MIN_POSTED_RECEIVES.get())) {
+            if (MIN_POSTED_RECEIVES.compareAndSet(min, posted)) {
+                break;
+            }
+        }
+    }
+
+    static Map<String, LongAdder> fallbackReasons() {
+        return FALLBACK_REASONS;
+    }
+}

@@ -1,0 +1,170 @@
+package dev.rdmarpc.transport.rdma;
+
+import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.transport.rdma.verbs.AccessFlags;
+import dev.rdmarpc.transport.rdma.verbs.MemoryRegion;
+import dev.rdmarpc.transport.rdma.verbs.MemoryWindow;
+import dev.rdmarpc.transport.rdma.verbs.ProtectionDomain;
+
+import java.util.ArrayDeque;
+
+/**
+ * The sender's side of rendezvous: buffers a peer may RDMA-READ, each until its FIN. With type-2 memory windows (the
+ * default where the device has them) every grant binds a window of this queue pair over exactly the payload, with a
+ * fresh rkey, and the FIN is followed by a LOCAL_INV before the buffer is released; without them every grant
+ * registers a region over the payload and deregisters it on FIN. Either way no rkey reads anything after its FIN.
+ * Guarded by the endpoint's send lock.
+ */
+final class RendezvousGrants {
+    /** One buffer offered by an RTS. */
+    static final class Grant {
+        int token;
+        int streamId;
+        SlabBuffer buffer;
+        int rkey;
+        Window window;
+        MemoryRegion region;
+        /** Whether its BIND_MW still waits for room on the send queue. */
+        boolean bindPending;
+    }
+
+    /** A type-2 window and the rkey of its last bind. */
+    static final class Window {
+        final MemoryWindow mw;
+        int rkey;
+
+        Window(MemoryWindow mw) {
+            this.mw = mw;
+            this.rkey = mw.rkey();
+        }
+
+    }
+
+    private final ProtectionDomain pd;
+    private final boolean windows;
+    private final ArrayDeque<Window> freeWindows = new ArrayDeque<>();
+    private final ArrayDeque<Window> allWindows = new ArrayDeque<>();
+    private final ArrayDeque<Grant> freeGrants = new ArrayDeque<>();
+    private Grant[] table = new Grant[64];
+    private int nextToken = 1;
+    private int open;
+
+    RendezvousGrants(ProtectionDomain pd, boolean windows) {
+        this.pd = pd;
+        this.windows = windows;
+    }
+
+    /** Whether grants are memory windows (else regions). */
+    boolean usesWindows() {
+        return windows;
+    }
+
+    /** Grants currently open. */
+    int open() {
+        return open;
+    }
+
+    /**
+     * Opens a grant over {@code length} bytes at {@code offset} of {@code source} (retained until {@link #release}).
+     * With windows the caller must post the grant's BIND_MW before the RTS naming it.
+     */
+    Grant open(SlabBuffer source, long offset, int length, int streamId) {
+        Grant g = freeGrants.pollLast();
+        if (g == null) {
+            g = new Grant();
+        }
+        g.token = nextToken++;
+        if (nextToken == 0) {
+            nextToken = 1;
+        }
+        g.streamId = streamId;
+        g.buffer = source.retainedSlice(offset, length);
+        try {
+            if (windows) {
+                Window w = freeWindows.pollLast();
+                if (w == null) {
+                    w = new Window(pd.allocMemoryWindow(MemoryWindow.TYPE_2));
+                    allWindows.add(w);
+                }
+                w.rkey = MemoryWindow.nextRkey(w.rkey);
+                g.window = w;
+                g.rkey = w.rkey;
+                g.bindPending = true;
+                RdmaMetrics.BOUND_WINDOWS.incrementAndGet();
+            } else {
+                g.region = pd.registerMemory(g.buffer.segment(), AccessFlags.REMOTE_READ);
+                g.rkey = g.region.rkey();
+                RdmaMetrics.RENDEZVOUS_REGIONS.incrementAndGet();
+            }
+        } catch (RuntimeException e) {
+            g.buffer.release();
+            g.buffer = null;
+            freeGrants.add(g);
+            throw e;
+        }
+        insert(g);
+        open++;
+        return g;
+    }
+
+    /** Removes and returns the grant a FIN names, or null if this side has no such grant on that stream. */
+    Grant take(int token, int streamId) {
+        int i = token & (table.length - 1);
+        Grant g = table[i];
+        if (g == null || g.token != token || g.streamId != streamId) {
+            return null;
+        }
+        table[i] = null;
+        return g;
+    }
+
+    /** Ends a taken grant: deregisters its region (windows are invalidated by the caller first) and frees the buffer. */
+    void release(Grant g) {
+        if (g.window != null) {
+            freeWindows.add(g.window);
+            g.window = null;
+            RdmaMetrics.BOUND_WINDOWS.decrementAndGet();
+        }
+        if (g.region != null) {
+            g.region.close();
+            g.region = null;
+            RdmaMetrics.RENDEZVOUS_REGIONS.decrementAndGet();
+        }
+        if (g.buffer != null) {
+            g.buffer.release();
+            g.buffer = null;
+        }
+        g.bindPending = false;
+        open--;
+        freeGrants.add(g);
+    }
+
+    /** Connection teardown, after the queue pair is destroyed: ends every grant and frees the windows. */
+    void releaseAll() {
+        for (int i = 0; i < table.length; i++) {
+            Grant g = table[i];
+            if (g != null) {
+                table[i] = null;
+                release(g);
+            }
+        }
+        for (Window w : allWindows) {
+            w.mw.close();
+        }
+        allWindows.clear();
+        freeWindows.clear();
+    }
+
+    private void insert(Grant g) {
+        while (table[g.token & (table.length - 1)] != null) {
+            Grant[] old = table;
+            table = new Grant[old.length * 2];
+            for (Grant o : old) {
+                if (o != null) {
+                    table[o.token & (table.length - 1)] = o;
+                }
+            }
+        }
+        table[g.token & (table.length - 1)] = g;
+    }
+}

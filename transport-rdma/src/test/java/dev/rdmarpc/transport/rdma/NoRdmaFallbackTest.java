@@ -1,0 +1,74 @@
+package dev.rdmarpc.transport.rdma;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.rdmarpc.core.CallOptions;
+import dev.rdmarpc.core.ClientCalls;
+import dev.rdmarpc.core.RpcChannel;
+import dev.rdmarpc.core.RpcServer;
+import dev.rdmarpc.core.StatusException;
+import dev.rdmarpc.core.TransportMode;
+import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.transport.rdma.verbs.DeviceList;
+import dev.rdmarpc.transport.rdma.verbs.Verbs;
+
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * On a machine without RDMA (ENOSYS, no device) the upgrader is on the class path, says no at once, logs why once and
+ * counts it; calls run over TCP, and a channel that insists on RDMA fails with a clear status.
+ */
+class NoRdmaFallbackTest {
+
+    private static void assumeNoRdma() {
+        try (DeviceList list = Verbs.deviceList()) {
+            assumeTrue(list.isEmpty(), "this machine has an RDMA device; the fallback is covered by the rdma tests");
+        }
+    }
+
+    @Test
+    void upgraderSaysNoFastAndCountsTheReason() {
+        assumeNoRdma();
+        RdmaConnectionUpgrader up = new RdmaConnectionUpgrader();
+        assertEquals("rdma", up.name());
+        assertEquals(1, up.capabilityId());
+        long before = RdmaMetrics.snapshot().fallbacks();
+        long t0 = System.nanoTime();
+        for (int i = 0; i < 100; i++) {
+            assertNull(up.prepare(null, SlabPool.shared(), i % 2 == 0));
+        }
+        long micros = (System.nanoTime() - t0) / 1000 / 100;
+        RdmaMetrics.Snapshot s = RdmaMetrics.snapshot();
+        assertEquals(before + 100, s.fallbacks());
+        assertTrue(s.fallbackReasons().getOrDefault(Fallbacks.NO_DEVICE, 0L) >= 100, s.toString());
+        assertTrue(micros < 1000, "prepare returns null fast: " + micros + " µs per call");
+    }
+
+    @Test
+    void callsStayOnTcpAndForcedRdmaFailsClearly() throws Exception {
+        assumeNoRdma();
+        EchoService service = new EchoService();
+        RpcServer server = RpcServer.forPort(0).addService(service.definition()).build().start();
+        try (RpcChannel auto = RpcChannel.forAddress("127.0.0.1", server.getPort()).build();
+             RpcChannel forced = RpcChannel.forAddress("127.0.0.1", server.getPort()).transportMode(TransportMode.RDMA).build()) {
+            long before = RdmaMetrics.snapshot().fallbacks();
+            byte[] req = Bytes.pattern(4096, 3);
+            assertArrayEquals(req, ClientCalls.blockingUnaryCall(auto, EchoService.ECHO,
+                    CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), req));
+            assertEquals("tcp", auto.currentTransport());
+            assertTrue(RdmaMetrics.snapshot().fallbacks() > before, "the client's fallback was counted");
+            StatusException e = assertThrows(StatusException.class, () -> ClientCalls.blockingUnaryCall(forced,
+                    EchoService.ECHO, CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), req));
+            assertTrue(e.getStatus().getDescription().contains("RDMA"), e.getStatus().toString());
+        } finally {
+            server.shutdownNow();
+            server.awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+}

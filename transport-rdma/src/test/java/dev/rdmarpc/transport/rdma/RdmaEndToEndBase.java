@@ -1,0 +1,88 @@
+package dev.rdmarpc.transport.rdma;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.rdmarpc.core.CallOptions;
+import dev.rdmarpc.core.ClientCalls;
+import dev.rdmarpc.core.RpcChannel;
+import dev.rdmarpc.core.RpcServer;
+import dev.rdmarpc.core.TransportMode;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+
+/**
+ * A server and channels through rdmarpc's public API over the RDMA transport, in one JVM (both sides share the
+ * device context: one CQ, one SRQ). Every test must leave slab buffers, memory regions, windows and queue pairs as
+ * it found them ({@link RdmaTests.Baseline}).
+ */
+abstract class RdmaEndToEndBase {
+    static final int MAX_MESSAGE = 80 << 20;
+
+    final EchoService service = new EchoService();
+    final List<RpcChannel> channels = new ArrayList<>();
+    RpcServer server;
+    RdmaTests.Baseline baseline;
+
+    @BeforeAll
+    static void openDevice() {
+        RdmaTests.context();
+    }
+
+    @BeforeEach
+    void captureBaseline() {
+        RdmaTests.await(10_000, () -> RdmaMetrics.snapshot().connections() == 0, () -> "connections of an earlier test");
+        baseline = RdmaTests.Baseline.now();
+    }
+
+    @AfterEach
+    void closeAndCheckBaseline() throws InterruptedException {
+        for (RpcChannel c : channels) {
+            c.shutdownNow();
+        }
+        for (RpcChannel c : channels) {
+            c.awaitTermination(RdmaTests.timeout(5_000), TimeUnit.MILLISECONDS);
+        }
+        if (server != null) {
+            server.shutdownNow();
+            server.awaitTermination(RdmaTests.timeout(5_000), TimeUnit.MILLISECONDS);
+        }
+        baseline.await();
+    }
+
+    RpcServer startServer(UnaryOperator<RpcServer.Builder> customize) throws IOException {
+        server = customize.apply(RpcServer.forPort(0).addService(service.definition()).maxInboundMessageSize(MAX_MESSAGE))
+                .build().start();
+        return server;
+    }
+
+    RpcServer startServer() throws IOException {
+        return startServer(b -> b);
+    }
+
+    RpcChannel channel(UnaryOperator<RpcChannel.Builder> customize) {
+        RpcChannel c = customize.apply(RpcChannel.forAddress("127.0.0.1", server.getPort())
+                .maxInboundMessageSize(MAX_MESSAGE).transportMode(TransportMode.RDMA)).build();
+        channels.add(c);
+        return c;
+    }
+
+    RpcChannel channel() {
+        return channel(b -> b);
+    }
+
+    static byte[] echo(RpcChannel channel, byte[] request, long timeoutMillis) {
+        return ClientCalls.blockingUnaryCall(channel, EchoService.ECHO,
+                CallOptions.DEFAULT.withDeadlineAfter(RdmaTests.timeout(timeoutMillis), TimeUnit.MILLISECONDS), request);
+    }
+
+    static void assertRdma(RpcChannel channel) {
+        assertEquals("rdma", channel.currentTransport(), "the channel's transport");
+    }
+}

@@ -1,0 +1,157 @@
+package dev.rdmarpc.transport.rdma;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.rdmarpc.core.buffer.SlabPool;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
+/**
+ * Settings and helpers of the RDMA-tagged end-to-end tests. Unless given with -D, the transport runs in event mode
+ * ({@code spinMicros=0}: busy polling crawls in the emulated guest) with a small SRQ (128) and 32 credits per
+ * connection, so a few connections already oversubscribe the SRQ. {@code rdmarpc.test.timeoutScale} (30 in the guest)
+ * multiplies every timeout.
+ */
+final class RdmaTests {
+    static final long TIMEOUT_SCALE = Long.getLong("rdmarpc.test.timeoutScale", 1);
+
+    static {
+        setDefault("rdmarpc.rdma.spinMicros", "0");
+        setDefault("rdmarpc.rdma.srqDepth", "128");
+        setDefault("rdmarpc.rdma.credits", "32");
+    }
+
+    private RdmaTests() {
+    }
+
+    private static void setDefault(String key, String value) {
+        if (System.getProperty(key) == null) {
+            System.setProperty(key, value);
+        }
+    }
+
+    /** Makes sure the defaults above are in place before the device context opens. */
+    static void init() {
+    }
+
+    /** {@code baseMillis} scaled for the environment. */
+    static long timeout(long baseMillis) {
+        return baseMillis * TIMEOUT_SCALE;
+    }
+
+    static void log(String message) {
+        System.out.println("[rdma] " + message);
+    }
+
+    /** Waits until {@code condition} holds, failing with {@code what()} after {@code millis} (scaled). */
+    static void await(long millis, BooleanSupplier condition, java.util.function.Supplier<String> what) {
+        long deadline = System.nanoTime() + timeout(millis) * 1_000_000L;
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                fail("timed out after " + timeout(millis) + " ms: " + what.get());
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                fail("interrupted");
+            }
+        }
+    }
+
+    /** The shared device context, opened now; fails (never skips) when there is no device: RDMA tests were asked for. */
+    static RdmaDeviceContext context() {
+        init();
+        try {
+            return RdmaDeviceContext.shared();
+        } catch (DeviceSelector.Unavailable e) {
+            return fail("no usable RDMA device: " + e.getMessage());
+        }
+    }
+
+    /** What must be back after every test: slab buffers, memory regions = slabs, no window or grant region, no QP. */
+    record Baseline(long buffers) {
+        static Baseline now() {
+            return new Baseline(SlabPool.shared().inUseBuffers());
+        }
+
+        boolean reached() {
+            RdmaMetrics.Snapshot s = RdmaMetrics.snapshot();
+            RdmaDeviceContext c = RdmaDeviceContext.sharedIfOpen();
+            return SlabPool.shared().inUseBuffers() == buffers && s.connections() == 0 && s.boundWindows() == 0
+                    && s.rendezvousRegions() == 0 && s.slabRegions() == SlabPool.shared().slabCount()
+                    && (c == null || c.postedReceives() == c.srqDepth());
+        }
+
+        String describe() {
+            RdmaMetrics.Snapshot s = RdmaMetrics.snapshot();
+            RdmaDeviceContext c = RdmaDeviceContext.sharedIfOpen();
+            return "slab buffers in use " + SlabPool.shared().inUseBuffers() + " (baseline " + buffers + "), RDMA connections "
+                    + s.connections() + ", bound windows " + s.boundWindows() + ", rendezvous regions "
+                    + s.rendezvousRegions() + ", slab regions " + s.slabRegions() + " for " + SlabPool.shared().slabCount()
+                    + " slabs, SRQ posted " + (c == null ? "-" : c.postedReceives() + "/" + c.srqDepth()) + "; "
+                    + SlabPool.shared().describeLiveBuffers();
+        }
+
+        void await() {
+            RdmaTests.await(20_000, this::reached, this::describe);
+        }
+    }
+
+    /** Collects log records of the transport and core while open. */
+    static final class LogCapture extends Handler implements AutoCloseable {
+        private final List<Logger> loggers = new ArrayList<>();
+        private final List<String> messages = new ArrayList<>();
+
+        LogCapture() {
+            for (String name : List.of("dev.rdmarpc.transport.rdma", "dev.rdmarpc.core.Connection", "dev.rdmarpc.transport.tcp")) {
+                Logger l = Logger.getLogger(name);
+                l.addHandler(this);
+                loggers.add(l);
+            }
+        }
+
+        @Override
+        public synchronized void publish(LogRecord r) {
+            String msg = r.getMessage();
+            if (r.getParameters() != null) {
+                msg = java.text.MessageFormat.format(msg, r.getParameters());
+            }
+            messages.add(r.getLevel() + " " + msg);
+        }
+
+        synchronized List<String> messages() {
+            return List.copyOf(messages);
+        }
+
+        /** Whether a captured message contains every one of {@code parts}. */
+        boolean contains(String... parts) {
+            for (String m : messages()) {
+                boolean all = true;
+                for (String p : parts) {
+                    all &= m.contains(p);
+                }
+                if (all) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+            for (Logger l : loggers) {
+                l.removeHandler(this);
+            }
+        }
+    }
+}
