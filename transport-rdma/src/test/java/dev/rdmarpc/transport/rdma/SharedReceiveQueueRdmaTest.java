@@ -1,0 +1,115 @@
+package dev.rdmarpc.transport.rdma;
+
+import static dev.rdmarpc.transport.rdma.RdmaTests.log;
+import static dev.rdmarpc.transport.rdma.RdmaTests.timeout;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.rdmarpc.core.CallOptions;
+import dev.rdmarpc.core.ClientCalls;
+import dev.rdmarpc.core.RpcChannel;
+import dev.rdmarpc.core.StreamObserver;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Many queue pairs on the device's one SRQ: 100 concurrent calls over 4 connections, and a burst of SENDs larger than
+ * the whole SRQ while it is not refilled, so senders meet an empty SRQ and live on RNR retry until it is: nothing is
+ * lost.
+ */
+@Tag("rdma")
+class SharedReceiveQueueRdmaTest extends RdmaEndToEndBase {
+
+    private static CallOptions deadline(long ms) {
+        return CallOptions.DEFAULT.withDeadlineAfter(timeout(ms), TimeUnit.MILLISECONDS);
+    }
+
+    @Test
+    void hundredConcurrentCallsOverFourConnections() throws Exception {
+        startServer();
+        List<RpcChannel> chs = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            RpcChannel ch = channel();
+            echo(ch, new byte[1], 10_000);
+            assertRdma(ch);
+            chs.add(ch);
+        }
+        RdmaDeviceContext ctx = RdmaTests.context();
+        assertEquals(8, RdmaMetrics.snapshot().connections(), "4 client + 4 server queue pairs on one SRQ");
+        RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
+        List<CompletableFuture<byte[]>> calls = new ArrayList<>();
+        List<byte[]> requests = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            int size = i % 10 == 9 ? 100_000 : i % 2 == 0 ? 100 : 3000;
+            byte[] req = Bytes.pattern(size, i);
+            requests.add(req);
+            calls.add(ClientCalls.futureUnaryCall(chs.get(i % 4).newCall(EchoService.ECHO, deadline(60_000)), req));
+        }
+        for (int i = 0; i < 100; i++) {
+            assertEquals(-1, Bytes.mismatch(requests.get(i), calls.get(i).get(timeout(60_000), TimeUnit.MILLISECONDS)),
+                    "call " + i);
+        }
+        RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
+        log("100 concurrent calls over 4 connections, SRQ depth " + ctx.srqDepth() + ": " + d);
+        assertTrue(d.inlineSends() > 0 && d.eagerSends() > 0 && d.rendezvousSends() >= 20, d.toString());
+        assertEquals(0, d.completionErrors());
+    }
+
+    @Test
+    void aBurstLargerThanTheSrqLosesNothing() throws Exception {
+        startServer();
+        RpcChannel a = channel();
+        RpcChannel b = channel();
+        echo(a, new byte[1], 10_000);
+        echo(b, new byte[1], 10_000);
+        RdmaDeviceContext ctx = RdmaTests.context();
+        int depth = ctx.srqDepth();
+        int perStream = depth; // two streams: twice the SRQ's receives, plus the replies
+        RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
+        CompletableFuture<Void> paused = new CompletableFuture<>();
+        ctx.poller().execute(() -> {
+            ctx.pauseRefill(true);
+            RdmaMetrics.resetLowWaterMark();
+            paused.complete(null);
+        });
+        paused.get(timeout(5_000), TimeUnit.MILLISECONDS);
+        List<CompletableFuture<byte[]>> results = new ArrayList<>();
+        int[] xor = new int[2];
+        int i = 0;
+        for (RpcChannel ch : List.of(a, b)) {
+            CompletableFuture<byte[]> result = new CompletableFuture<>();
+            StreamObserver<byte[]> req = ClientCalls.asyncClientStreamingCall(ch.newCall(EchoService.COUNT, deadline(120_000)),
+                    StreamingRdmaTest.observer(result));
+            for (int k = 0; k < perStream; k++) {
+                byte[] m = Bytes.pattern(200 + k % 3000, k);
+                for (byte x : m) {
+                    xor[i] ^= x;
+                }
+                req.onNext(m);
+            }
+            req.onCompleted();
+            results.add(result);
+            i++;
+        }
+        RdmaTests.await(60_000, () -> RdmaMetrics.snapshot().minPostedReceives() == 0,
+                () -> "the SRQ ran empty: " + RdmaMetrics.snapshot());
+        log("SRQ empty; senders are on RNR retry. Holding it empty a moment.");
+        Thread.sleep(timeout(100));
+        assertTrue(results.stream().noneMatch(CompletableFuture::isDone), "nothing can finish with the SRQ empty");
+        ctx.poller().execute(() -> ctx.pauseRefill(false));
+        for (int s = 0; s < 2; s++) {
+            byte[] r = results.get(s).get(timeout(120_000), TimeUnit.MILLISECONDS);
+            assertEquals(perStream, Bytes.intAt(r, 0), "every message of stream " + s + " arrived");
+            assertEquals(xor[s], Bytes.intAt(r, 2), "content of stream " + s);
+        }
+        RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
+        log("burst of " + 2 * perStream + " messages against an SRQ of " + depth + ": " + d);
+        assertEquals(0, d.completionErrors(), "no RNR retry ran out");
+        assertTrue(d.srqLimitEvents() >= 1, "the SRQ limit event fired: " + d);
+    }
+}
