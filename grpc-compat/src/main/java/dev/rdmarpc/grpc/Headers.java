@@ -1,0 +1,91 @@
+package dev.rdmarpc.grpc;
+
+import io.grpc.InternalMetadata;
+import io.grpc.Metadata;
+import io.grpc.internal.GrpcUtil;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Set;
+
+/**
+ * Converts metadata between grpc and rdmarpc. Values of {@code -bin} keys stay raw bytes both ways
+ * (grpc's internal serialized form is raw; only HTTP/2 base64-encodes them). Headers that grpc
+ * keeps in metadata but that rdmarpc's protocol carries itself, or that name a compression rdmarpc
+ * does not do, are left out.
+ */
+final class Headers {
+    /** No exclusions. */
+    static final Set<String> NONE = Set.of();
+
+    /** Request headers not sent: the deadline travels in HEADERS; compression is never negotiated. */
+    static final Set<String> REQUEST_EXCLUDED = Set.of(
+            GrpcUtil.TIMEOUT, GrpcUtil.MESSAGE_ENCODING, GrpcUtil.MESSAGE_ACCEPT_ENCODING,
+            GrpcUtil.CONTENT_ENCODING, GrpcUtil.CONTENT_ACCEPT_ENCODING,
+            "content-type", "te", "user-agent");
+
+    /** Response headers and trailers not sent (status travels in TRAILERS; no compression). */
+    static final Set<String> RESPONSE_EXCLUDED = Set.of(
+            GrpcUtil.MESSAGE_ENCODING, GrpcUtil.MESSAGE_ACCEPT_ENCODING,
+            GrpcUtil.CONTENT_ENCODING, GrpcUtil.CONTENT_ACCEPT_ENCODING,
+            "content-type", "grpc-status", "grpc-message");
+
+    /** Received request headers that must not reach grpc's server: the deadline is re-added from HEADERS. */
+    static final Set<String> RECEIVED_REQUEST_EXCLUDED = Set.of(
+            GrpcUtil.TIMEOUT, GrpcUtil.MESSAGE_ENCODING, GrpcUtil.MESSAGE_ACCEPT_ENCODING,
+            GrpcUtil.CONTENT_ENCODING, GrpcUtil.CONTENT_ACCEPT_ENCODING);
+
+    private Headers() {
+    }
+
+    /**
+     * grpc metadata as rdmarpc metadata, without the excluded keys.
+     *
+     * @throws IllegalArgumentException if a key or an ASCII value is not allowed by the protocol
+     */
+    static dev.rdmarpc.core.Metadata toCore(Metadata grpc, Set<String> excluded) {
+        dev.rdmarpc.core.Metadata out = new dev.rdmarpc.core.Metadata();
+        if (grpc == null || InternalMetadata.headerCount(grpc) == 0) {
+            return out;
+        }
+        byte[][] kv = InternalMetadata.serialize(grpc);
+        for (int i = 0; i + 1 < kv.length; i += 2) {
+            if (kv[i] == null) {
+                break;
+            }
+            String name = new String(kv[i], StandardCharsets.US_ASCII);
+            if (!excluded.contains(name)) {
+                out.putRaw(name, kv[i + 1]);
+            }
+        }
+        return out;
+    }
+
+    /** rdmarpc metadata as grpc metadata, without the excluded keys. */
+    static Metadata toGrpc(dev.rdmarpc.core.Metadata md, Set<String> excluded) {
+        int n = md == null ? 0 : md.size();
+        if (n == 0) {
+            return new Metadata();
+        }
+        byte[][] kv = new byte[n * 2][];
+        int used = 0;
+        for (int i = 0; i < n; i++) {
+            String name = md.nameAt(i);
+            if (excluded.contains(name)) {
+                continue;
+            }
+            kv[used * 2] = name.getBytes(StandardCharsets.US_ASCII);
+            kv[used * 2 + 1] = md.rawValueAt(i);
+            used++;
+        }
+        return InternalMetadata.newMetadata(used, kv);
+    }
+
+    /** Size of metadata as grpc counts it against {@code maxInboundMetadataSize} (RFC 7540 §6.5.2). */
+    static long size(dev.rdmarpc.core.Metadata md) {
+        long size = 0;
+        for (int i = 0; i < md.size(); i++) {
+            size += 32 + md.nameAt(i).length() + md.rawValueAt(i).length;
+        }
+        return size;
+    }
+}

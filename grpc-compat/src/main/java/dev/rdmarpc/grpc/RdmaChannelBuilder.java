@@ -1,0 +1,188 @@
+package dev.rdmarpc.grpc;
+
+import dev.rdmarpc.core.TransportMode;
+import io.grpc.ForwardingChannelBuilder2;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.internal.ClientTransportFactory;
+import io.grpc.internal.GrpcUtil;
+import io.grpc.internal.ManagedChannelImplBuilder;
+
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A grpc {@link io.grpc.ManagedChannelBuilder} whose channels carry calls over rdmarpc (RDMA when
+ * both sides can, TCP otherwise) instead of HTTP/2: the drop-in replacement for
+ * {@code NettyChannelBuilder}. Name resolution, load balancing, retries, interceptors, deadlines
+ * and idle mode are grpc's own; each grpc transport is one rdmarpc connection.
+ *
+ * <p>Not carried: TLS, message compression (calls always travel uncompressed; requests with a
+ * compressor set succeed uncompressed), HTTP CONNECT proxies, and, until rdmarpc core can send a
+ * PING and await its ACK, client keepalive pings (the settings are accepted and kept).
+ */
+public final class RdmaChannelBuilder extends ForwardingChannelBuilder2<RdmaChannelBuilder> {
+    private final ManagedChannelImplBuilder delegate;
+    private TransportMode transportMode = TransportMode.AUTO;
+    private int maxInboundMessageSize = GrpcUtil.DEFAULT_MAX_MESSAGE_SIZE;
+    private int maxInboundMetadataSize = GrpcUtil.DEFAULT_MAX_HEADER_LIST_SIZE;
+    private int flowControlWindow;
+    private long connectTimeoutMillis = 20_000;
+    private long keepAliveTimeNanos = GrpcUtil.KEEPALIVE_TIME_NANOS_DISABLED;
+    private long keepAliveTimeoutNanos = GrpcUtil.DEFAULT_KEEPALIVE_TIMEOUT_NANOS;
+    private boolean keepAliveWithoutCalls;
+
+    private RdmaChannelBuilder(String target) {
+        this.delegate = new ManagedChannelImplBuilder(target, this::buildTransportFactory,
+                () -> GrpcUtil.DEFAULT_PORT_PLAINTEXT);
+        init();
+    }
+
+    private RdmaChannelBuilder(SocketAddress address) {
+        String authority = address instanceof InetSocketAddress inet
+                ? GrpcUtil.authorityFromHostAndPort(inet.getHostString(), inet.getPort())
+                : address.toString();
+        this.delegate = new ManagedChannelImplBuilder(address, authority, this::buildTransportFactory,
+                () -> GrpcUtil.DEFAULT_PORT_PLAINTEXT);
+        init();
+    }
+
+    private void init() {
+        // A proxy would be an HTTP CONNECT tunnel: not for rdmarpc connections.
+        delegate.proxyDetector(GrpcUtil.NOOP_PROXY_DETECTOR);
+    }
+
+    /** A channel to {@code host:port}, resolved by grpc's default name resolver (DNS). */
+    public static RdmaChannelBuilder forAddress(String host, int port) {
+        return forTarget(GrpcUtil.authorityFromHostAndPort(host, port));
+    }
+
+    /** A channel to one socket address, without name resolution. */
+    public static RdmaChannelBuilder forAddress(SocketAddress address) {
+        return new RdmaChannelBuilder(Objects.requireNonNull(address, "address"));
+    }
+
+    /**
+     * A channel to a grpc target: {@code "host:port"}, {@code "dns:///host:port"}, or any scheme of a
+     * registered name resolver (for example a static list of addresses).
+     */
+    public static RdmaChannelBuilder forTarget(String target) {
+        return new RdmaChannelBuilder(Objects.requireNonNull(target, "target"));
+    }
+
+    @Override
+    protected ManagedChannelBuilder<?> delegate() {
+        return delegate;
+    }
+
+    /** AUTO (default): RDMA when both sides can, TCP otherwise; RDMA or TCP forces one. */
+    public RdmaChannelBuilder transportMode(TransportMode mode) {
+        this.transportMode = Objects.requireNonNull(mode, "mode");
+        return this;
+    }
+
+    /** Per-stream receive window in bytes (at least 64 KiB; default: rdmarpc's, 2 MiB). */
+    public RdmaChannelBuilder flowControlWindow(int bytes) {
+        if (bytes < 64 * 1024) {
+            throw new IllegalArgumentException("flowControlWindow must be at least 64 KiB, got " + bytes);
+        }
+        this.flowControlWindow = bytes;
+        return this;
+    }
+
+    /** Time allowed to connect and exchange HELLO (default 20 s). */
+    public RdmaChannelBuilder connectTimeout(long timeout, TimeUnit unit) {
+        if (timeout <= 0) {
+            throw new IllegalArgumentException("connect timeout must be positive");
+        }
+        this.connectTimeoutMillis = Math.max(1, unit.toMillis(timeout));
+        return this;
+    }
+
+    /** Largest response message accepted (default 4 MiB); larger ones fail with RESOURCE_EXHAUSTED. */
+    @Override
+    public RdmaChannelBuilder maxInboundMessageSize(int bytes) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("maxInboundMessageSize must be >= 0");
+        }
+        this.maxInboundMessageSize = bytes;
+        return this;
+    }
+
+    /** Largest response headers or trailers accepted, as grpc measures them (default 8 KiB). */
+    @Override
+    public RdmaChannelBuilder maxInboundMetadataSize(int bytes) {
+        if (bytes <= 0) {
+            throw new IllegalArgumentException("maxInboundMetadataSize must be > 0");
+        }
+        this.maxInboundMetadataSize = bytes;
+        return this;
+    }
+
+    /** Accepted for compatibility: rdmarpc connections are always plaintext. */
+    @Override
+    public RdmaChannelBuilder usePlaintext() {
+        return this;
+    }
+
+    /** Not supported: rdmarpc has no TLS. */
+    @Override
+    public RdmaChannelBuilder useTransportSecurity() {
+        throw new UnsupportedOperationException("rdmarpc connections carry no TLS");
+    }
+
+    /** Kept for compatibility; pings are not sent until rdmarpc core can send one (see the class comment). */
+    @Override
+    public RdmaChannelBuilder keepAliveTime(long time, TimeUnit unit) {
+        if (time <= 0) {
+            throw new IllegalArgumentException("keepalive time must be positive");
+        }
+        this.keepAliveTimeNanos = unit.toNanos(time);
+        return this;
+    }
+
+    /** Kept for compatibility; see {@link #keepAliveTime}. */
+    @Override
+    public RdmaChannelBuilder keepAliveTimeout(long timeout, TimeUnit unit) {
+        if (timeout <= 0) {
+            throw new IllegalArgumentException("keepalive timeout must be positive");
+        }
+        this.keepAliveTimeoutNanos = unit.toNanos(timeout);
+        return this;
+    }
+
+    /** Kept for compatibility; see {@link #keepAliveTime}. */
+    @Override
+    public RdmaChannelBuilder keepAliveWithoutCalls(boolean enable) {
+        this.keepAliveWithoutCalls = enable;
+        return this;
+    }
+
+    /** grpc's census stats interceptor on or off (tests use their own, as with grpc's transports). */
+    void setStatsEnabled(boolean enabled) {
+        delegate.setStatsEnabled(enabled);
+    }
+
+    /** grpc's census tracing interceptor on or off. */
+    void setTracingEnabled(boolean enabled) {
+        delegate.setTracingEnabled(enabled);
+    }
+
+    long keepAliveTimeNanos() {
+        return keepAliveTimeNanos;
+    }
+
+    long keepAliveTimeoutNanos() {
+        return keepAliveTimeoutNanos;
+    }
+
+    boolean keepAliveWithoutCalls() {
+        return keepAliveWithoutCalls;
+    }
+
+    private ClientTransportFactory buildTransportFactory() {
+        return new RdmaClientTransportFactory(new ClientSettings(transportMode, maxInboundMessageSize,
+                maxInboundMetadataSize, flowControlWindow, connectTimeoutMillis));
+    }
+}

@@ -1,0 +1,316 @@
+package dev.rdmarpc.grpc;
+
+import dev.rdmarpc.core.ClientCall;
+import io.grpc.Attributes;
+import io.grpc.CallOptions;
+import io.grpc.Compressor;
+import io.grpc.Deadline;
+import io.grpc.DecompressorRegistry;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.grpc.internal.ClientStream;
+import io.grpc.internal.ClientStreamListener;
+import io.grpc.internal.ClientStreamListener.RpcProgress;
+import io.grpc.internal.GrpcUtil;
+import io.grpc.internal.InsightBuilder;
+import io.grpc.internal.StatsTraceContext;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A grpc client stream carried by one rdmarpc {@link ClientCall}: grpc's messages pass through as
+ * serialized streams, its metadata, deadline and cancellation map onto rdmarpc's, and the rdmarpc
+ * call's callbacks (delivered one at a time, see {@link Deliveries}) become stream-listener calls.
+ */
+final class RdmaClientStream implements ClientStream {
+    private final RdmaClientTransport transport;
+    private final MethodDescriptor<?, ?> method;
+    private final Metadata headers;
+    private final boolean countsForInUse;
+    private final StatsTraceContext stats;
+    private final AtomicBoolean listenerClosed = new AtomicBoolean();
+
+    private volatile Deadline deadline;
+    private volatile int maxInboundMessageSize = -1;
+    private volatile int maxOutboundMessageSize = -1;
+    private volatile Status cancelReason;
+    private volatile ClientCall<InputStream, InputStream> call;
+    private volatile boolean registered;
+    private ClientStreamListener listener;
+    private int outboundSeqNo;
+    private int inboundSeqNo;
+
+    RdmaClientStream(RdmaClientTransport transport, MethodDescriptor<?, ?> method, Metadata headers,
+                     CallOptions callOptions, StatsTraceContext stats) {
+        this.transport = transport;
+        this.method = method;
+        this.headers = headers;
+        this.countsForInUse = RdmaClientTransport.countsForInUse(callOptions);
+        this.stats = stats;
+    }
+
+    @Override
+    public void start(ClientStreamListener streamListener) {
+        this.listener = streamListener;
+        stats.clientOutboundHeaders();
+        Status refused = transport.streamStarting(this, countsForInUse);
+        if (refused != null) {
+            // Never sent: grpc may transparently retry it on another transport.
+            closeListener(refused, RpcProgress.REFUSED, new Metadata());
+            return;
+        }
+        registered = true;
+        Status early = cancelReason;
+        if (early != null) {
+            closeListener(early, RpcProgress.PROCESSED, new Metadata());
+            return;
+        }
+        dev.rdmarpc.core.Metadata md;
+        try {
+            md = Headers.toCore(headers, Headers.REQUEST_EXCLUDED);
+            md.putRaw("user-agent", transport.userAgent().getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        } catch (IllegalArgumentException e) {
+            closeListener(Status.INTERNAL.withDescription("request metadata cannot be sent: " + e.getMessage()).withCause(e),
+                    RpcProgress.REFUSED, new Metadata());
+            return;
+        }
+        dev.rdmarpc.core.CallOptions options = dev.rdmarpc.core.CallOptions.DEFAULT.withExecutor(Deliveries.EXECUTOR);
+        Deadline d = deadline;
+        if (d != null) {
+            options = options.withDeadline(dev.rdmarpc.core.Deadline.after(d.timeRemaining(TimeUnit.NANOSECONDS), TimeUnit.NANOSECONDS));
+        }
+        ClientCall<InputStream, InputStream> c = transport.channel().newCall(transport.coreMethod(method), options);
+        c.start(new CallListener(), md);
+        call = c;
+        Status reason = cancelReason;
+        if (reason != null) {
+            c.cancel(reason.getDescription(), reason.asRuntimeException());
+        }
+    }
+
+    @Override
+    public void request(int numMessages) {
+        ClientCall<InputStream, InputStream> c = call;
+        if (c != null) {
+            c.request(numMessages);
+        }
+    }
+
+    /**
+     * Sends one request. Never throws: grpc may replay this from a delayed stream where nothing
+     * would catch it, so a message that cannot be sent cancels the stream as grpc's ClientCall
+     * would (CANCELLED "Failed to stream message", caused by e.g. RESOURCE_EXHAUSTED "message too large").
+     */
+    @Override
+    public void writeMessage(InputStream message) {
+        try {
+            InputStream m = StreamMarshaller.withKnownLength(message);
+            int size = m.available();
+            int max = maxOutboundMessageSize;
+            if (max >= 0 && size > max) {
+                throw Status.RESOURCE_EXHAUSTED
+                        .withDescription(String.format(Locale.US, "message too large %d > %d", size, max))
+                        .asRuntimeException();
+            }
+            ClientCall<InputStream, InputStream> c = call;
+            if (c == null) {
+                return; // refused or cancelled before it started
+            }
+            int seq = outboundSeqNo++;
+            stats.outboundMessage(seq);
+            c.sendMessage(m);
+            stats.outboundWireSize(size);
+            stats.outboundUncompressedSize(size);
+            stats.outboundMessageSent(seq, size, size);
+        } catch (IOException | RuntimeException e) {
+            cancel(Status.CANCELLED.withDescription("Failed to stream message").withCause(e));
+        } finally {
+            GrpcUtil.closeQuietly(message);
+        }
+    }
+
+    @Override
+    public void flush() {
+        // rdmarpc flushes each message of a streaming call as it is sent.
+    }
+
+    @Override
+    public boolean isReady() {
+        ClientCall<InputStream, InputStream> c = call;
+        return c != null && !listenerClosed.get() && c.isReady();
+    }
+
+    @Override
+    public void optimizeForDirectExecutor() {
+    }
+
+    @Override
+    public void setCompressor(Compressor compressor) {
+        // Protocol v1 has no compression: messages always travel uncompressed (identity).
+    }
+
+    @Override
+    public void setMessageCompression(boolean enable) {
+    }
+
+    @Override
+    public void cancel(Status reason) {
+        if (cancelReason == null) {
+            cancelReason = reason;
+        }
+        ClientCall<InputStream, InputStream> c = call;
+        if (c != null) {
+            c.cancel(reason.getDescription(), reason.asRuntimeException());
+        }
+        // Otherwise start() has not opened the call yet and closes the listener with the reason.
+    }
+
+    @Override
+    public void halfClose() {
+        ClientCall<InputStream, InputStream> c = call;
+        if (c != null) {
+            c.halfClose();
+        }
+    }
+
+    @Override
+    public void setAuthority(String authority) {
+        // rdmarpc sends the authority of the connection; a per-call override is not carried yet.
+    }
+
+    @Override
+    public void setFullStreamDecompression(boolean fullStreamDecompression) {
+    }
+
+    @Override
+    public void setDecompressorRegistry(DecompressorRegistry decompressorRegistry) {
+    }
+
+    @Override
+    public void setMaxInboundMessageSize(int maxSize) {
+        this.maxInboundMessageSize = maxSize;
+    }
+
+    @Override
+    public void setMaxOutboundMessageSize(int maxSize) {
+        this.maxOutboundMessageSize = maxSize;
+    }
+
+    @Override
+    public void setDeadline(Deadline deadline) {
+        this.deadline = deadline;
+    }
+
+    @Override
+    public Attributes getAttributes() {
+        return transport.getAttributes();
+    }
+
+    @Override
+    public void appendTimeoutInsight(InsightBuilder insight) {
+        insight.appendKeyValue("remote_addr", transport.remoteAddress());
+    }
+
+    /** Cancels from the transport side with a status the listener is to see (e.g. an oversize response). */
+    private void fail(Status status) {
+        if (cancelReason == null) {
+            cancelReason = status;
+        }
+        ClientCall<InputStream, InputStream> c = call;
+        if (c != null) {
+            c.cancel(status.getDescription(), null);
+        }
+    }
+
+    private void closeListener(Status status, RpcProgress progress, Metadata trailers) {
+        if (!listenerClosed.compareAndSet(false, true)) {
+            return;
+        }
+        stats.streamClosed(status);
+        try {
+            listener.closed(status, progress, trailers);
+        } finally {
+            if (registered) {
+                transport.streamClosed(this, countsForInUse);
+            }
+        }
+    }
+
+    /** rdmarpc's callbacks for the call, one at a time. */
+    private final class CallListener extends ClientCall.Listener<InputStream> {
+        @Override
+        public void onHeaders(dev.rdmarpc.core.Metadata md) {
+            if (Headers.size(md) > transport.maxInboundMetadataSize()) {
+                fail(Status.RESOURCE_EXHAUSTED.withDescription("response headers of " + Headers.size(md)
+                        + " bytes exceed the maximum inbound metadata size " + transport.maxInboundMetadataSize()));
+                return;
+            }
+            Metadata h = Headers.toGrpc(md, Headers.NONE);
+            stats.clientInboundHeaders(h);
+            listener.headersRead(h);
+        }
+
+        @Override
+        public void onMessage(InputStream message) {
+            if (listenerClosed.get() || cancelReason != null) {
+                return;
+            }
+            int size;
+            try {
+                size = message.available();
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+            int max = maxInboundMessageSize;
+            if (max >= 0 && size > max) {
+                fail(Status.RESOURCE_EXHAUSTED.withDescription(String.format(Locale.US,
+                        "gRPC message exceeds maximum size %d: %d", max, size)));
+                return;
+            }
+            int seq = inboundSeqNo++;
+            stats.inboundMessage(seq);
+            stats.inboundWireSize(size);
+            stats.inboundUncompressedSize(size);
+            stats.inboundMessageRead(seq, size, size);
+            listener.messagesAvailable(new SingleMessageProducer(message));
+        }
+
+        @Override
+        public void onClose(dev.rdmarpc.core.Status status, dev.rdmarpc.core.Metadata trailers) {
+            Status reason = cancelReason;
+            if (reason != null) {
+                closeListener(reason, RpcProgress.PROCESSED, new Metadata());
+                return;
+            }
+            Status s = Statuses.toGrpc(status);
+            Deadline d = deadline;
+            if (s.getCode() == Status.Code.DEADLINE_EXCEEDED && d != null && d.isExpired()) {
+                // Our own deadline, fired by rdmarpc's timer or the server's: report it as grpc's
+                // transports do (a cancelled stream), so that grpc words it from its own deadline.
+                s = Status.CANCELLED.withDescription(s.getDescription()).withCause(s.getCause());
+            }
+            Metadata t;
+            if (Headers.size(trailers) > transport.maxInboundMetadataSize()) {
+                s = Status.RESOURCE_EXHAUSTED.withDescription("response trailers of " + Headers.size(trailers)
+                        + " bytes exceed the maximum inbound metadata size " + transport.maxInboundMetadataSize());
+                t = new Metadata();
+            } else {
+                t = Headers.toGrpc(trailers, Headers.NONE);
+                stats.clientInboundTrailers(t);
+            }
+            closeListener(s, Refusals.neverSent(status) ? RpcProgress.REFUSED : RpcProgress.PROCESSED, t);
+        }
+
+        @Override
+        public void onReady() {
+            if (!listenerClosed.get()) {
+                listener.onReady();
+            }
+        }
+    }
+}

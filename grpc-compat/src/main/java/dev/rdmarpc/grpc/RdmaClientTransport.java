@@ -1,0 +1,317 @@
+package dev.rdmarpc.grpc;
+
+import com.google.common.util.concurrent.ListenableFuture;
+import com.google.common.util.concurrent.SettableFuture;
+import dev.rdmarpc.core.RpcChannel;
+import dev.rdmarpc.core.internal.ChannelImpl;
+import dev.rdmarpc.core.internal.RpcExecutors;
+import dev.rdmarpc.core.spi.FrameConnection;
+import io.grpc.Attributes;
+import io.grpc.CallOptions;
+import io.grpc.ClientStreamTracer;
+import io.grpc.Grpc;
+import io.grpc.InternalChannelz.SocketStats;
+import io.grpc.InternalLogId;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.SecurityLevel;
+import io.grpc.Status;
+import io.grpc.internal.ClientStream;
+import io.grpc.internal.ConnectionClientTransport;
+import io.grpc.internal.DisconnectError;
+import io.grpc.internal.GrpcAttributes;
+import io.grpc.internal.GrpcUtil;
+import io.grpc.internal.SimpleDisconnectError;
+import io.grpc.internal.StatsTraceContext;
+
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+
+/**
+ * One grpc client transport: exactly one rdmarpc connection (a core {@link ChannelImpl} that is
+ * never allowed to reconnect). It is ready once HELLO is exchanged; when the connection closes it
+ * reports shutdown and, once its streams are gone, termination, and grpc opens a new transport.
+ */
+final class RdmaClientTransport implements ConnectionClientTransport {
+    private final InternalLogId logId;
+    private final InetSocketAddress address;
+    private final String authority;
+    private final String userAgent;
+    private final Attributes eagAttrs;
+    private final ClientSettings settings;
+    private final MethodCache methods;
+    private final Object lock = new Object();
+
+    private Listener listener;
+    private volatile ChannelImpl channel;
+    private volatile Attributes attributes;
+    private volatile SocketAddress localAddress;
+    private volatile String transportName;
+
+    // guarded by lock
+    private Status shutdownStatus;
+    private boolean terminated;
+    private final Set<RdmaClientStream> streams = new HashSet<>();
+    private int inUseStreams;
+
+    RdmaClientTransport(InetSocketAddress address, String authority, String userAgent, Attributes eagAttrs,
+                        ClientSettings settings, MethodCache methods) {
+        this.address = address;
+        this.authority = authority;
+        this.userAgent = userAgent;
+        this.eagAttrs = eagAttrs;
+        this.settings = settings;
+        this.methods = methods;
+        this.logId = InternalLogId.allocate(getClass(), address.toString());
+        this.attributes = baseAttributes(null);
+    }
+
+    private Attributes baseAttributes(SocketAddress local) {
+        Attributes.Builder b = Attributes.newBuilder()
+                .set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, address)
+                .set(GrpcAttributes.ATTR_SECURITY_LEVEL, SecurityLevel.NONE)
+                .set(GrpcAttributes.ATTR_CLIENT_EAG_ATTRS, eagAttrs);
+        if (local != null) {
+            b.set(Grpc.TRANSPORT_ATTR_LOCAL_ADDR, local);
+        }
+        if (transportName != null) {
+            b.set(RdmaAttributes.TRANSPORT, transportName);
+        }
+        return b.build();
+    }
+
+    @Override
+    public Runnable start(Listener transportListener) {
+        this.listener = transportListener;
+        ChannelImpl impl;
+        try {
+            String host = address.isUnresolved() ? address.getHostString() : address.getAddress().getHostAddress();
+            RpcChannel.Builder b = RpcChannel.forAddress(host, address.getPort())
+                    .transportMode(settings.transportMode())
+                    .maxInboundMessageSize(settings.maxInboundMessageSize())
+                    .connectTimeout(Duration.ofMillis(settings.connectTimeoutMillis()))
+                    .executor(Deliveries.EXECUTOR);
+            if (settings.flowControlWindow() > 0) {
+                b.flowControlWindow(settings.flowControlWindow());
+            }
+            impl = b.buildImpl();
+        } catch (RuntimeException e) {
+            Status s = Status.UNAVAILABLE.withDescription("cannot open an rdmarpc connection to " + address + ": " + e).withCause(e);
+            return () -> connectionLost(s, SimpleDisconnectError.UNKNOWN);
+        }
+        channel = impl;
+        impl.setConnectionClosedListener(why -> connectionLost(Statuses.toGrpc(why), SimpleDisconnectError.CONNECTION_RESET));
+        // Asynchronously: grpc's listener must not be called from inside start().
+        impl.connect().whenCompleteAsync((v, error) -> {
+            if (error == null) {
+                connected(impl);
+            } else {
+                Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+                dev.rdmarpc.core.Status s = dev.rdmarpc.core.Status.fromThrowable(cause);
+                Status status = s.getCode() == dev.rdmarpc.core.Status.Code.UNKNOWN
+                        ? Status.UNAVAILABLE.withDescription("cannot connect to " + address + ": " + cause).withCause(cause)
+                        : Statuses.toGrpc(s);
+                connectionLost(status, SimpleDisconnectError.UNKNOWN);
+            }
+        }, RpcExecutors.defaultCallbackExecutor());
+        return null;
+    }
+
+    private void connected(ChannelImpl impl) {
+        FrameConnection fc = impl.currentConnection();
+        if (fc != null) {
+            localAddress = fc.localAddress();
+            transportName = fc.transportName();
+        }
+        Attributes filtered = listener.filterTransport(baseAttributes(localAddress));
+        synchronized (lock) {
+            attributes = filtered;
+            if (shutdownStatus != null) {
+                return;
+            }
+        }
+        listener.transportReady();
+    }
+
+    /** The connection failed or closed: no new streams; grpc is told, and terminates us once streams end. */
+    private void connectionLost(Status status, DisconnectError error) {
+        boolean notifyShutdown;
+        boolean notifyTerminated;
+        synchronized (lock) {
+            notifyShutdown = shutdownStatus == null;
+            if (notifyShutdown) {
+                shutdownStatus = status;
+            }
+            notifyTerminated = !terminated && streams.isEmpty();
+            if (notifyTerminated) {
+                terminated = true;
+            }
+        }
+        ChannelImpl impl = channel;
+        if (impl != null) {
+            impl.shutdown(); // never reconnect: grpc makes a new transport
+        }
+        if (notifyShutdown) {
+            listener.transportShutdown(status, error);
+        }
+        if (notifyTerminated) {
+            listener.transportTerminated();
+        }
+    }
+
+    @Override
+    public ClientStream newStream(MethodDescriptor<?, ?> method, Metadata headers, CallOptions callOptions,
+                                  ClientStreamTracer[] tracers) {
+        StatsTraceContext stats = StatsTraceContext.newClientContext(tracers, attributes, headers);
+        return new RdmaClientStream(this, method, headers, callOptions, stats);
+    }
+
+    /**
+     * Registers a stream that is starting; returns null, or the status to refuse it with when the
+     * transport is already shutting down (the stream has not been sent: grpc may retry it elsewhere).
+     */
+    Status streamStarting(RdmaClientStream stream, boolean countsForInUse) {
+        boolean inUse = false;
+        synchronized (lock) {
+            if (shutdownStatus != null) {
+                return shutdownStatus;
+            }
+            streams.add(stream);
+            if (countsForInUse && inUseStreams++ == 0) {
+                inUse = true;
+            }
+        }
+        if (inUse) {
+            listener.transportInUse(true);
+        }
+        return null;
+    }
+
+    /** A started stream has closed its listener. */
+    void streamClosed(RdmaClientStream stream, boolean countsForInUse) {
+        boolean notInUse = false;
+        boolean notifyTerminated = false;
+        synchronized (lock) {
+            if (!streams.remove(stream)) {
+                return;
+            }
+            if (countsForInUse && --inUseStreams == 0) {
+                notInUse = true;
+            }
+            if (shutdownStatus != null && streams.isEmpty() && !terminated) {
+                terminated = true;
+                notifyTerminated = true;
+            }
+        }
+        if (notInUse) {
+            listener.transportInUse(false);
+        }
+        if (notifyTerminated) {
+            listener.transportTerminated();
+        }
+    }
+
+    ChannelImpl channel() {
+        return channel;
+    }
+
+    dev.rdmarpc.core.MethodDescriptor<InputStream, InputStream> coreMethod(MethodDescriptor<?, ?> method) {
+        return methods.get(method.getFullMethodName(), method.getType());
+    }
+
+    String userAgent() {
+        return userAgent;
+    }
+
+    int maxInboundMetadataSize() {
+        return settings.maxInboundMetadataSize();
+    }
+
+    InetSocketAddress remoteAddress() {
+        return address;
+    }
+
+    String authority() {
+        return authority;
+    }
+
+    @Override
+    public void ping(PingCallback callback, Executor executor) {
+        // rdmarpc core answers PINGs but has no API yet to send one and await the ACK.
+        executor.execute(() -> callback.onFailure(Status.UNAVAILABLE.withDescription(
+                "ping is not supported by the rdmarpc transport yet")));
+    }
+
+    @Override
+    public void shutdown(Status reason) {
+        boolean notifyTerminated;
+        synchronized (lock) {
+            if (shutdownStatus != null) {
+                return;
+            }
+            shutdownStatus = reason;
+            notifyTerminated = streams.isEmpty() && !terminated;
+            if (notifyTerminated) {
+                terminated = true;
+            }
+        }
+        listener.transportShutdown(reason, SimpleDisconnectError.SUBCHANNEL_SHUTDOWN);
+        ChannelImpl impl = channel;
+        if (impl != null) {
+            impl.shutdown();
+        }
+        if (notifyTerminated) {
+            listener.transportTerminated();
+        }
+    }
+
+    @Override
+    public void shutdownNow(Status reason) {
+        shutdown(reason);
+        List<RdmaClientStream> copy;
+        synchronized (lock) {
+            copy = new ArrayList<>(streams);
+        }
+        for (RdmaClientStream s : copy) {
+            s.cancel(reason);
+        }
+        ChannelImpl impl = channel;
+        if (impl != null) {
+            impl.shutdownNow();
+        }
+    }
+
+    @Override
+    public Attributes getAttributes() {
+        return attributes;
+    }
+
+    @Override
+    public InternalLogId getLogId() {
+        return logId;
+    }
+
+    @Override
+    public ListenableFuture<SocketStats> getStats() {
+        SettableFuture<SocketStats> f = SettableFuture.create();
+        f.set(null);
+        return f;
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaClientTransport{" + logId.getId() + ", " + address + "}";
+    }
+
+    static boolean countsForInUse(CallOptions options) {
+        return GrpcUtil.shouldBeCountedForInUse(options);
+    }
+}

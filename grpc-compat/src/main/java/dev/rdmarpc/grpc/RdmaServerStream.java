@@ -1,0 +1,323 @@
+package dev.rdmarpc.grpc;
+
+import dev.rdmarpc.core.ServerCall;
+import io.grpc.Attributes;
+import io.grpc.Compressor;
+import io.grpc.Decompressor;
+import io.grpc.Grpc;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.internal.GrpcUtil;
+import io.grpc.internal.ServerStream;
+import io.grpc.internal.ServerStreamListener;
+import io.grpc.internal.StatsTraceContext;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A grpc server stream carried by one rdmarpc {@link ServerCall}: grpc's ServerImpl drives it, and
+ * the rdmarpc call's callbacks (one at a time, see {@link Deliveries}) become stream-listener calls.
+ */
+final class RdmaServerStream implements ServerStream {
+    /** Bytes of responses below which TRAILERS cannot have waited for flow control (see pokeUntilComplete). */
+    private static final long COMPLETION_POKE_THRESHOLD = 16 * 1024;
+
+    private final RdmaServerTransport transport;
+    private final ServerCall<InputStream, InputStream> call;
+    private final StatsTraceContext stats;
+    private final AtomicBoolean listenerClosed = new AtomicBoolean();
+    private final CallListener callListener = new CallListener();
+
+    private volatile ServerStreamListener listener;
+    private volatile Status closeStatus;
+    private volatile Status cancelStatus;
+    private volatile Attributes attributes;
+    private int outboundSeqNo;
+    private int inboundSeqNo;
+    private long bytesSent;
+
+    RdmaServerStream(RdmaServerTransport transport, ServerCall<InputStream, InputStream> call, StatsTraceContext stats) {
+        this.transport = transport;
+        this.call = call;
+        this.stats = stats;
+    }
+
+    ServerCall.Listener<InputStream> callListener() {
+        return callListener;
+    }
+
+    @Override
+    public void setListener(ServerStreamListener serverStreamListener) {
+        this.listener = serverStreamListener;
+    }
+
+    @Override
+    public void request(int numMessages) {
+        call.request(numMessages);
+    }
+
+    @Override
+    public void writeHeaders(Metadata headers, boolean flush) {
+        dev.rdmarpc.core.Metadata md;
+        try {
+            md = Headers.toCore(headers, Headers.RESPONSE_EXCLUDED);
+        } catch (IllegalArgumentException e) {
+            cancel(Status.INTERNAL.withDescription("response headers cannot be sent: " + e.getMessage()));
+            return;
+        }
+        try {
+            call.sendHeaders(md);
+        } catch (IllegalStateException e) {
+            // the call was already closed (cancelled): nothing to send
+        }
+    }
+
+    @Override
+    public void writeMessage(InputStream message) {
+        try {
+            InputStream m = StreamMarshaller.withKnownLength(message);
+            int size = m.available();
+            int seq = outboundSeqNo++;
+            stats.outboundMessage(seq);
+            call.sendMessage(m);
+            bytesSent += size;
+            stats.outboundWireSize(size);
+            stats.outboundUncompressedSize(size);
+            stats.outboundMessageSent(seq, size, size);
+        } catch (IOException e) {
+            throw Status.INTERNAL.withDescription("cannot read the response to send").withCause(e).asRuntimeException();
+        } finally {
+            GrpcUtil.closeQuietly(message);
+        }
+    }
+
+    @Override
+    public void flush() {
+        // rdmarpc flushes each message of a server-streaming call as it is sent.
+    }
+
+    @Override
+    public boolean isReady() {
+        return call.isReady();
+    }
+
+    @Override
+    public void close(Status status, Metadata trailers) {
+        closeStatus = status;
+        dev.rdmarpc.core.Status s = Statuses.toCore(status);
+        dev.rdmarpc.core.Metadata md;
+        try {
+            md = Headers.toCore(trailers, Headers.RESPONSE_EXCLUDED);
+        } catch (IllegalArgumentException e) {
+            s = dev.rdmarpc.core.Status.INTERNAL.withDescription("response trailers cannot be sent: " + e.getMessage());
+            md = null;
+        }
+        try {
+            call.close(s, md);
+        } catch (IllegalStateException e) {
+            // already closed by a cancel
+            return;
+        }
+        if (bytesSent >= COMPLETION_POKE_THRESHOLD) {
+            pokeUntilComplete(2);
+        }
+    }
+
+    /**
+     * Workaround for rpc-core's ServerStream, which does not deliver {@code onComplete} when its
+     * TRAILERS waited behind flow-controlled messages and the queue drained later (a WINDOW frame
+     * does not wake its delivery); {@code request} does, so this asks until grpc has been told the
+     * call is over. Below the threshold, less than any permitted window was sent and TRAILERS never
+     * wait. To be removed once core schedules delivery when a closed stream's queue drains.
+     */
+    private void pokeUntilComplete(long delayMillis) {
+        try {
+            transport.getScheduledExecutorService().schedule(() -> {
+                if (listenerClosed.get()) {
+                    return;
+                }
+                call.request(1);
+                pokeUntilComplete(Math.min(delayMillis * 2, 200));
+            }, delayMillis, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // the server is gone, and the call with it
+        }
+    }
+
+    /** grpc's transports tell a new stream it is ready once it exists; rdmarpc only reports changes. */
+    void signalInitialReadiness() {
+        ServerStreamListener l = listener;
+        if (l != null && call.isReady() && !listenerClosed.get()) {
+            l.onReady();
+        }
+    }
+
+    @Override
+    public void cancel(Status status) {
+        if (cancelStatus == null) {
+            cancelStatus = status;
+        }
+        // As grpc's HTTP/2 transports reset a cancelled stream, the client sees CANCELLED.
+        try {
+            call.close(dev.rdmarpc.core.Status.CANCELLED.withDescription("the server cancelled the call ("
+                    + status.getCode() + (status.getDescription() != null ? ": " + status.getDescription() : "") + ")"), null);
+        } catch (IllegalStateException e) {
+            // already closed
+        }
+    }
+
+    @Override
+    public void setDecompressor(Decompressor decompressor) {
+        // Protocol v1 has no compression: requests always arrive uncompressed.
+    }
+
+    @Override
+    public void setCompressor(Compressor compressor) {
+        // Protocol v1 has no compression: responses always travel uncompressed (identity).
+    }
+
+    @Override
+    public void setMessageCompression(boolean enable) {
+    }
+
+    @Override
+    public void optimizeForDirectExecutor() {
+    }
+
+    @Override
+    public Attributes getAttributes() {
+        Attributes a = attributes;
+        if (a == null) {
+            Attributes.Builder b = transport.attributes().toBuilder();
+            SocketAddress remote = parsePeer(call.getPeer());
+            if (remote != null) {
+                b.set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, remote);
+            }
+            String name = call.getTransportName();
+            if (name != null) {
+                b.set(RdmaAttributes.TRANSPORT, name);
+            }
+            a = b.build();
+            attributes = a;
+        }
+        return a;
+    }
+
+    @Override
+    public String getAuthority() {
+        return call.getAuthority();
+    }
+
+    @Override
+    public void triggerEvent(Object event) {
+        ServerStreamListener l = listener;
+        if (l != null && !listenerClosed.get()) {
+            l.triggerEvent(event);
+        }
+    }
+
+    @Override
+    public StatsTraceContext statsTraceContext() {
+        return stats;
+    }
+
+    @Override
+    public int streamId() {
+        return -1;
+    }
+
+    @Override
+    public void setOnReadyThreshold(int numBytes) {
+        // rdmarpc's readiness threshold is fixed (64 KiB queued).
+    }
+
+    private void closeListener(Status status) {
+        if (!listenerClosed.compareAndSet(false, true)) {
+            return;
+        }
+        Status closed = closeStatus;
+        stats.streamClosed(status.isOk() && closed != null ? closed : status);
+        listener.closed(status);
+    }
+
+    /**
+     * The peer's address from rdmarpc's text form of it ({@code InetSocketAddress.toString()}:
+     * "host/ip:port" or "/ip:port", IPv6 in brackets), or null.
+     */
+    static SocketAddress parsePeer(String peer) {
+        if (peer == null) {
+            return null;
+        }
+        int slash = peer.indexOf('/');
+        String hostPort = slash >= 0 ? peer.substring(slash + 1) : peer;
+        int colon = hostPort.lastIndexOf(':');
+        if (colon <= 0) {
+            return null;
+        }
+        String ip = hostPort.substring(0, colon);
+        if (ip.startsWith("[") && ip.endsWith("]")) {
+            ip = ip.substring(1, ip.length() - 1);
+        }
+        try {
+            int port = Integer.parseInt(hostPort.substring(colon + 1));
+            return new InetSocketAddress(InetAddress.ofLiteral(ip), port);
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    /** rdmarpc's callbacks for the call, one at a time. */
+    private final class CallListener extends ServerCall.Listener<InputStream> {
+        @Override
+        public void onMessage(InputStream message) {
+            if (listenerClosed.get()) {
+                return;
+            }
+            int size;
+            try {
+                size = message.available();
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+            int seq = inboundSeqNo++;
+            stats.inboundMessage(seq);
+            stats.inboundWireSize(size);
+            stats.inboundUncompressedSize(size);
+            stats.inboundMessageRead(seq, size, size);
+            listener.messagesAvailable(new SingleMessageProducer(message));
+        }
+
+        @Override
+        public void onHalfClose() {
+            if (!listenerClosed.get()) {
+                listener.halfClosed();
+            }
+        }
+
+        @Override
+        public void onCancel() {
+            Status s = cancelStatus;
+            closeListener(s != null ? s : Status.CANCELLED.withDescription(
+                    "call cancelled: by the client, its deadline, or the connection closing"));
+        }
+
+        @Override
+        public void onComplete() {
+            Status s = cancelStatus;
+            closeListener(s != null ? s : Status.OK);
+        }
+
+        @Override
+        public void onReady() {
+            if (!listenerClosed.get()) {
+                listener.onReady();
+            }
+        }
+    }
+}

@@ -1,0 +1,26 @@
+package dev.rdmarpc.grpc;
+
+/**
+ * Tells whether an rdmarpc call failed before its HEADERS left this client (or was refused by the
+ * server's GOAWAY), so grpc may transparently retry it elsewhere ({@code RpcProgress.REFUSED}).
+ *
+ * <p>Stopgap: rdmarpc core reports this only in the status description, so this matches core's
+ * wording, which {@code RefusalsTest} pins. It should become a flag on core's call-close callback.
+ */
+final class Refusals {
+    private Refusals() {
+    }
+
+    /** True if the call certainly never reached a server application. */
+    static boolean neverSent(dev.rdmarpc.core.Status status) {
+        if (status.getCode() != dev.rdmarpc.core.Status.Code.UNAVAILABLE || status.getDescription() == null) {
+            return false;
+        }
+        String d = status.getDescription();
+        return d.startsWith("cannot connect to ")
+                || d.startsWith("cannot resolve ")
+                || (d.startsWith("channel to ") && d.endsWith(" is shut down"))
+                || (d.startsWith("no connection to ") && d.endsWith(" accepts new calls"))
+                || (d.startsWith("server ") && d.contains(" is going away: "));
+    }
+}

@@ -1,0 +1,105 @@
+package dev.rdmarpc.grpc;
+
+import dev.rdmarpc.core.Marshaller;
+import io.grpc.Drainable;
+import io.grpc.KnownLength;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+
+/**
+ * rdmarpc's marshaller for grpc's serialized messages: a grpc message is an {@link InputStream}
+ * (protobuf's is {@link KnownLength} and {@link Drainable}); it is drained straight into the slab
+ * segment the message frame is built in, and read back as a byte stream of known length.
+ */
+final class StreamMarshaller implements Marshaller<InputStream> {
+    static final StreamMarshaller INSTANCE = new StreamMarshaller();
+
+    private StreamMarshaller() {
+    }
+
+    /**
+     * The message as a stream whose {@code available()} is its exact length: known-length streams as
+     * they are, any other stream read into memory first.
+     */
+    static InputStream withKnownLength(InputStream message) throws IOException {
+        if (message instanceof KnownLength || message instanceof ByteArrayInputStream) {
+            return message;
+        }
+        return new Bytes(message.readAllBytes());
+    }
+
+    @Override
+    public int serializedSize(InputStream value) {
+        try {
+            return value.available();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot size a grpc message", e);
+        }
+    }
+
+    @Override
+    public void write(InputStream value, MemorySegment target) {
+        ByteBuffer buf = target.asByteBuffer();
+        try (SegmentOutputStream out = new SegmentOutputStream(buf)) {
+            if (value instanceof Drainable d) {
+                d.drainTo(out);
+            } else {
+                value.transferTo(out);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot serialize a grpc message", e);
+        }
+        if (buf.hasRemaining()) {
+            throw new IllegalStateException("grpc message stream gave " + buf.position() + " bytes, "
+                    + buf.limit() + " were announced");
+        }
+    }
+
+    /**
+     * Copies the message out of the slab (which core frees when this returns) into a byte stream
+     * of known length, which grpc's protobuf marshaller reads in one go.
+     */
+    @Override
+    public InputStream parse(MemorySegment source) {
+        return new Bytes(source.toArray(ValueLayout.JAVA_BYTE));
+    }
+
+    /** A received message: a byte stream of known length. */
+    static final class Bytes extends ByteArrayInputStream implements KnownLength {
+        Bytes(byte[] bytes) {
+            super(bytes);
+        }
+    }
+
+    /** Writes into a fixed-size buffer over a slab segment; writing past its end is an error. */
+    private static final class SegmentOutputStream extends OutputStream {
+        private final ByteBuffer buf;
+
+        SegmentOutputStream(ByteBuffer buf) {
+            this.buf = buf;
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            if (!buf.hasRemaining()) {
+                throw new IOException("grpc message stream wrote more than the " + buf.limit() + " bytes it announced");
+            }
+            buf.put((byte) b);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            if (len > buf.remaining()) {
+                throw new IOException("grpc message stream wrote more than the " + buf.limit() + " bytes it announced");
+            }
+            buf.put(b, off, len);
+        }
+    }
+}

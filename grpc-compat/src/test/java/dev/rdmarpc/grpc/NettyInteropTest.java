@@ -1,0 +1,43 @@
+package dev.rdmarpc.grpc;
+
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.ServerBuilder;
+import io.grpc.netty.InternalNettyChannelBuilder;
+import io.grpc.netty.InternalNettyServerBuilder;
+import io.grpc.netty.NegotiationType;
+import io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.NettyServerBuilder;
+import io.grpc.testing.integration.AbstractInteropTest;
+import org.junit.runner.RunWith;
+import org.junit.runners.JUnit4;
+
+import java.net.InetSocketAddress;
+
+/**
+ * The reference: the same interop suite with stock grpc-netty on both sides, configured as
+ * {@link RdmaInterop} is, run in the same build so the two results can be compared case by case.
+ */
+@RunWith(JUnit4.class)
+public class NettyInteropTest extends AbstractInteropTest {
+    private CapturingServerBuilder serverBuilder;
+
+    @Override
+    protected ServerBuilder<?> getServerBuilder() {
+        NettyServerBuilder b = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+                .flowControlWindow(TEST_FLOW_CONTROL_WINDOW)
+                .maxInboundMessageSize(MAX_MESSAGE_SIZE);
+        InternalNettyServerBuilder.setStatsEnabled(b, false);
+        serverBuilder = new CapturingServerBuilder(b.addStreamTracerFactory(createCustomCensusTracerFactory()));
+        return serverBuilder;
+    }
+
+    @Override
+    protected ManagedChannelBuilder<?> createChannelBuilder() {
+        NettyChannelBuilder b = NettyChannelBuilder.forAddress("127.0.0.1", serverBuilder.port())
+                .negotiationType(NegotiationType.PLAINTEXT)
+                .flowControlWindow(TEST_FLOW_CONTROL_WINDOW)
+                .maxInboundMessageSize(MAX_MESSAGE_SIZE);
+        InternalNettyChannelBuilder.setStatsEnabled(b, false);
+        return b.intercept(createCensusStatsClientInterceptor());
+    }
+}

@@ -1,0 +1,149 @@
+package dev.rdmarpc.grpc;
+
+import dev.rdmarpc.core.TransportMode;
+import io.grpc.CallOptions;
+import io.grpc.ConnectivityState;
+import io.grpc.ManagedChannel;
+import io.grpc.NameResolverRegistry;
+import io.grpc.Server;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ClientCalls;
+import io.grpc.stub.ServerCalls;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * grpc's round_robin over rdmarpc: one channel over three servers given as a static address list
+ * spreads calls over all three; killing one moves calls to the other two, and the only calls that
+ * fail are those that had started before the kill.
+ */
+@org.junit.jupiter.api.extension.ExtendWith(SlabLeakCheck.class)
+class RoundRobinTest {
+    static final StaticResolverProvider RESOLVER = new StaticResolverProvider();
+
+    @BeforeAll
+    static void registerResolver() {
+        NameResolverRegistry.getDefaultRegistry().register(RESOLVER);
+    }
+
+    @AfterAll
+    static void deregisterResolver() {
+        NameResolverRegistry.getDefaultRegistry().deregister(RESOLVER);
+    }
+
+    record Failure(long startNanos, Status status) {
+    }
+
+    @Test
+    void spreadsOverAllAndSurvivesAKill() throws Exception {
+        ScheduledExecutorService delays = Executors.newScheduledThreadPool(2);
+        AtomicIntegerArray served = new AtomicIntegerArray(3);
+        List<Server> servers = new ArrayList<>();
+        StringBuilder target = new StringBuilder(StaticResolverProvider.SCHEME + ":///");
+        for (int i = 0; i < 3; i++) {
+            int index = i;
+            ServerServiceDefinition service = ServerServiceDefinition.builder("test.Semantics")
+                    .addMethod(SemanticsTest.ECHO, ServerCalls.asyncUnaryCall((req, obs) -> {
+                        served.incrementAndGet(index);
+                        // answer a little later, so that calls are in flight when a server dies
+                        delays.schedule(() -> {
+                            obs.onNext(Integer.toString(index));
+                            obs.onCompleted();
+                        }, 1, TimeUnit.MILLISECONDS);
+                    })).build();
+            Server s = RdmaServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).transportMode(TransportMode.TCP)
+                    .addService(service).build().start();
+            servers.add(s);
+            target.append(i > 0 ? "," : "").append("127.0.0.1:").append(s.getPort());
+        }
+        ManagedChannel channel = RdmaChannelBuilder.forTarget(target.toString()).transportMode(TransportMode.TCP)
+                .defaultLoadBalancingPolicy("round_robin").build();
+        try {
+            awaitReady(channel);
+            // all three take calls
+            int[] counts = new int[3];
+            for (int i = 0; i < 60; i++) {
+                counts[Integer.parseInt(ClientCalls.blockingUnaryCall(channel, SemanticsTest.ECHO,
+                        CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS), "x"))]++;
+            }
+            for (int i = 0; i < 3; i++) {
+                assertTrue(counts[i] >= 12, "server " + i + " got " + counts[i] + " of 60 calls: " + java.util.Arrays.toString(counts));
+            }
+
+            // steady load from four threads, then kill server 1
+            ConcurrentLinkedQueue<Failure> failures = new ConcurrentLinkedQueue<>();
+            int[][] answeredBy = new int[4][3];
+            long[] killed = new long[1];
+            Thread[] load = new Thread[4];
+            long stopAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1500);
+            for (int t = 0; t < load.length; t++) {
+                int thread = t;
+                load[t] = new Thread(() -> {
+                    while (System.nanoTime() < stopAt) {
+                        long start = System.nanoTime();
+                        try {
+                            String who = ClientCalls.blockingUnaryCall(channel, SemanticsTest.ECHO,
+                                    CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS), "x");
+                            answeredBy[thread][Integer.parseInt(who)]++;
+                        } catch (StatusRuntimeException e) {
+                            failures.add(new Failure(start, e.getStatus()));
+                        }
+                    }
+                });
+                load[t].start();
+            }
+            Thread.sleep(500);
+            int servedBeforeKill1 = served.get(1);
+            servers.get(1).shutdownNow();
+            killed[0] = System.nanoTime();
+            int servedByOthersAtKill = served.get(0) + served.get(2);
+            for (Thread t : load) {
+                t.join();
+            }
+            for (Failure f : failures) {
+                assertTrue(f.startNanos() < killed[0], "a call started " + (f.startNanos() - killed[0]) / 1000
+                        + " us after the kill failed: " + f.status());
+                assertEquals(Status.Code.UNAVAILABLE, f.status().getCode(), f.status().toString());
+            }
+            assertTrue(failures.size() <= load.length, failures.size() + " failures with " + load.length + " calls in flight");
+            assertTrue(served.get(1) - servedBeforeKill1 <= load.length, "server 1 took calls after it was killed");
+            assertTrue(served.get(0) + served.get(2) > servedByOthersAtKill + 100,
+                    "the others did not take over: " + (served.get(0) + served.get(2) - servedByOthersAtKill) + " calls");
+            System.out.printf("round_robin: before kill %s; after: %d failed (in flight), served %s%n",
+                    java.util.Arrays.toString(counts), failures.size(), served);
+        } finally {
+            channel.shutdownNow();
+            for (Server s : servers) {
+                s.shutdownNow();
+            }
+            delays.shutdownNow();
+        }
+    }
+
+    static void awaitReady(ManagedChannel channel) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        ConnectivityState state = channel.getState(true);
+        while (state != ConnectivityState.READY && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+            state = channel.getState(true);
+        }
+        assertEquals(ConnectivityState.READY, state);
+        // round_robin is READY with its first subchannel; give the other two a moment
+        Thread.sleep(200);
+    }
+}

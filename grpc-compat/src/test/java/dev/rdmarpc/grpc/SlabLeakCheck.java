@@ -1,0 +1,34 @@
+package dev.rdmarpc.grpc;
+
+import dev.rdmarpc.core.buffer.SlabPool;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * After each test (servers and channels closed by then), the shared slab pool must be back to the
+ * buffers in use before it: whatever grpc-compat did, rdmarpc freed every buffer.
+ */
+final class SlabLeakCheck implements BeforeEachCallback, AfterEachCallback {
+    private static final ExtensionContext.Namespace NS = ExtensionContext.Namespace.create(SlabLeakCheck.class);
+
+    @Override
+    public void beforeEach(ExtensionContext context) {
+        context.getStore(NS).put("baseline", SlabPool.shared().inUseBuffers());
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) throws InterruptedException {
+        long baseline = context.getStore(NS).get("baseline", Long.class);
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (SlabPool.shared().inUseBuffers() > baseline) {
+            if (System.nanoTime() > deadline) {
+                fail((SlabPool.shared().inUseBuffers() - baseline) + " slab buffers leaked:\n"
+                        + SlabPool.shared().describeLiveBuffers());
+            }
+            Thread.sleep(10);
+        }
+    }
+}
