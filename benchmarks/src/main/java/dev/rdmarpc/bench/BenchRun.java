@@ -116,7 +116,7 @@ final class BenchRun {
                             + (cfg.server() == null ? " or a larger --max-message" : " or start the server with a larger --max-message"));
                 }
             }
-            err.println("server: " + serverLabel + ", " + info.get("cpus") + " cpus, java " + info.get("java")
+            progress.println("server: " + serverLabel + ", " + info.get("cpus") + " cpus, java " + info.get("java")
                     + "; output: " + cfg.out().toAbsolutePath());
             int failures = 0;
             int cellIndex = 0;
@@ -186,9 +186,15 @@ final class BenchRun {
             CellSpec spec = new CellSpec(t, new Workload(kind, payload, cfg.streamLength()), conc, cfg.mode(), cfg.rate(),
                     each, java.time.Duration.ZERO);
             progress.status(t + " JIT warmup: " + spec.label());
-            CellResult r = new CellRunner(spec, client, () -> -1, stop, progress).run();
+            CellRunner runner = new CellRunner(spec, client, () -> -1, stop, progress).untilSteady();
+            CellResult r = runner.run();
             if (r.error() != null) {
                 progress.println("warning: " + t + " failed during its warmup: " + r.error());
+            } else if (!stop.isStopped()) {
+                long steady = runner.steadyAfterNanos();
+                progress.println(String.format(java.util.Locale.ROOT, "%-12s warmup (%s): %s", t.cliName(), spec.label(),
+                        steady < 0 ? String.format(java.util.Locale.ROOT, "not steady after %.1f s (measuring anyway)", each.toMillis() / 1e3)
+                                : String.format(java.util.Locale.ROOT, "steady after %.1f s", steady / 1e9)));
             }
         }
     }

@@ -25,6 +25,9 @@ final class CellRunner implements LaneListener {
     /** Most calls in flight in open mode; past it the schedule waits (latency still counts from the intended time). */
     static final int OPEN_MAX_IN_FLIGHT = 100_000;
     private static final long DRAIN_NANOS = TimeUnit.SECONDS.toNanos(10);
+    private static final long STEADY_SLICE_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** Largest spread of the last three one-second call rates for the warmup to count as steady. */
+    static final double STEADY_TOLERANCE = 0.05;
 
     private final CellSpec spec;
     private final BenchClient client;
@@ -39,6 +42,8 @@ final class CellRunner implements LaneListener {
     private final Set<Lane> deadLanes = ConcurrentHashMap.newKeySet();
     private final AtomicReference<Throwable> firstError = new AtomicReference<>();
     private volatile boolean running;
+    private boolean untilSteady;
+    private long steadyAfterNanos = -1;
 
     CellRunner(CellSpec spec, BenchClient client, LongSupplier serverCpu, StopSignal stop, Progress progress) {
         this.spec = spec;
@@ -46,6 +51,12 @@ final class CellRunner implements LaneListener {
         this.serverCpu = serverCpu;
         this.stop = stop;
         this.progress = progress;
+    }
+
+    /** Makes the warmup end as soon as the call rate is steady ({@code spec.warmup()} is then the most it takes). */
+    CellRunner untilSteady() {
+        this.untilSteady = true;
+        return this;
     }
 
     CellResult run() {
@@ -68,7 +79,11 @@ final class CellRunner implements LaneListener {
         }
 
         progress.phase("warmup", spec.warmup().toNanos(), completed::sum);
-        stop.sleepUntil(System.nanoTime() + spec.warmup().toNanos(), this::allLanesDead);
+        if (untilSteady) {
+            warmUntilSteady();
+        } else {
+            stop.sleepUntil(System.nanoTime() + spec.warmup().toNanos(), this::allLanesDead);
+        }
 
         // the measured window
         recorder.reset();
@@ -112,6 +127,42 @@ final class CellRunner implements LaneListener {
                 clientCpu0 < 0 || clientCpu1 < 0 ? -1 : clientCpu1 - clientCpu0,
                 serverCpu0 < 0 || serverCpu1 < 0 ? -1 : serverCpu1 - serverCpu0,
                 !whole && stop.isStopped(), error);
+    }
+
+    /**
+     * Warms up in one-second slices until the call rate settles (three slices within
+     * {@link #STEADY_TOLERANCE} of each other) or the warmup time is used up.
+     */
+    private void warmUntilSteady() {
+        long end = System.nanoTime() + spec.warmup().toNanos();
+        double[] rates = new double[3];
+        int slices = 0;
+        long last = completed.sum();
+        long lastTime = System.nanoTime();
+        while (System.nanoTime() < end) {
+            long sliceEnd = Math.min(end, lastTime + STEADY_SLICE_NANOS);
+            if (!stop.sleepUntil(sliceEnd, this::allLanesDead)) {
+                return;
+            }
+            long now = System.nanoTime();
+            long c = completed.sum();
+            rates[slices++ % 3] = (c - last) * 1e9 / (now - lastTime);
+            last = c;
+            lastTime = now;
+            if (slices >= 3) {
+                double min = Math.min(rates[0], Math.min(rates[1], rates[2]));
+                double max = Math.max(rates[0], Math.max(rates[1], rates[2]));
+                if (max > 0 && (max - min) / max <= STEADY_TOLERANCE) {
+                    steadyAfterNanos = now - (end - spec.warmup().toNanos());
+                    return;
+                }
+            }
+        }
+    }
+
+    /** How long the steady-state warmup took, or -1 when it ran out of time (or was not asked for). */
+    long steadyAfterNanos() {
+        return steadyAfterNanos;
     }
 
     private boolean allLanesDead() {

@@ -114,6 +114,7 @@ final class Plotter {
         st.setXAxisLogarithmic(true);
         st.setYAxisLogarithmic(true);
         st.setXAxisMin(1.0);
+        st.setYAxisDecimalPattern("#,##0.#");
         c.setCustomXAxisTickLabelsFormatter(Plotter::percentileLabel);
         for (CellResult r : panel) {
             double[][] xy = curve(r.histogram());

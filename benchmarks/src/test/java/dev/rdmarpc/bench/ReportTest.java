@@ -14,6 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+/** Ratios to grpc-netty and the written results. */
 class ReportTest {
 
     private final CellResult grpc = TestResults.of(Transport.GRPC_NETTY, 64, 1, 200, 5000);

@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+/** Options, defaults, --quick and the validation of bad values. */
 class RunCommandTest {
 
     RunConfig parse(String... args) {

@@ -7,6 +7,7 @@ import java.util.concurrent.TimeUnit;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+/** The stop signal ends waits early. */
 class StopSignalTest {
 
     @Test

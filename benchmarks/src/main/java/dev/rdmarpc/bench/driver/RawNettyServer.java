@@ -43,7 +43,7 @@ final class RawNettyServer implements BenchServer {
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel c) {
-                            c.pipeline().addLast(new LengthFieldBasedFrameDecoder(maxFrame, 0, 4, 0, 4), handler);
+                            c.pipeline().addLast(new CopyingFrameDecoder(maxFrame), handler);
                         }
                     })
                     .bind(new InetSocketAddress(s.bindHost(), s.port())).sync().channel();
@@ -63,6 +63,22 @@ final class RawNettyServer implements BenchServer {
     public void close() {
         listener.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+    }
+
+    /**
+     * Length-prefixed frames, each copied out of the read buffer: a retained slice (the decoder's
+     * default) would pin the read buffer while a large echo waits to be written, and every later read
+     * would then copy the whole buffer (quadratic with 1 MiB frames in flight).
+     */
+    private static final class CopyingFrameDecoder extends LengthFieldBasedFrameDecoder {
+        CopyingFrameDecoder(int maxFrame) {
+            super(maxFrame, 0, 4, 0, 4);
+        }
+
+        @Override
+        protected ByteBuf extractFrame(ChannelHandlerContext ctx, ByteBuf buffer, int index, int length) {
+            return ctx.alloc().directBuffer(length).writeBytes(buffer, index, length);
+        }
     }
 
     /** Echoes ECHO frames, answers STREAM frames; stateless, so one instance serves every connection. */
