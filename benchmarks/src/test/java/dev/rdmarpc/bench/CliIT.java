@@ -1,5 +1,6 @@
 package dev.rdmarpc.bench;
 
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -61,6 +62,18 @@ class CliIT {
             assertEquals(2, count(json, "\"transport\": \""), json);
             assertTrue(server.out().contains("started the native-tcp server"), server.both());
         }
+    }
+
+    @Test
+    void aTransportThatCannotConnectIsSkippedAndTheOthersStillRun(@TempDir Path dir) throws Exception {
+        Assumptions.assumeFalse(Files.exists(Path.of("/dev/infiniband")), "this host has RDMA: native-rdma would connect");
+        BenchProcess p = BenchProcess.run(LIMIT, "--transports", "native-rdma,netty-raw", "--payload", "64", "--concurrency", "1",
+                "--transport-warmup", "0.2s", "--warmup", "0.1s", "--duration", "0.3s", "--no-plot", "--out", dir.toString());
+        assertEquals(3, p.exitCode(), p.both());
+        assertTrue(p.err().contains("skipping native-rdma: native-rdma: first call to 127.0.0.1:"), p.both());
+        String json = Files.readString(dir.resolve("results.json"));
+        assertEquals(1, count(json, "\"transport\": \"netty-raw\""), json);
+        assertTrue(json.contains("\"skipped\": [") && json.contains("\"transport\": \"native-rdma\""), json);
     }
 
     @Test
