@@ -9,8 +9,8 @@ import java.util.concurrent.Callable;
 
 /** The {@code server} subcommand: a benchmark server process for a client on this or another machine. */
 @Command(name = "server", mixinStandardHelpOptions = true, sortOptions = false, usageHelpAutoWidth = true,
-        description = {"Runs a benchmark server process. A client (rdmarpc-bench --server HOST:PORT) connects to its control",
-            "port and has it start the server of each transport in turn, on --data-port (default: any free port)."})
+        description = "Runs a benchmark server process. A client (rdmarpc-bench --server HOST:PORT) connects to its control "
+                + "port and has it start the server of each transport in turn, on --data-port (default: any free port).")
 public final class ServerCommand implements Callable<Integer> {
 
     @Option(names = "--host", defaultValue = "0.0.0.0", description = "Address to listen on. Default: ${DEFAULT-VALUE}.")
