@@ -61,7 +61,7 @@ public final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--transport-warmup", paramLabel = "TIME", converter = Converters.DurationConverter.class, defaultValue = "10s",
             description = "Most time each transport warms up before its first cell (its smallest payload at the highest "
-                    + "concurrency) so its code is compiled; it ends earlier once three one-second call rates agree within 5%. "
+                    + "concurrency) so its code is compiled; it ends earlier once three one-second call rates agree within 5%%. "
                     + "Default: ${DEFAULT-VALUE}.")
     Duration transportWarmup;
 
