@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs rdmarpc-bench, the latency harness, on this machine (server JVM on 127.0.0.1, client JVM here);
-# builds benchmarks/target/rdmarpc-bench.jar first when it is missing (or when REBUILD=1).
+# builds benchmarks/target/rdmarpc-bench.jar first when it is missing or older than any source or pom
+# (or when REBUILD=1).
 #
 #   benchmarks/run.sh                 # the default run (under two minutes on 2 cores): plot in bench-results/latency.png
 #   benchmarks/run.sh --quick         # a smoke run (under 40 s)
@@ -12,14 +13,13 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$ROOT/scripts/jdk.sh"
 
 JAR="$ROOT/benchmarks/target/rdmarpc-bench.jar"
-if [ ! -f "$JAR" ] || [ "${REBUILD:-0}" = "1" ]; then
-  echo "building $JAR (once) ..." >&2
-  if grep -q '<module>benchmarks</module>' "$ROOT/pom.xml"; then
-    (cd "$ROOT" && ./mvnw -B -q package -DskipTests -pl benchmarks -am)
-  else
-    # benchmarks is not in the reactor yet: install what it depends on, then build it on its own
-    (cd "$ROOT" && ./mvnw -B -q install -DskipTests && ./mvnw -B -q -f benchmarks/pom.xml package -DskipTests)
-  fi
+stale() {
+  [ ! -f "$JAR" ] && return 0
+  [ -n "$(find "$ROOT" -path "$ROOT/*/target" -prune -o \( -name '*.java' -o -name '*.proto' -o -name pom.xml \) -newer "$JAR" -print -quit)" ]
+}
+if [ "${REBUILD:-0}" = "1" ] || stale; then
+  echo "building $JAR ..." >&2
+  (cd "$ROOT" && ./mvnw -B -q package -DskipTests -pl benchmarks -am)
 fi
 
 # Every JVM of every transport gets the same flags and heap: the server JVM inherits these.
