@@ -70,8 +70,18 @@ public final class Metadata {
         }
     }
 
-    private final List<String> names = new ArrayList<>(4);
-    private final List<byte[]> values = new ArrayList<>(4);
+    private static final List<String> NO_NAMES = List.of();
+    private static final List<byte[]> NO_VALUES = List.of();
+    // allocated on the first put: most calls carry no metadata
+    private List<String> names = NO_NAMES;
+    private List<byte[]> values = NO_VALUES;
+
+    private void ensureWritable() {
+        if (names == NO_NAMES) {
+            names = new ArrayList<>(4);
+            values = new ArrayList<>(4);
+        }
+    }
 
     public Metadata() {
     }
@@ -112,6 +122,7 @@ public final class Metadata {
             validateAsciiValue(s);
             raw = s.getBytes(StandardCharsets.US_ASCII);
         }
+        ensureWritable();
         names.add(key.name);
         values.add(raw);
         return this;
@@ -149,6 +160,9 @@ public final class Metadata {
 
     /** Removes every value of the key. */
     public void removeAll(Key<?> key) {
+        if (names.isEmpty()) {
+            return;
+        }
         for (int i = names.size() - 1; i >= 0; i--) {
             if (names.get(i).equals(key.name)) {
                 names.remove(i);
@@ -164,6 +178,10 @@ public final class Metadata {
 
     /** Appends every entry of another metadata. */
     public void merge(Metadata other) {
+        if (other.names.isEmpty()) {
+            return;
+        }
+        ensureWritable();
         names.addAll(other.names);
         for (byte[] v : other.values) {
             values.add(v);
@@ -199,6 +217,7 @@ public final class Metadata {
                 }
             }
         }
+        ensureWritable();
         names.add(n);
         values.add(value);
     }

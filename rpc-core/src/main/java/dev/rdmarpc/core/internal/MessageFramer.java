@@ -17,6 +17,8 @@ import java.lang.foreign.MemorySegment;
 final class MessageFramer {
     /** Bytes before the message: frame header and the total-length prefix. */
     static final int PREFIX = FrameHeader.SIZE + 4;
+    private static final java.lang.foreign.ValueLayout.OfInt LENGTH =
+            java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
 
     private MessageFramer() {
     }
@@ -30,8 +32,7 @@ final class MessageFramer {
         SlabBuffer buf = pool.allocate(PREFIX + size);
         try {
             MemorySegment seg = buf.segment();
-            seg.set(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN),
-                    FrameHeader.SIZE, size);
+            seg.set(LENGTH, FrameHeader.SIZE, size);
             marshaller.write(message, seg.asSlice(PREFIX, size));
             buf.setLength(PREFIX + size);
             return buf;

@@ -61,13 +61,27 @@ public final class ProtoMarshaller<T extends MessageLite> implements Marshaller<
         }
     }
 
+    /** Messages up to this size are parsed from a per-thread copy; larger ones are streamed. */
+    static final int SCRATCH_SIZE = 64 * 1024;
+    private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[SCRATCH_SIZE]);
+
     @Override
     public T parse(MemorySegment source) {
         try {
-            if (source.byteSize() == 0) {
-                return parser.parseFrom(ByteBuffer.allocate(0));
+            long size = source.byteSize();
+            if (size == 0) {
+                return defaultInstance;
             }
-            CodedInputStream in = CodedInputStream.newInstance(source.asByteBuffer());
+            CodedInputStream in;
+            if (size <= SCRATCH_SIZE) {
+                // protobuf copies bytes fields out of the array (no aliasing), so the scratch can be reused
+                byte[] scratch = SCRATCH.get();
+                MemorySegment.copy(source, java.lang.foreign.ValueLayout.JAVA_BYTE, 0, scratch, 0, (int) size);
+                in = CodedInputStream.newInstance(scratch, 0, (int) size);
+            } else {
+                // stream through a small buffer: no full-size copy of large messages
+                in = CodedInputStream.newInstance(new SegmentInputStream(source), 64 * 1024);
+            }
             in.setSizeLimit(Integer.MAX_VALUE);
             T value = parser.parseFrom(in, ExtensionRegistryLite.getEmptyRegistry());
             in.checkLastTagWas(0);

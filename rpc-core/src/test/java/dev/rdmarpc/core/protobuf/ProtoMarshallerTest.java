@@ -1,0 +1,90 @@
+package dev.rdmarpc.core.protobuf;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.BytesValue;
+import com.google.protobuf.ListValue;
+import com.google.protobuf.Struct;
+import com.google.protobuf.Value;
+import dev.rdmarpc.core.StatusException;
+import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.buffer.SlabPool;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.ValueLayout;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/** Protobuf straight into a slab and back, at every size path (empty, scratch copy, streamed). */
+class ProtoMarshallerTest {
+    private final SlabPool pool = new SlabPool(0, true);
+
+    @AfterEach
+    void noLeaks() {
+        assertEquals(0, pool.inUseBuffers(), pool::describeLiveBuffers);
+    }
+
+    private <T extends com.google.protobuf.MessageLite> T roundTrip(ProtoMarshaller<T> m, T value) {
+        int size = m.serializedSize(value);
+        SlabBuffer buf = pool.allocate(size);
+        try {
+            m.write(value, buf.segment().asSlice(0, size));
+            assertEquals(ByteString.copyFrom(buf.segment().asSlice(0, size).toArray(ValueLayout.JAVA_BYTE)), value.toByteString(),
+                    "the slab holds exactly protobuf's own encoding");
+            return m.parse(buf.segment().asSlice(0, size));
+        } finally {
+            buf.release();
+        }
+    }
+
+    private static BytesValue bytes(int n) {
+        byte[] b = new byte[n];
+        new Random(n).nextBytes(b);
+        return BytesValue.of(ByteString.copyFrom(b));
+    }
+
+    @Test
+    void emptySmallAndLargeMessagesRoundTrip() {
+        ProtoMarshaller<BytesValue> m = ProtoMarshaller.of(BytesValue.getDefaultInstance());
+        assertSame(BytesValue.getDefaultInstance(), roundTrip(m, BytesValue.getDefaultInstance()));
+        for (int n : new int[]{1, 100, ProtoMarshaller.SCRATCH_SIZE - 10, ProtoMarshaller.SCRATCH_SIZE + 10, 3 << 20}) {
+            BytesValue v = bytes(n);
+            assertEquals(v, roundTrip(m, v), "size " + n);
+        }
+    }
+
+    @Test
+    void parsedValuesDoNotAliasTheScratchBuffer() {
+        ProtoMarshaller<BytesValue> m = ProtoMarshaller.of(BytesValue.getDefaultInstance());
+        BytesValue first = roundTrip(m, bytes(50));
+        roundTrip(m, bytes(60));
+        assertEquals(bytes(50), first, "a later parse on the same thread must not change an earlier result");
+    }
+
+    @Test
+    void nestedMessages() {
+        ProtoMarshaller<Struct> m = ProtoMarshaller.of(Struct.getDefaultInstance());
+        Struct s = Struct.newBuilder()
+                .putFields("name", Value.newBuilder().setStringValue("rdmarpc").build())
+                .putFields("list", Value.newBuilder().setListValue(ListValue.newBuilder()
+                        .addValues(Value.newBuilder().setNumberValue(1.5)).build()).build())
+                .build();
+        assertEquals(s, roundTrip(m, s));
+    }
+
+    @Test
+    void garbageIsInternal() {
+        ProtoMarshaller<BytesValue> m = ProtoMarshaller.of(BytesValue.getDefaultInstance());
+        SlabBuffer buf = pool.allocate(4);
+        try {
+            buf.segment().set(ValueLayout.JAVA_INT_UNALIGNED, 0, 0xffffffff);
+            StatusException e = assertThrows(StatusException.class, () -> m.parse(buf.segment().asSlice(0, 4)));
+            assertEquals(dev.rdmarpc.core.Status.Code.INTERNAL, e.getStatus().getCode());
+        } finally {
+            buf.release();
+        }
+    }
+}
