@@ -85,11 +85,16 @@ final class RdmaClientStream implements ClientStream {
             options = options.withDeadline(dev.rdmarpc.core.Deadline.after(d.timeRemaining(TimeUnit.NANOSECONDS), TimeUnit.NANOSECONDS));
         }
         ClientCall<InputStream, InputStream> c = transport.channel().newCall(transport.coreMethod(method), options);
-        c.start(new CallListener(), md);
-        call = c;
-        Status reason = cancelReason;
-        if (reason != null) {
-            c.cancel(reason.getDescription(), reason.asRuntimeException());
+        Deliveries.enter();
+        try {
+            c.start(new CallListener(), md);
+            call = c;
+            Status reason = cancelReason;
+            if (reason != null) {
+                c.cancel(reason.getDescription(), reason.asRuntimeException());
+            }
+        } finally {
+            Deliveries.exit();
         }
     }
 
@@ -97,7 +102,12 @@ final class RdmaClientStream implements ClientStream {
     public void request(int numMessages) {
         ClientCall<InputStream, InputStream> c = call;
         if (c != null) {
-            c.request(numMessages);
+            Deliveries.enter();
+            try {
+                c.request(numMessages);
+            } finally {
+                Deliveries.exit();
+            }
         }
     }
 
@@ -123,7 +133,12 @@ final class RdmaClientStream implements ClientStream {
             }
             int seq = outboundSeqNo++;
             stats.outboundMessage(seq);
-            c.sendMessage(m);
+            Deliveries.enter();
+            try {
+                c.sendMessage(m);
+            } finally {
+                Deliveries.exit();
+            }
             stats.outboundWireSize(size);
             stats.outboundUncompressedSize(size);
             stats.outboundMessageSent(seq, size, size);
@@ -165,7 +180,12 @@ final class RdmaClientStream implements ClientStream {
         }
         ClientCall<InputStream, InputStream> c = call;
         if (c != null) {
-            c.cancel(reason.getDescription(), reason.asRuntimeException());
+            Deliveries.enter();
+            try {
+                c.cancel(reason.getDescription(), reason.asRuntimeException());
+            } finally {
+                Deliveries.exit();
+            }
         }
         // Otherwise start() has not opened the call yet and closes the listener with the reason.
     }
@@ -174,7 +194,12 @@ final class RdmaClientStream implements ClientStream {
     public void halfClose() {
         ClientCall<InputStream, InputStream> c = call;
         if (c != null) {
-            c.halfClose();
+            Deliveries.enter();
+            try {
+                c.halfClose();
+            } finally {
+                Deliveries.exit();
+            }
         }
     }
 
@@ -223,7 +248,12 @@ final class RdmaClientStream implements ClientStream {
         }
         ClientCall<InputStream, InputStream> c = call;
         if (c != null) {
-            c.cancel(status.getDescription(), null);
+            Deliveries.enter();
+            try {
+                c.cancel(status.getDescription(), null);
+            } finally {
+                Deliveries.exit();
+            }
         }
     }
 

@@ -59,7 +59,12 @@ final class RdmaServerStream implements ServerStream {
 
     @Override
     public void request(int numMessages) {
-        call.request(numMessages);
+        Deliveries.enter();
+        try {
+            call.request(numMessages);
+        } finally {
+            Deliveries.exit();
+        }
     }
 
     @Override
@@ -71,10 +76,13 @@ final class RdmaServerStream implements ServerStream {
             cancel(Status.INTERNAL.withDescription("response headers cannot be sent: " + e.getMessage()));
             return;
         }
+        Deliveries.enter();
         try {
             call.sendHeaders(md);
         } catch (IllegalStateException e) {
             // the call was already closed (cancelled): nothing to send
+        } finally {
+            Deliveries.exit();
         }
     }
 
@@ -85,7 +93,12 @@ final class RdmaServerStream implements ServerStream {
             int size = m.available();
             int seq = outboundSeqNo++;
             stats.outboundMessage(seq);
-            call.sendMessage(m);
+            Deliveries.enter();
+            try {
+                call.sendMessage(m);
+            } finally {
+                Deliveries.exit();
+            }
             bytesSent += size;
             stats.outboundWireSize(size);
             stats.outboundUncompressedSize(size);
@@ -118,11 +131,14 @@ final class RdmaServerStream implements ServerStream {
             s = dev.rdmarpc.core.Status.INTERNAL.withDescription("response trailers cannot be sent: " + e.getMessage());
             md = null;
         }
+        Deliveries.enter();
         try {
             call.close(s, md);
         } catch (IllegalStateException e) {
             // already closed by a cancel
             return;
+        } finally {
+            Deliveries.exit();
         }
         if (bytesSent >= COMPLETION_POKE_THRESHOLD) {
             pokeUntilComplete(2);
@@ -164,11 +180,14 @@ final class RdmaServerStream implements ServerStream {
             cancelStatus = status;
         }
         // As grpc's HTTP/2 transports reset a cancelled stream, the client sees CANCELLED.
+        Deliveries.enter();
         try {
             call.close(dev.rdmarpc.core.Status.CANCELLED.withDescription("the server cancelled the call ("
                     + status.getCode() + (status.getDescription() != null ? ": " + status.getDescription() : "") + ")"), null);
         } catch (IllegalStateException e) {
             // already closed
+        } finally {
+            Deliveries.exit();
         }
     }
 

@@ -72,6 +72,8 @@ class SemanticsTest {
     static final MethodDescriptor<String, String> FAIL = ECHO.toBuilder().setFullMethodName("test.Semantics/Fail").build();
     static final MethodDescriptor<String, String> HANG = ECHO.toBuilder().setFullMethodName("test.Semantics/Hang")
             .setType(MethodDescriptor.MethodType.BIDI_STREAMING).build();
+    static final MethodDescriptor<String, String> ECHO_STREAM = ECHO.toBuilder().setFullMethodName("test.Semantics/EchoStream")
+            .setType(MethodDescriptor.MethodType.BIDI_STREAMING).build();
     static final MethodDescriptor<String, String> STREAM = ECHO.toBuilder().setFullMethodName("test.Semantics/Stream")
             .setType(MethodDescriptor.MethodType.SERVER_STREAMING).build();
     static final MethodDescriptor<String, String> PACED = ECHO.toBuilder().setFullMethodName("test.Semantics/Paced")
@@ -121,6 +123,21 @@ class SemanticsTest {
                         public void onCompleted() {
                         }
                     };
+                }))
+                .addMethod(ECHO_STREAM, ServerCalls.asyncBidiStreamingCall(obs -> new StreamObserver<>() {
+                    @Override
+                    public void onNext(String value) {
+                        obs.onNext(value);
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        obs.onCompleted();
+                    }
                 }))
                 .addMethod(STREAM, ServerCalls.asyncServerStreamingCall((req, obs) -> {
                     for (int i = 0; i < Integer.parseInt(req); i++) {
@@ -178,9 +195,19 @@ class SemanticsTest {
                 }, headers);
             }
         };
-        server = RdmaServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).transportMode(TransportMode.TCP)
+        server = configure(RdmaServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).transportMode(TransportMode.TCP))
                 .addService(ServerInterceptors.intercept(service, capture)).build().start();
-        channel = RdmaChannelBuilder.forAddress("127.0.0.1", server.getPort()).transportMode(TransportMode.TCP).build();
+        channel = configure(RdmaChannelBuilder.forAddress("127.0.0.1", server.getPort()).transportMode(TransportMode.TCP)).build();
+    }
+
+    /** Hook for variants (executors). */
+    RdmaServerBuilder configure(RdmaServerBuilder b) {
+        return b;
+    }
+
+    /** Hook for variants (executors). */
+    RdmaChannelBuilder configure(RdmaChannelBuilder b) {
+        return b;
     }
 
     @AfterEach

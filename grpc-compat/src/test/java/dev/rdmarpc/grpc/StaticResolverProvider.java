@@ -55,7 +55,7 @@ final class StaticResolverProvider extends NameResolverProvider {
 
             @Override
             public void start(Listener2 listener) {
-                listener.onResult(ResolutionResult.newBuilder().setAddresses(groups).build());
+                listener.onResult2(ResolutionResult.newBuilder().setAddressesOrError(io.grpc.StatusOr.fromValue(groups)).build());
             }
 
             @Override

@@ -17,7 +17,8 @@ import java.util.Locale;
 
 /**
  * A harness-free loop timing a 64-byte unary round trip (blocking stub, one caller thread) with
- * stock grpc-netty and with grpc over rdmarpc's TCP transport, in the same JVM on 127.0.0.1.
+ * stock grpc-netty and with grpc over rdmarpc's TCP transport, in the same JVM on 127.0.0.1, with
+ * grpc's default executors and with {@code directExecutor()} on both sides.
  * Run: {@code java -cp <test class path> dev.rdmarpc.grpc.UnaryLatencyBench [iterations]}.
  */
 public final class UnaryLatencyBench {
@@ -32,21 +33,27 @@ public final class UnaryLatencyBench {
                     obs.onNext(req);
                     obs.onCompleted();
                 })).build();
-        for (int round = 0; round < 2; round++) {
-            Server netty = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(echo).build().start();
-            ManagedChannel nettyChannel = NettyChannelBuilder.forAddress("127.0.0.1", netty.getPort())
-                    .negotiationType(NegotiationType.PLAINTEXT).build();
-            report("grpc-netty           ", nettyChannel, payload, iterations);
-            nettyChannel.shutdownNow();
-            netty.shutdownNow();
+        for (int round = 0; round < 3; round++) {
+            for (boolean direct : new boolean[] {false, true}) {
+                String ex = direct ? "direct " : "default";
+                NettyServerBuilder nsb = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(echo);
+                NettyChannelBuilder ncb = NettyChannelBuilder.forAddress("127.0.0.1", 0).negotiationType(NegotiationType.PLAINTEXT);
+                Server netty = (direct ? nsb.directExecutor() : nsb).build().start();
+                ncb = NettyChannelBuilder.forAddress("127.0.0.1", netty.getPort()).negotiationType(NegotiationType.PLAINTEXT);
+                ManagedChannel nettyChannel = (direct ? ncb.directExecutor() : ncb).build();
+                report("grpc-netty,            " + ex, nettyChannel, payload, iterations);
+                nettyChannel.shutdownNow();
+                netty.shutdownNow();
 
-            Server rdma = RdmaServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).transportMode(TransportMode.TCP)
-                    .addService(echo).build().start();
-            ManagedChannel rdmaChannel = RdmaChannelBuilder.forAddress("127.0.0.1", rdma.getPort())
-                    .transportMode(TransportMode.TCP).build();
-            report("grpc over rdmarpc/tcp", rdmaChannel, payload, iterations);
-            rdmaChannel.shutdownNow();
-            rdma.shutdownNow();
+                RdmaServerBuilder rsb = RdmaServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+                        .transportMode(TransportMode.TCP).addService(echo);
+                Server rdma = (direct ? rsb.directExecutor() : rsb).build().start();
+                RdmaChannelBuilder rcb = RdmaChannelBuilder.forAddress("127.0.0.1", rdma.getPort()).transportMode(TransportMode.TCP);
+                ManagedChannel rdmaChannel = (direct ? rcb.directExecutor() : rcb).build();
+                report("grpc over rdmarpc/tcp, " + ex, rdmaChannel, payload, iterations);
+                rdmaChannel.shutdownNow();
+                rdma.shutdownNow();
+            }
         }
         System.exit(0);
     }

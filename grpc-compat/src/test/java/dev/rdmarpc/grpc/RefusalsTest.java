@@ -1,0 +1,80 @@
+package dev.rdmarpc.grpc;
+
+import dev.rdmarpc.core.CallOptions;
+import dev.rdmarpc.core.ClientCall;
+import dev.rdmarpc.core.Metadata;
+import dev.rdmarpc.core.MethodDescriptor;
+import dev.rdmarpc.core.RpcChannel;
+import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.TransportMode;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Pins the wording of rdmarpc core's statuses that {@link Refusals} relies on to tell grpc a call
+ * never left the client: if core rewords them, this fails instead of grpc silently losing its
+ * transparent retries.
+ */
+class RefusalsTest {
+    static final MethodDescriptor<InputStream, InputStream> METHOD = MethodDescriptor.create("test.Refusals/Call",
+            MethodDescriptor.MethodType.UNARY, StreamMarshaller.INSTANCE, StreamMarshaller.INSTANCE);
+
+    @Test
+    void connectFailureCountsAsNeverSent() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort();
+        }
+        RpcChannel channel = RpcChannel.forAddress("127.0.0.1", port).transportMode(TransportMode.TCP).build();
+        try {
+            Status s = call(channel);
+            assertEquals(Status.Code.UNAVAILABLE, s.getCode(), s.toString());
+            assertTrue(Refusals.neverSent(s), "core's wording changed: " + s);
+        } finally {
+            channel.shutdownNow();
+        }
+    }
+
+    @Test
+    void shutDownChannelCountsAsNeverSent() throws Exception {
+        RpcChannel channel = RpcChannel.forAddress("127.0.0.1", 9).transportMode(TransportMode.TCP).build();
+        channel.shutdown();
+        Status s = call(channel);
+        assertEquals(Status.Code.UNAVAILABLE, s.getCode(), s.toString());
+        assertTrue(Refusals.neverSent(s), "core's wording changed: " + s);
+    }
+
+    @Test
+    void otherStatusesDoNot() {
+        assertFalse(Refusals.neverSent(Status.UNAVAILABLE.withDescription("connection to 127.0.0.1:1: connection reset")));
+        assertFalse(Refusals.neverSent(Status.DEADLINE_EXCEEDED.withDescription("cannot connect to x")));
+        assertFalse(Refusals.neverSent(Status.UNAVAILABLE));
+        assertTrue(Refusals.neverSent(Status.UNAVAILABLE.withDescription("server /127.0.0.1:5 is going away: server is shutting down")));
+        assertTrue(Refusals.neverSent(Status.UNAVAILABLE.withDescription("no connection to h:1 accepts new calls")));
+    }
+
+    private static Status call(RpcChannel channel) throws Exception {
+        CompletableFuture<Status> closed = new CompletableFuture<>();
+        ClientCall<InputStream, InputStream> c = channel.newCall(METHOD, CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS));
+        c.start(new ClientCall.Listener<>() {
+            @Override
+            public void onClose(Status status, Metadata trailers) {
+                closed.complete(status);
+            }
+        }, new Metadata());
+        c.sendMessage(new ByteArrayInputStream(new byte[1]));
+        c.halfClose();
+        c.request(1);
+        return closed.get(10, TimeUnit.SECONDS);
+    }
+}
