@@ -30,6 +30,12 @@ public abstract class RdmaInterop extends AbstractInteropTest {
         return serverBuilder;
     }
 
+    /** The suite's per-operation wait, scaled for slow hosts (the RDMA guest sets rdmarpc.test.timeoutScale). */
+    @Override
+    protected int operationTimeoutMillis() {
+        return (int) (super.operationTimeoutMillis() * Math.max(1.0, Double.parseDouble(System.getProperty("rdmarpc.test.timeoutScale", "1"))));
+    }
+
     @Override
     protected ManagedChannelBuilder<?> createChannelBuilder() {
         RdmaChannelBuilder b = RdmaChannelBuilder.forAddress("127.0.0.1", serverBuilder.port())

@@ -19,8 +19,9 @@ import static org.junit.jupiter.api.Assertions.fail;
 /**
  * The interop suite over RDMA ({@link RdmaInteropRdma}), one dynamic test per case, for the RDMA
  * runs (scripts/rdma-vm-test.sh, RNIC hosts): the cases in {@link #REQUIRED} must pass; any other
- * case that fails is reported as aborted with its failure, not hidden. Needs transport-rdma on the
- * test class path (the {@code rdma} profile of this module).
+ * case that runs and fails is reported as aborted with its failure, not hidden. Needs transport-rdma on the
+ * test class path (the {@code rdma} profile of this module). Only those cases run unless
+ * {@code -Drdmarpc.grpc.interopAll=true} (the emulated RDMA guest is 15-35 times slower).
  */
 @Tag("rdma")
 class RdmaInteropOverRdmaTest {
@@ -50,6 +51,10 @@ class RdmaInteropOverRdmaTest {
     }
 
     private static void run(String name) {
+        if (!REQUIRED.contains(name) && !Boolean.getBoolean("rdmarpc.grpc.interopAll")) {
+            // the emulated RDMA guest is slow: the full suite runs with -Drdmarpc.grpc.interopAll=true
+            throw new TestAbortedException("not in the RDMA set (-Drdmarpc.grpc.interopAll=true runs it)");
+        }
         Result r = new JUnitCore().run(Request.method(RdmaInteropRdma.class, name));
         if (r.getRunCount() == 0) {
             fail("interop case " + name + " did not run");

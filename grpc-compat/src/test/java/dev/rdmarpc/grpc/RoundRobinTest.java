@@ -30,7 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * grpc's round_robin over rdmarpc: one channel over three servers given as a static address list
  * spreads calls over all three; killing one moves calls to the other two, and the only calls that
- * fail are those that had started before the kill.
+ * fail are those that had started before the kill; shutting one down gracefully fails none.
  */
 @org.junit.jupiter.api.extension.ExtendWith(SlabLeakCheck.class)
 class RoundRobinTest {
@@ -51,6 +51,15 @@ class RoundRobinTest {
 
     @Test
     void spreadsOverAllAndSurvivesAKill() throws Exception {
+        run(false);
+    }
+
+    @Test
+    void aGracefulShutdownFailsNoCall() throws Exception {
+        run(true);
+    }
+
+    private void run(boolean graceful) throws Exception {
         ScheduledExecutorService delays = Executors.newScheduledThreadPool(2);
         AtomicIntegerArray served = new AtomicIntegerArray(3);
         List<Server> servers = new ArrayList<>();
@@ -109,11 +118,18 @@ class RoundRobinTest {
             }
             Thread.sleep(500);
             int servedBeforeKill1 = served.get(1);
-            servers.get(1).shutdownNow();
+            if (graceful) {
+                servers.get(1).shutdown();
+            } else {
+                servers.get(1).shutdownNow();
+            }
             killed[0] = System.nanoTime();
             int servedByOthersAtKill = served.get(0) + served.get(2);
             for (Thread t : load) {
                 t.join();
+            }
+            if (graceful) {
+                assertTrue(failures.isEmpty(), "calls failed during a graceful shutdown: " + failures);
             }
             for (Failure f : failures) {
                 assertTrue(f.startNanos() < killed[0], "a call started " + (f.startNanos() - killed[0]) / 1000
@@ -124,8 +140,8 @@ class RoundRobinTest {
             assertTrue(served.get(1) - servedBeforeKill1 <= load.length, "server 1 took calls after it was killed");
             assertTrue(served.get(0) + served.get(2) > servedByOthersAtKill + 100,
                     "the others did not take over: " + (served.get(0) + served.get(2) - servedByOthersAtKill) + " calls");
-            System.out.printf("round_robin: before kill %s; after: %d failed (in flight), served %s%n",
-                    java.util.Arrays.toString(counts), failures.size(), served);
+            System.out.printf("round_robin: before %s %s; after: %d failed (in flight), served %s%n",
+                    graceful ? "shutdown" : "kill", java.util.Arrays.toString(counts), failures.size(), served);
         } finally {
             channel.shutdownNow();
             for (Server s : servers) {

@@ -78,6 +78,8 @@ class SemanticsTest {
             .setType(MethodDescriptor.MethodType.SERVER_STREAMING).build();
     static final MethodDescriptor<String, String> PACED = ECHO.toBuilder().setFullMethodName("test.Semantics/Paced")
             .setType(MethodDescriptor.MethodType.SERVER_STREAMING).build();
+    static final MethodDescriptor<String, String> FLAKY = ECHO.toBuilder().setFullMethodName("test.Semantics/Flaky").build();
+    static final MethodDescriptor<String, String> SLOW = ECHO.toBuilder().setFullMethodName("test.Semantics/Slow").build();
     static final MethodDescriptor<String, String> COLLECT = ECHO.toBuilder().setFullMethodName("test.Semantics/Collect")
             .setType(MethodDescriptor.MethodType.CLIENT_STREAMING).build();
 
@@ -85,6 +87,8 @@ class SemanticsTest {
     static final Metadata.Key<byte[]> BIN = Metadata.Key.of("x-blob-bin", Metadata.BINARY_BYTE_MARSHALLER);
     static final byte[] BLOB = {0, 1, 2, (byte) 0xff, '\n', ':', 0x7f};
 
+    final AtomicInteger flakyAttempts = new AtomicInteger();
+    final AtomicInteger slowAttempts = new AtomicInteger();
     final AtomicReference<Metadata> serverHeaders = new AtomicReference<>();
     final AtomicReference<ServerCall<?, ?>> serverCall = new AtomicReference<>();
     final CountDownLatch hangCancelled = new CountDownLatch(1);
@@ -160,6 +164,23 @@ class SemanticsTest {
                             paced.onCompleted();
                         }
                     });
+                }))
+                .addMethod(FLAKY, ServerCalls.asyncUnaryCall((req, obs) -> {
+                    // fails the first two attempts of each request value, as a retry test wants
+                    if (flakyAttempts.incrementAndGet() % 3 != 0) {
+                        obs.onError(Status.UNAVAILABLE.withDescription("try again").asRuntimeException());
+                    } else {
+                        obs.onNext(req);
+                        obs.onCompleted();
+                    }
+                }))
+                .addMethod(SLOW, ServerCalls.asyncUnaryCall((req, obs) -> {
+                    // the first attempt never answers; a hedged second one does
+                    if (slowAttempts.incrementAndGet() == 1) {
+                        return;
+                    }
+                    obs.onNext(req);
+                    obs.onCompleted();
                 }))
                 .addMethod(COLLECT, ServerCalls.asyncClientStreamingCall(obs -> new StreamObserver<>() {
                     final StringBuilder sb = new StringBuilder();
@@ -358,6 +379,58 @@ class SemanticsTest {
         assertEquals("m3", events.poll(5, TimeUnit.SECONDS));
         assertEquals("m4", events.poll(5, TimeUnit.SECONDS));
         assertInstanceOf(Status.class, events.poll(5, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void retriesComeFromGrpc() {
+        ManagedChannel retrying = configure(RdmaChannelBuilder.forAddress("127.0.0.1", server.getPort())
+                .transportMode(TransportMode.TCP)).defaultServiceConfig(serviceConfig("retryPolicy", java.util.Map.of(
+                        "maxAttempts", 3.0, "initialBackoff", "0.01s", "maxBackoff", "0.1s", "backoffMultiplier", 2.0,
+                        "retryableStatusCodes", java.util.List.of("UNAVAILABLE")))).enableRetry().build();
+        try {
+            assertEquals("r", ClientCalls.blockingUnaryCall(retrying, FLAKY, CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), "r"));
+            assertEquals(3, flakyAttempts.get());
+            assertEquals("2", serverHeaders.get().get(Metadata.Key.of("grpc-previous-rpc-attempts", Metadata.ASCII_STRING_MARSHALLER)));
+        } finally {
+            retrying.shutdownNow();
+        }
+    }
+
+    @Test
+    void hedgingComesFromGrpc() {
+        ManagedChannel hedging = configure(RdmaChannelBuilder.forAddress("127.0.0.1", server.getPort())
+                .transportMode(TransportMode.TCP)).defaultServiceConfig(serviceConfig("hedgingPolicy", java.util.Map.of(
+                        "maxAttempts", 2.0, "hedgingDelay", "0.1s"))).enableRetry().build();
+        try {
+            assertEquals("h", ClientCalls.blockingUnaryCall(hedging, SLOW, CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), "h"));
+            assertEquals(2, slowAttempts.get());
+        } finally {
+            hedging.shutdownNow();
+        }
+    }
+
+    @Test
+    void idleModeComesFromGrpc() throws Exception {
+        ManagedChannel idling = configure(RdmaChannelBuilder.forAddress("127.0.0.1", server.getPort())
+                .transportMode(TransportMode.TCP)).idleTimeout(1, TimeUnit.SECONDS).build();
+        try {
+            assertEquals("i", ClientCalls.blockingUnaryCall(idling, ECHO, CallOptions.DEFAULT, "i"));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (idling.getState(false) != io.grpc.ConnectivityState.IDLE && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            assertEquals(io.grpc.ConnectivityState.IDLE, idling.getState(false));
+            // and it comes back on the next call
+            assertEquals("j", ClientCalls.blockingUnaryCall(idling, ECHO, CallOptions.DEFAULT, "j"));
+        } finally {
+            idling.shutdownNow();
+        }
+    }
+
+    static java.util.Map<String, Object> serviceConfig(String policyName, java.util.Map<String, Object> policy) {
+        return java.util.Map.of("methodConfig", java.util.List.of(java.util.Map.of(
+                "name", java.util.List.of(java.util.Map.of("service", "test.Semantics")),
+                policyName, policy)));
     }
 
     @Test
