@@ -17,7 +17,7 @@ import java.util.concurrent.Executor;
  * <ul>
  *   <li>on a thread inside a grpc-compat call into core ({@link #enter()}/{@link #exit()}: a grpc
  *       thread sending, requesting, closing), the drain runs on that thread as soon as the call
- *       into core has returned;</li>
+ *       into core has returned (as grpc's in-process transport delivers);</li>
  *   <li>on a Netty event loop (the TCP transport's I/O threads), the drain is queued on that
  *       loop: it runs on the same thread once the frame being handled is done;</li>
  *   <li>anywhere else (core's timer thread, the RDMA completion poller), it is handed to core's
@@ -39,7 +39,7 @@ final class Deliveries {
     /** Per-thread state: how deep in calls into core, and the drains they scheduled. */
     private static final class Trampoline {
         int depth;
-        final ArrayDeque<Runnable> tasks = new ArrayDeque<>(4);
+        final ArrayDeque<Runnable> tasks = new ArrayDeque<>(2);
     }
 
     private Deliveries() {
@@ -68,19 +68,28 @@ final class Deliveries {
         TRAMPOLINE.get().depth++;
     }
 
-    /** The call into core returned (its lock is released): runs the drains it scheduled, here. */
+    /**
+     * The call into core returned (its lock is released): runs the drain it scheduled here, on
+     * this thread. Should it have scheduled drains of other calls too, those go to the pool, so
+     * that one call's callbacks never wait behind another's on this thread.
+     */
     static void exit() {
         Trampoline t = TRAMPOLINE.get();
         if (--t.depth > 0) {
             return;
         }
-        Runnable task;
-        while ((task = t.tasks.poll()) != null) {
-            try {
-                task.run();
-            } catch (RuntimeException | Error e) {
-                LOG.log(Level.WARNING, "a call callback threw", e);
-            }
+        Runnable first = t.tasks.poll();
+        if (first == null) {
+            return;
+        }
+        Runnable more;
+        while ((more = t.tasks.poll()) != null) {
+            POOL.execute(more);
+        }
+        try {
+            first.run();
+        } catch (RuntimeException | Error e) {
+            LOG.log(Level.WARNING, "a call callback threw", e);
         }
     }
 

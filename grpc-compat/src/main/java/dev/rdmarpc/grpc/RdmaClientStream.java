@@ -76,7 +76,7 @@ final class RdmaClientStream implements ClientStream {
             md.putRaw("user-agent", transport.userAgent().getBytes(java.nio.charset.StandardCharsets.US_ASCII));
         } catch (IllegalArgumentException e) {
             closeListener(Status.INTERNAL.withDescription("request metadata cannot be sent: " + e.getMessage()).withCause(e),
-                    RpcProgress.REFUSED, new Metadata());
+                    RpcProgress.PROCESSED, new Metadata());
             return;
         }
         dev.rdmarpc.core.CallOptions options = dev.rdmarpc.core.CallOptions.DEFAULT.withExecutor(Deliveries.EXECUTOR);
