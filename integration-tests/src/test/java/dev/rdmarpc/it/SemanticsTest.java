@@ -141,6 +141,33 @@ class SemanticsTest extends LoopbackTest {
     }
 
     @Test
+    void handlerIsToldOfCompletionWhenTrailersWaitedForWindow() throws Exception {
+        java.util.concurrent.CountDownLatch completed = new java.util.concurrent.CountDownLatch(1);
+        dev.rdmarpc.core.MethodDescriptor<byte[], byte[]> big = TestService.method("Big", dev.rdmarpc.core.MethodDescriptor.MethodType.UNARY);
+        try (dev.rdmarpc.core.RpcServer s = dev.rdmarpc.core.RpcServer.forPort(0).maxInboundMessageSize(16 << 20)
+                .addService(dev.rdmarpc.core.ServiceDefinition.builder(TestService.NAME).addMethod(big, (call, headers) -> {
+                    call.request(1);
+                    return new dev.rdmarpc.core.ServerCall.Listener<>() {
+                        @Override
+                        public void onHalfClose() {
+                            call.sendHeaders(new Metadata());
+                            call.sendMessage(new byte[5 << 20]); // larger than the 2 MiB window: TRAILERS queue behind it
+                            call.close(Status.OK, new Metadata());
+                        }
+
+                        @Override
+                        public void onComplete() {
+                            completed.countDown();
+                        }
+                    };
+                }).build()).build().start();
+             dev.rdmarpc.core.RpcChannel ch = dev.rdmarpc.core.RpcChannel.forAddress("127.0.0.1", s.getPort()).maxInboundMessageSize(16 << 20).build()) {
+            assertEquals(5 << 20, ClientCalls.blockingUnaryCall(ch, big, CallOptions.DEFAULT, new byte[1]).length);
+            assertTrue(completed.await(5, TimeUnit.SECONDS), "ServerCall.Listener.onComplete after the queued TRAILERS went out");
+        }
+    }
+
+    @Test
     void slowReaderKeepsTheServersBufferedBytesBounded() throws Exception {
         int size = 16 * 1024;
         Iterator<byte[]> it = ClientCalls.blockingServerStreamingCall(channel, TestService.FIREHOSE,

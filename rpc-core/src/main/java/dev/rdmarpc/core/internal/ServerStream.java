@@ -273,6 +273,9 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             outbound.wakeWaiters(this);
             updateReadiness();
             remove = closedLocal && outbound.isEmpty();
+            if (remove) {
+                schedule(); // the TRAILERS queued behind flow-controlled data are out: deliver onComplete
+            }
         }
         if (remove) {
             removeFromConnection();
