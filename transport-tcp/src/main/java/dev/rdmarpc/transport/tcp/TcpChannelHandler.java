@@ -25,6 +25,9 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
     private final OpenConnections open;
     private TcpFrameConnection connection;
     private FrameDecoder decoder;
+    /** Set when a gRPC/HTTP2 client dialled this server: it answers instead of the decoder. */
+    private Http2Refusal http2;
+    private boolean firstRead = true;
 
     TcpChannelHandler(FrameHandlerFactory handlers, CompletableFuture<FrameConnection> connected, OpenConnections open) {
         this.handlers = handlers;
@@ -65,6 +68,18 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
         if (c == null || c.isClosing() || !(msg instanceof ByteBuf in)) {
             ReferenceCountUtil.release(msg);
             return;
+        }
+        if (http2 != null) {
+            http2.read(in);
+            return;
+        }
+        if (firstRead) {
+            firstRead = false;
+            if (connected == null && Http2Refusal.looksLikePreface(in)) {
+                http2 = new Http2Refusal(ctx, c);
+                http2.read(in);
+                return;
+            }
         }
         c.beginReadBurst();
         try {
