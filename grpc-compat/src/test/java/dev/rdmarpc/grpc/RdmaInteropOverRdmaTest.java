@@ -35,7 +35,7 @@ class RdmaInteropOverRdmaTest {
     @org.junit.jupiter.api.BeforeAll
     static void rdmaTransportPresent() {
         if (dev.rdmarpc.core.internal.Transports.upgraders().isEmpty()) {
-            fail("no RDMA connection upgrader on the test class path: run with -Prdma (transport-rdma)");
+            fail("no RDMA connection upgrader on the test class path: transport-rdma must be a test dependency");
         }
     }
 
