@@ -14,11 +14,9 @@ public final class Status {
 
         private static final Code[] BY_VALUE = values();
         private final int value;
-        private final Status status;
 
         Code(int value) {
             this.value = value;
-            this.status = new Status(this, null, null);
         }
 
         /** The code's number on the wire. */
@@ -28,7 +26,7 @@ public final class Status {
 
         /** The status with this code and no description. */
         public Status toStatus() {
-            return status;
+            return Status.BY_CODE[ordinal()];
         }
 
         /** The code for a wire number; unknown numbers map to UNKNOWN, as grpc does. */
@@ -36,6 +34,9 @@ public final class Status {
             return value >= 0 && value < BY_VALUE.length ? BY_VALUE[value] : UNKNOWN;
         }
     }
+
+    // Built here, not in Code's constructor: either class may then initialise first without seeing a null constant.
+    private static final Status[] BY_CODE = byCode();
 
     public static final Status OK = Code.OK.toStatus();
     public static final Status CANCELLED = Code.CANCELLED.toStatus();
@@ -63,6 +64,15 @@ public final class Status {
         this.code = code;
         this.description = description;
         this.cause = cause;
+    }
+
+    private static Status[] byCode() {
+        Code[] codes = Code.values();
+        Status[] statuses = new Status[codes.length];
+        for (Code c : codes) {
+            statuses[c.ordinal()] = new Status(c, null, null);
+        }
+        return statuses;
     }
 
     /** The status for a wire code number. */
