@@ -269,6 +269,7 @@ final class CompletionPoller implements Runnable {
             RdmaEndpoint ep = draining.get(i);
             if (now - ep.drainDeadlineNanos >= 0) {
                 draining.remove(i);
+                RdmaMetrics.DRAIN_TIMEOUTS.increment();
                 Fallbacks.LOG.log(Level.DEBUG, "no flush completion from qp {0}; destroying it", ep.qp.qpNum());
                 ep.finishTeardown();
             }

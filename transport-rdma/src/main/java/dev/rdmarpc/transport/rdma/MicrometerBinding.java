@@ -32,6 +32,8 @@ final class MicrometerBinding {
         counter(r, "rdmarpc.rdma.srq.posts", null, null, RdmaMetrics.SRQ_POSTS, "receives posted to the SRQ");
         counter(r, "rdmarpc.rdma.completion.errors", null, null, RdmaMetrics.COMPLETION_ERRORS,
                 "work completions with an error status (flushes excluded)");
+        counter(r, "rdmarpc.rdma.drain.timeouts", null, null, RdmaMetrics.DRAIN_TIMEOUTS,
+                "closed queue pairs destroyed without their flush completions");
         counter(r, "rdmarpc.rdma.upgrades", null, null, RdmaMetrics.UPGRADES, "connections moved to RDMA");
         counter(r, "rdmarpc.rdma.fallbacks", null, null, RdmaMetrics.FALLBACKS, "connections left on TCP");
         counter(r, "rdmarpc.rdma.protocol.errors", null, null, RdmaMetrics.PROTOCOL_ERRORS,

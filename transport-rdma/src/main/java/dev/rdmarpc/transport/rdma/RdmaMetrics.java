@@ -31,6 +31,7 @@ public final class RdmaMetrics {
     static final LongAdder FALLBACKS = new LongAdder();
     static final LongAdder PROTOCOL_ERRORS = new LongAdder();
     static final LongAdder POLLER_WAKEUPS = new LongAdder();
+    static final LongAdder DRAIN_TIMEOUTS = new LongAdder();
     static final AtomicLong CONNECTIONS = new AtomicLong();
     static final AtomicLong SLAB_REGIONS = new AtomicLong();
     static final AtomicLong RENDEZVOUS_REGIONS = new AtomicLong();
@@ -46,7 +47,7 @@ public final class RdmaMetrics {
     public record Snapshot(long inlineSends, long inlineBytes, long eagerSends, long eagerBytes, long rendezvousSends,
                            long rendezvousBytes, long rendezvousReads, long rendezvousReadBytes, long receives,
                            long receiveBytes, long creditStalls, long creditUpdates, long srqLimitEvents, long srqPosts,
-                           long completionErrors, long upgrades, long fallbacks, long protocolErrors, long connections,
+                           long completionErrors, long drainTimeouts, long upgrades, long fallbacks, long protocolErrors, long connections,
                            long slabRegions, long rendezvousRegions, long boundWindows, long postedReceives,
                            long minPostedReceives, Map<String, Long> fallbackReasons) {
         /** SENDs of any kind. */
@@ -65,7 +66,8 @@ public final class RdmaMetrics {
                     receives - before.receives, receiveBytes - before.receiveBytes,
                     creditStalls - before.creditStalls, creditUpdates - before.creditUpdates,
                     srqLimitEvents - before.srqLimitEvents, srqPosts - before.srqPosts,
-                    completionErrors - before.completionErrors, upgrades - before.upgrades,
+                    completionErrors - before.completionErrors, drainTimeouts - before.drainTimeouts,
+                    upgrades - before.upgrades,
                     fallbacks - before.fallbacks, protocolErrors - before.protocolErrors, connections, slabRegions,
                     rendezvousRegions, boundWindows, postedReceives, minPostedReceives, Map.copyOf(reasons));
         }
@@ -79,7 +81,7 @@ public final class RdmaMetrics {
         return new Snapshot(INLINE_SENDS.sum(), INLINE_BYTES.sum(), EAGER_SENDS.sum(), EAGER_BYTES.sum(),
                 RENDEZVOUS_SENDS.sum(), RENDEZVOUS_BYTES.sum(), RENDEZVOUS_READS.sum(), RENDEZVOUS_READ_BYTES.sum(),
                 RECEIVES.sum(), RECEIVE_BYTES.sum(), CREDIT_STALLS.sum(), CREDIT_UPDATES.sum(), SRQ_LIMIT_EVENTS.sum(),
-                SRQ_POSTS.sum(), COMPLETION_ERRORS.sum(), UPGRADES.sum(), FALLBACKS.sum(), PROTOCOL_ERRORS.sum(),
+                SRQ_POSTS.sum(), COMPLETION_ERRORS.sum(), DRAIN_TIMEOUTS.sum(), UPGRADES.sum(), FALLBACKS.sum(), PROTOCOL_ERRORS.sum(),
                 CONNECTIONS.get(), SLAB_REGIONS.get(), RENDEZVOUS_REGIONS.get(), BOUND_WINDOWS.get(),
                 POSTED_RECEIVES.get(), min == Long.MAX_VALUE ? -1 : min, Map.copyOf(reasons));
     }

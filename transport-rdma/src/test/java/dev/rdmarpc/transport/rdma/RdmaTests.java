@@ -21,6 +21,8 @@ final class RdmaTests {
     static final long TIMEOUT_SCALE = Long.getLong("rdmarpc.test.timeoutScale", 1);
 
     static {
+        // rpc-core: Status must initialise before Status.Code, or Status.<clinit> sees Code.OK == null (reported)
+        dev.rdmarpc.core.Status.OK.getCode();
         setDefault("rdmarpc.rdma.spinMicros", "0");
         setDefault("rdmarpc.rdma.srqDepth", "128");
         setDefault("rdmarpc.rdma.credits", "32");
