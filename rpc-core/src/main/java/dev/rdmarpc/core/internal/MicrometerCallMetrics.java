@@ -41,7 +41,13 @@ final class MicrometerCallMetrics implements CallMetrics {
 
     /** Metrics on the given registry (typed Object so core loads without Micrometer). */
     static CallMetrics create(Object registry, String side, SlabPool pool) {
-        return registry == null ? NOOP : new MicrometerCallMetrics((MeterRegistry) registry, side, pool);
+        if (registry == null) {
+            return NOOP;
+        }
+        for (dev.rdmarpc.core.spi.ConnectionUpgrader u : Transports.upgraders()) {
+            u.bindMeters(registry); // the RDMA transport's counters on the same registry
+        }
+        return new MicrometerCallMetrics((MeterRegistry) registry, side, pool);
     }
 
     @Override

@@ -21,6 +21,14 @@ public interface ConnectionUpgrader {
      */
     Offer prepare(FrameConnection base, SlabPool pool, boolean clientSide);
 
+    /**
+     * Publishes this upgrader's meters on a Micrometer {@code MeterRegistry} (typed Object so core
+     * loads without Micrometer). Called whenever a server or channel is built with a registry; must
+     * be idempotent. Does nothing by default.
+     */
+    default void bindMeters(Object meterRegistry) {
+    }
+
     /** One connection's pending upgrade. */
     interface Offer {
         /** The capability bytes to put in this side's HELLO. */
