@@ -277,6 +277,11 @@ final class RdmaDeviceContext {
         reserved.decrementAndGet();
     }
 
+    /** Queue pairs alive on this context: offered, connected or being torn down (tests check it returns to 0). */
+    int queuePairs() {
+        return reserved.get();
+    }
+
     /** A new RC queue pair on the shared CQ and SRQ, in INIT (peers may RDMA-READ through it). */
     QueuePair createQueuePair() {
         int inline = grantedInline >= 0 ? grantedInline : config.maxInline();

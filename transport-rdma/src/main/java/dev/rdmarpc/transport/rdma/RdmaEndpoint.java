@@ -155,6 +155,8 @@ final class RdmaEndpoint implements FrameConnection {
         if (error instanceof ProtocolException) {
             if (isOpen()) {
                 RdmaMetrics.PROTOCOL_ERRORS.increment();
+                Fallbacks.LOG.log(Level.WARNING, "closing RDMA connection with {0} (qp {1}): protocol error: {2}",
+                        base.remoteAddress(), qp.qpNum(), reason);
             }
         } else if (isOpen()) {
             Fallbacks.LOG.log(Level.WARNING, "closing RDMA connection with {0}: {1}", base.remoteAddress(), reason);

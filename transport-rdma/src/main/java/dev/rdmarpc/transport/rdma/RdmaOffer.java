@@ -57,6 +57,8 @@ final class RdmaOffer implements ConnectionUpgrader.Offer {
             state = FAILED;
             release();
             RdmaMetrics.PROTOCOL_ERRORS.increment();
+            Fallbacks.LOG.log(System.Logger.Level.WARNING, "closing connection with {0}: {1}", base.remoteAddress(),
+                    e.getMessage());
             base.close(e.getMessage()); // a malformed HELLO closes the connection, as any protocol error does
             throw e;
         }

@@ -557,6 +557,7 @@ final class SendPath {
     int onCompletion(int seq, int status) {
         int result = 0;
         String failure = null;
+        byte failedKind = NONE;
         lock.lock();
         try {
             if (seq - completedSeq < 0 || seq - postedSeq >= 0) {
@@ -584,6 +585,7 @@ final class SendPath {
                 if (completedSeq == end && status != WorkCompletion.STATUS_SUCCESS
                         && status != WorkCompletion.STATUS_WR_FLUSH_ERR) {
                     failure = describe(kind, status);
+                    failedKind = kind;
                 }
             }
             if (failure == null && !closing) {
@@ -593,6 +595,10 @@ final class SendPath {
             lock.unlock();
         }
         if (failure != null) {
+            if (failedKind == READ && status == WorkCompletion.STATUS_REM_ACCESS_ERR) {
+                // the peer's RTS named memory it had not granted: bad input, not a transport failure
+                throw new ProtocolException(failure);
+            }
             throw new IllegalStateException(failure);
         }
         return result;
@@ -608,7 +614,9 @@ final class SendPath {
             default -> "work request";
         };
         String hint = switch (status) {
-            case WorkCompletion.STATUS_REM_ACCESS_ERR -> " (the peer's rkey or address range was not valid)";
+            case WorkCompletion.STATUS_REM_ACCESS_ERR -> kind == READ
+                    ? " (the peer's RTS named an rkey or address range it had not granted)"
+                    : " (the peer's rkey or address range was not valid)";
             case WorkCompletion.STATUS_RETRY_EXC_ERR -> " (the peer stopped answering)";
             case WorkCompletion.STATUS_RNR_RETRY_EXC_ERR -> " (the peer had no receive buffer posted)";
             default -> "";

@@ -21,8 +21,6 @@ final class RdmaTests {
     static final long TIMEOUT_SCALE = Long.getLong("rdmarpc.test.timeoutScale", 1);
 
     static {
-        // rpc-core: Status must initialise before Status.Code, or Status.<clinit> sees Code.OK == null (reported)
-        dev.rdmarpc.core.Status.OK.getCode();
         setDefault("rdmarpc.rdma.spinMicros", "0");
         setDefault("rdmarpc.rdma.srqDepth", "128");
         setDefault("rdmarpc.rdma.credits", "32");
@@ -76,7 +74,7 @@ final class RdmaTests {
         }
     }
 
-    /** What must be back after every test: slab buffers, memory regions = slabs, no window or grant region, no QP. */
+    /** What must be back after every test: slab buffers, memory regions = slabs, no window or grant region, no QP, a full SRQ. */
     record Baseline(long buffers) {
         static Baseline now() {
             return new Baseline(SlabPool.shared().inUseBuffers());
@@ -87,7 +85,7 @@ final class RdmaTests {
             RdmaDeviceContext c = RdmaDeviceContext.sharedIfOpen();
             return SlabPool.shared().inUseBuffers() == buffers && s.connections() == 0 && s.boundWindows() == 0
                     && s.rendezvousRegions() == 0 && s.slabRegions() == SlabPool.shared().slabCount()
-                    && (c == null || c.postedReceives() == c.srqDepth());
+                    && (c == null || (c.postedReceives() == c.srqDepth() && c.queuePairs() == 0));
         }
 
         String describe() {
@@ -96,7 +94,8 @@ final class RdmaTests {
             return "slab buffers in use " + SlabPool.shared().inUseBuffers() + " (baseline " + buffers + "), RDMA connections "
                     + s.connections() + ", bound windows " + s.boundWindows() + ", rendezvous regions "
                     + s.rendezvousRegions() + ", slab regions " + s.slabRegions() + " for " + SlabPool.shared().slabCount()
-                    + " slabs, SRQ posted " + (c == null ? "-" : c.postedReceives() + "/" + c.srqDepth()) + "; "
+                    + " slabs, SRQ posted " + (c == null ? "-" : c.postedReceives() + "/" + c.srqDepth())
+                    + ", queue pairs " + (c == null ? "-" : c.queuePairs()) + "; "
                     + SlabPool.shared().describeLiveBuffers();
         }
 
