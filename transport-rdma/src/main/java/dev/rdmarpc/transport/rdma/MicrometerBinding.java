@@ -12,7 +12,11 @@ final class MicrometerBinding {
     private MicrometerBinding() {
     }
 
-    static void bind(MeterRegistry r) {
+    /** Registers every meter once per registry (a server and a channel often share one). */
+    static synchronized void bind(MeterRegistry r) {
+        if (r.find("rdmarpc.rdma.upgrades").functionCounter() != null) {
+            return; // bound already: registering again would only log Micrometer's duplicate warning
+        }
         counter(r, "rdmarpc.rdma.sends", "path", "inline", RdmaMetrics.INLINE_SENDS, "SENDs posted inline");
         counter(r, "rdmarpc.rdma.sends", "path", "eager", RdmaMetrics.EAGER_SENDS, "SENDs posted from a registered slab");
         counter(r, "rdmarpc.rdma.sends", "path", "rendezvous", RdmaMetrics.RENDEZVOUS_SENDS,

@@ -24,6 +24,12 @@ public final class RdmaConnectionUpgrader implements ConnectionUpgrader {
         return Hello.CAP_RDMA;
     }
 
+    /** Publishes {@link RdmaMetrics} on the registry a server or channel was built with. */
+    @Override
+    public void bindMeters(Object meterRegistry) {
+        RdmaMetrics.bindTo((io.micrometer.core.instrument.MeterRegistry) meterRegistry);
+    }
+
     @Override
     public Offer prepare(FrameConnection base, SlabPool pool, boolean clientSide) {
         RdmaDeviceContext context;
