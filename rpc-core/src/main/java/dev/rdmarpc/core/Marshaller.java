@@ -21,4 +21,20 @@ public interface Marshaller<T> {
      * @throws RuntimeException if the bytes are not a valid message; the call then fails with INTERNAL
      */
     T parse(MemorySegment source);
+
+    /**
+     * Writes the value into {@code length} bytes of {@code segment} at {@code offset}: the same as {@link #write}
+     * on that slice. Marshallers may override it to skip making the slice.
+     */
+    default void write(T value, MemorySegment segment, long offset, int length) {
+        write(value, segment.asSlice(offset, length));
+    }
+
+    /**
+     * Parses a value from {@code length} bytes of {@code segment} at {@code offset}: the same as {@link #parse} of
+     * that slice. Marshallers may override it to skip making the slice.
+     */
+    default T parse(MemorySegment segment, long offset, int length) {
+        return parse(segment.asSlice(offset, length));
+    }
 }

@@ -23,6 +23,8 @@ public final class ChannelImpl {
     private final String host;
     private final int port;
     private final String authority;
+    private final byte[] encodedAuthority;
+    private final java.util.concurrent.ConcurrentHashMap<String, byte[]> encodedPaths = new java.util.concurrent.ConcurrentHashMap<>();
     private final ClientTransport transport;
     private final ConnectionSettings settings;
     private final Executor executor;
@@ -43,6 +45,7 @@ public final class ChannelImpl {
         this.host = host;
         this.port = port;
         this.authority = host.indexOf(':') >= 0 ? "[" + host + "]:" + port : host + ":" + port;
+        this.encodedAuthority = utf8(authority);
         this.transport = transport;
         this.settings = settings;
         this.executor = executor;
@@ -56,6 +59,20 @@ public final class ChannelImpl {
 
     public String authority() {
         return authority;
+    }
+
+    /** The authority as sent in HEADERS, encoded once. */
+    byte[] encodedAuthority() {
+        return encodedAuthority;
+    }
+
+    /** A method's path as sent in HEADERS, encoded once per method. */
+    byte[] encodedPath(dev.rdmarpc.core.MethodDescriptor<?, ?> method) {
+        return encodedPaths.computeIfAbsent(method.getFullMethodName(), ChannelImpl::utf8);
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
     }
 
     CallMetrics metrics() {

@@ -9,15 +9,13 @@ import dev.rdmarpc.core.protocol.ProtocolException;
 import dev.rdmarpc.core.spi.FrameConnection;
 
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 
 /** The client side of one connection: opens streams, routes their frames, fails them when it closes. */
 final class ClientConnection extends Connection {
     private final String authority;
-    private final ConcurrentHashMap<Integer, ClientStream<?, ?>> streams = new ConcurrentHashMap<>();
+    private final StreamTable<ClientStream<?, ?>> streams = new StreamTable<>();
     private final CompletableFuture<ClientConnection> ready = new CompletableFuture<>();
     private int nextStreamId = 1;
     private volatile boolean draining;
@@ -65,7 +63,7 @@ final class ClientConnection extends Connection {
      * Registers the stream under a new id and sends its HEADERS, atomically so that ids reach the
      * server in increasing order. Returns false if the connection can no longer take streams.
      */
-    boolean open(ClientStream<?, ?> stream, SlabBuffer[] headersOut, java.util.function.IntFunction<SlabBuffer> headers, boolean flush) {
+    boolean open(ClientStream<?, ?> stream, boolean flush) {
         synchronized (this) {
             if (!acceptsNewStreams()) {
                 return false;
@@ -77,9 +75,7 @@ final class ClientConnection extends Connection {
             }
             stream.assignId(id);
             streams.put(id, stream);
-            SlabBuffer h = headers.apply(id);
-            headersOut[0] = h;
-            send(h, flush);
+            send(stream.encodeHeaders(id), flush);
             return true;
         }
     }
@@ -99,7 +95,7 @@ final class ClientConnection extends Connection {
     void onGoAway(Frames.GoAway goAway) {
         draining = true;
         Status s = Status.UNAVAILABLE.withDescription("server " + peer() + " is going away: " + goAway.status().getDescription());
-        for (ClientStream<?, ?> st : new ArrayList<>(streams.values())) {
+        for (ClientStream<?, ?> st : streams.snapshot()) {
             if (st.id() > goAway.lastStreamId()) {
                 st.transportFailed(s);
             }
@@ -144,8 +140,7 @@ final class ClientConnection extends Connection {
         }
         closeStatus = s;
         ready.completeExceptionally(s.asException());
-        List<ClientStream<?, ?>> all = new ArrayList<>(streams.values());
-        streams.clear();
+        List<ClientStream<?, ?>> all = streams.takeAll();
         for (ClientStream<?, ?> st : all) {
             st.transportFailed(s);
         }

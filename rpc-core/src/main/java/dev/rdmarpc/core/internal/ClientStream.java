@@ -34,6 +34,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private final CallOptions options;
     private final Executor executor;
     private final Deadline deadline;
+    /** Remaining time sent in HEADERS (0 = none), computed just before the stream opens. */
+    private long headerTimeoutNanos;
     private final SlabPool pool;
     private final OutboundFlow outbound;
     private final InboundMessages inbound;
@@ -145,15 +147,13 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             finish(s, null, false);
             return;
         }
-        SlabBuffer[] headersOut = new SlabBuffer[1];
         synchronized (this) {
             if (closeStatus != null) {
                 return;
             }
             boolean moreComing = heldSingleRequest != null || !outbound.isEmpty() || halfCloseRequested;
-            long timeout = deadline == null ? 0 : Math.max(1, deadline.remainingNanos());
-            boolean opened = c.open(this, headersOut, streamId -> Frames.requestHeaders(pool, streamId, false,
-                    method.getFullMethodName(), channel.authority(), timeout, requestHeaders), !moreComing);
+            headerTimeoutNanos = deadline == null ? 0 : Math.max(1, deadline.remainingNanos());
+            boolean opened = c.open(this, !moreComing);
             if (opened) {
                 this.conn = c;
                 var peer = c.peerSettings();
@@ -170,6 +170,12 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         } else {
             finish(Status.UNAVAILABLE.withDescription("no connection to " + channel.authority() + " accepts new calls"), null, false);
         }
+    }
+
+    /** The HEADERS frame opening this stream as {@code streamId}; called by the connection under its lock. */
+    SlabBuffer encodeHeaders(int streamId) {
+        return Frames.requestHeaders(pool, streamId, false, channel.encodedPath(method), channel.encodedAuthority(),
+                headerTimeoutNanos, requestHeaders);
     }
 
     @Override
@@ -462,8 +468,11 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             switch (action) {
                 case HEADERS -> {
-                    Metadata h = headers;
-                    safely(() -> listener.onHeaders(h));
+                    try {
+                        listener.onHeaders(headers);
+                    } catch (RuntimeException e) {
+                        listenerThrew(e);
+                    }
                 }
                 case MESSAGE -> deliverMessage(message);
                 case CLOSE -> {
@@ -480,7 +489,13 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                         Connection.LOG.log(System.Logger.Level.WARNING, "ClientCall.Listener.onClose threw", e);
                     }
                 }
-                case READY -> safely(listener::onReady);
+                case READY -> {
+                    try {
+                        listener.onReady();
+                    } catch (RuntimeException e) {
+                        listenerThrew(e);
+                    }
+                }
                 default -> {
                 }
             }
@@ -490,7 +505,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private void deliverMessage(SlabBuffer buf) {
         RespT value;
         try {
-            value = method.getResponseMarshaller().parse(buf.content());
+            value = method.getResponseMarshaller().parse(buf.segment(), 0, buf.length());
         } catch (RuntimeException e) {
             Status s = Status.fromThrowable(e);
             if (s.getCode() == Status.Code.UNKNOWN) {
@@ -501,15 +516,15 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         } finally {
             buf.release();
         }
-        safely(() -> listener.onMessage(value));
+        try {
+            listener.onMessage(value);
+        } catch (RuntimeException e) {
+            listenerThrew(e);
+        }
     }
 
-    private void safely(Runnable r) {
-        try {
-            r.run();
-        } catch (RuntimeException e) {
-            finish(Status.CANCELLED.withDescription("the call's listener threw: " + e).withCause(e), null, true);
-        }
+    private void listenerThrew(RuntimeException e) {
+        finish(Status.CANCELLED.withDescription("the call's listener threw: " + e).withCause(e), null, true);
     }
 
     @Override

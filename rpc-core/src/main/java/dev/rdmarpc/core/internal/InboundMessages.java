@@ -42,8 +42,12 @@ final class InboundMessages {
     private long rejectedSize;
     private boolean discarding;
 
-    private final ArrayDeque<SlabBuffer> complete = new ArrayDeque<>(4);
-    private int[] deferredCredit = new int[4];
+    /** The oldest whole message waiting for the application and its deferred credit; null when none waits. */
+    private SlabBuffer first;
+    private int firstCredit;
+    /** Messages queued behind {@link #first}, with their credits; created when a second message has to wait. */
+    private ArrayDeque<SlabBuffer> later;
+    private int[] deferredCredit;
     private int creditHead;
     private int creditCount;
 
@@ -117,14 +121,23 @@ final class InboundMessages {
             }
             return PARTIAL;
         }
-        complete.add(assembling);
-        pushDeferred(len + withheldPartial);
+        enqueue(assembling, len + withheldPartial);
         withheldPartial = 0;
         assembling = null;
         return COMPLETED;
     }
 
-    private void pushDeferred(int credit) {
+    private void enqueue(SlabBuffer message, int credit) {
+        if (first == null) {
+            first = message;
+            firstCredit = credit;
+            return;
+        }
+        if (later == null) {
+            later = new ArrayDeque<>(4);
+            deferredCredit = new int[4];
+        }
+        later.add(message);
         if (creditCount == deferredCredit.length) {
             int[] bigger = new int[deferredCredit.length * 2];
             for (int i = 0; i < creditCount; i++) {
@@ -150,20 +163,27 @@ final class InboundMessages {
 
     /** Whole messages waiting for the application. */
     int queued() {
-        return complete.size();
+        return first == null ? 0 : 1 + creditCount;
     }
 
     boolean hasMessage() {
-        return !complete.isEmpty();
+        return first != null;
     }
 
     /** Takes the oldest whole message (the caller owns it) and credits its bytes back. */
     SlabBuffer poll() {
-        SlabBuffer b = complete.poll();
-        if (b != null) {
-            pendingCredit += deferredCredit[creditHead];
+        SlabBuffer b = first;
+        if (b == null) {
+            return null;
+        }
+        pendingCredit += firstCredit;
+        if (creditCount > 0) {
+            first = later.poll();
+            firstCredit = deferredCredit[creditHead];
             creditHead = (creditHead + 1) % deferredCredit.length;
             creditCount--;
+        } else {
+            first = null;
         }
         return b;
     }
@@ -184,11 +204,18 @@ final class InboundMessages {
 
     /** Frees every buffered and partial message. */
     void releaseAll() {
-        SlabBuffer b;
-        while ((b = complete.poll()) != null) {
-            b.release();
+        if (first != null) {
+            first.release();
+            first = null;
+        }
+        if (later != null) {
+            SlabBuffer b;
+            while ((b = later.poll()) != null) {
+                b.release();
+            }
         }
         creditCount = 0;
+        creditHead = 0;
         if (assembling != null) {
             assembling.release();
             assembling = null;

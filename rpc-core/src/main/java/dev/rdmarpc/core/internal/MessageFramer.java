@@ -33,7 +33,7 @@ final class MessageFramer {
         try {
             MemorySegment seg = buf.segment();
             seg.set(LENGTH, FrameHeader.SIZE, size);
-            marshaller.write(message, seg.asSlice(PREFIX, size));
+            marshaller.write(message, seg, PREFIX, size);
             buf.setLength(PREFIX + size);
             return buf;
         } catch (RuntimeException | Error e) {

@@ -36,7 +36,8 @@ final class OutboundFlow {
     }
 
     private final SlabPool pool;
-    private final ArrayDeque<Pending> queue = new ArrayDeque<>(2);
+    /** What waits to be sent; created when something first has to wait (a unary call never queues). */
+    private ArrayDeque<Pending> queue;
     private FrameConnection conn;
     private int streamId;
     private int window;
@@ -64,24 +65,24 @@ final class OutboundFlow {
     /** Sends (or queues) a buffer from {@link MessageFramer#frame}; takes ownership. */
     void message(SlabBuffer framed, boolean endStream, boolean flush) {
         int payload = framed.length() - FrameHeader.SIZE;
-        if (conn != null && queue.isEmpty() && payload <= window && payload <= maxChunk) {
+        if (conn != null && isEmpty() && payload <= window && payload <= maxChunk) {
             MessageFramer.writeHeader(framed.segment(), 0, payload, MessageFramer.flags(true, true, endStream), streamId);
             window -= payload;
             conn.send(framed, null, flush);
             return;
         }
-        queue.add(new Pending(framed, false, endStream, flush));
+        queue().add(new Pending(framed, false, endStream, flush));
         queuedBytes += payload;
         drain();
     }
 
     /** Sends (or queues behind pending messages) a whole control frame; takes ownership. */
     void control(SlabBuffer frame, boolean flush) {
-        if (conn != null && queue.isEmpty()) {
+        if (conn != null && isEmpty()) {
             conn.send(frame, null, flush);
             return;
         }
-        queue.add(new Pending(frame, true, false, flush));
+        queue().add(new Pending(frame, true, false, flush));
         drain();
     }
 
@@ -91,8 +92,15 @@ final class OutboundFlow {
         drain();
     }
 
+    private ArrayDeque<Pending> queue() {
+        if (queue == null) {
+            queue = new ArrayDeque<>(2);
+        }
+        return queue;
+    }
+
     private void drain() {
-        if (conn == null) {
+        if (conn == null || queue == null) {
             return;
         }
         if (drainUntilBlocked()) {
@@ -202,13 +210,13 @@ final class OutboundFlow {
 
     /** True when nothing is waiting to be sent. */
     boolean isEmpty() {
-        return queue.isEmpty();
+        return queue == null || queue.isEmpty();
     }
 
     /** Drops and frees everything queued (the stream ended). */
     void discard() {
         Pending p;
-        while ((p = queue.poll()) != null) {
+        while (queue != null && (p = queue.poll()) != null) {
             p.buf.release();
         }
         queuedBytes = 0;

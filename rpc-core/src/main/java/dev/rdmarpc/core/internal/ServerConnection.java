@@ -12,15 +12,15 @@ import dev.rdmarpc.core.spi.ConnectionUpgrader;
 import dev.rdmarpc.core.spi.FrameConnection;
 
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /** The server side of one connection: answers HELLO, opens a stream per HEADERS, routes frames. */
 final class ServerConnection extends Connection {
     final ServerImpl server;
-    private final ConcurrentHashMap<Integer, ServerStream<?, ?>> streams = new ConcurrentHashMap<>();
+    private final StreamTable<ServerStream<?, ?>> streams = new StreamTable<>();
+    /** Method paths and authorities of this connection's HEADERS, decoded once (frames arrive on one thread). */
+    private final dev.rdmarpc.core.protocol.Utf8Cache headerStrings = new dev.rdmarpc.core.protocol.Utf8Cache(64);
     private int lastStreamId;
     private volatile boolean goingAway;
     private final ScheduledFuture<?> helloTimeout;
@@ -91,7 +91,7 @@ final class ServerConnection extends Connection {
             throw new ProtocolException("HEADERS opens stream " + streamId + ", which is not odd and above the last one (" + lastStreamId + ")");
         }
         lastStreamId = streamId;
-        RequestHeaders rh = Frames.decodeRequestHeaders(payload);
+        RequestHeaders rh = Frames.decodeRequestHeaders(payload, headerStrings);
         if (goingAway) {
             send(Frames.trailers(settings.pool(), streamId,
                     Status.UNAVAILABLE.withDescription("server is shutting down"), null), true);
@@ -130,7 +130,7 @@ final class ServerConnection extends Connection {
     /** Forced shutdown: cancel every stream, then close. */
     void shutdownNow() {
         goingAway = true;
-        for (ServerStream<?, ?> s : new ArrayList<>(streams.values())) {
+        for (ServerStream<?, ?> s : streams.snapshot()) {
             s.abort(Status.UNAVAILABLE.withDescription("server is shutting down now"));
         }
         close("server shut down now");
@@ -146,10 +146,9 @@ final class ServerConnection extends Connection {
         if (peerHello != null) {
             server.metrics().connectionClosed(out.transportName());
         }
-        for (ServerStream<?, ?> s : new ArrayList<>(streams.values())) {
+        for (ServerStream<?, ?> s : streams.takeAll()) {
             s.connectionClosed();
         }
-        streams.clear();
         server.connectionClosed(this);
     }
 }

@@ -438,7 +438,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
     private void deliverMessage(SlabBuffer buf) {
         ReqT value;
         try {
-            value = method.getRequestMarshaller().parse(buf.content());
+            value = method.getRequestMarshaller().parse(buf.segment(), 0, buf.length());
         } catch (RuntimeException e) {
             Status s = Status.fromThrowable(e);
             if (s.getCode() == Status.Code.UNKNOWN) {

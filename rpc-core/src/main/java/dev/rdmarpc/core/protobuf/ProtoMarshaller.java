@@ -14,8 +14,9 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 
 /**
- * Writes protobuf messages straight into a slab segment through a {@link CodedOutputStream} over
- * the segment's direct {@link ByteBuffer}, and parses them straight from one.
+ * Writes protobuf messages into a slab segment (small ones through a reused per-thread encoder, large ones through a
+ * {@link CodedOutputStream} over the segment's direct {@link ByteBuffer}) and parses them from one (small ones from a
+ * per-thread copy, large ones streamed).
  */
 public final class ProtoMarshaller<T extends MessageLite> implements Marshaller<T> {
     private final Parser<T> parser;
@@ -42,12 +43,32 @@ public final class ProtoMarshaller<T extends MessageLite> implements Marshaller<
         return value.getSerializedSize();
     }
 
+    /** Messages up to this size are written through a per-thread encoder; larger ones by an encoder over the slab. */
+    static final int SMALL_WRITE = 4096;
+    private static final ThreadLocal<SmallWriter> SMALL_WRITER = ThreadLocal.withInitial(SmallWriter::new);
+
     @Override
     public void write(T value, MemorySegment target) {
-        if (target.byteSize() == 0) {
+        long size = target.byteSize();
+        if (size > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("target of " + size + " bytes is larger than a message can be");
+        }
+        write(value, target, 0, (int) size);
+    }
+
+    @Override
+    public void write(T value, MemorySegment segment, long offset, int size) {
+        if (size == 0) {
             return;
         }
-        ByteBuffer bb = target.asByteBuffer();
+        if (size <= SMALL_WRITE) {
+            SmallWriter w = SMALL_WRITER.get();
+            if (!w.busy) {
+                w.write(value, segment, offset, size);
+                return;
+            }
+        }
+        ByteBuffer bb = segment.asSlice(offset, size).asByteBuffer();
         CodedOutputStream out = CodedOutputStream.newInstance(bb);
         try {
             value.writeTo(out);
@@ -55,9 +76,69 @@ public final class ProtoMarshaller<T extends MessageLite> implements Marshaller<
         } catch (IOException e) {
             throw new IllegalStateException("protobuf serialization into a slab failed", e);
         }
-        if (bb.position() != target.byteSize()) {
-            throw new IllegalStateException("message changed while being serialized: wrote " + bb.position()
-                    + " of " + target.byteSize() + " bytes");
+        if (bb.position() != size) {
+            throw changed(bb.position(), size);
+        }
+    }
+
+    private static IllegalStateException changed(long wrote, long size) {
+        return new IllegalStateException("message changed while being serialized: wrote " + wrote + " of " + size
+                + " bytes");
+    }
+
+    /**
+     * One thread's encoder for small messages, reused from message to message: protobuf's stream encoder fills its
+     * buffer and, on flush, copies it into the target segment. Nothing is allocated per message.
+     */
+    private static final class SmallWriter extends java.io.OutputStream {
+        private final CodedOutputStream out = CodedOutputStream.newInstance(this, SMALL_WRITE);
+        private MemorySegment target;
+        private long position;
+        private long limit;
+        /** Set while writing, so that a nested write on this thread takes the other path. */
+        private boolean busy;
+
+        void write(MessageLite value, MemorySegment into, long offset, int size) {
+            busy = true;
+            target = into;
+            position = offset;
+            limit = offset + size;
+            boolean done = false;
+            try {
+                value.writeTo(out);
+                out.flush();
+                done = true;
+            } catch (IOException | IndexOutOfBoundsException e) {
+                throw new IllegalStateException("protobuf serialization into a slab failed: " + e.getMessage(), e);
+            } finally {
+                target = null;
+                busy = false;
+                if (!done) {
+                    // the encoder may still hold bytes of the failed message: start the next one afresh
+                    SMALL_WRITER.remove();
+                }
+            }
+            if (position != offset + size) {
+                throw changed(position - offset, size);
+            }
+        }
+
+        @Override
+        public void write(int b) {
+            if (position >= limit) {
+                throw new IndexOutOfBoundsException("more bytes than the message's size");
+            }
+            target.set(java.lang.foreign.ValueLayout.JAVA_BYTE, position, (byte) b);
+            position++;
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+            if (position + len > limit) {
+                throw new IndexOutOfBoundsException("more bytes than the message's size");
+            }
+            MemorySegment.copy(b, off, target, java.lang.foreign.ValueLayout.JAVA_BYTE, position, len);
+            position += len;
         }
     }
 
@@ -67,8 +148,16 @@ public final class ProtoMarshaller<T extends MessageLite> implements Marshaller<
 
     @Override
     public T parse(MemorySegment source) {
+        long size = source.byteSize();
+        if (size > Integer.MAX_VALUE) {
+            throw Status.RESOURCE_EXHAUSTED.withDescription("message of " + size + " bytes").asException();
+        }
+        return parse(source, 0, (int) size);
+    }
+
+    @Override
+    public T parse(MemorySegment segment, long offset, int size) {
         try {
-            long size = source.byteSize();
             if (size == 0) {
                 return defaultInstance;
             }
@@ -76,11 +165,11 @@ public final class ProtoMarshaller<T extends MessageLite> implements Marshaller<
             if (size <= SCRATCH_SIZE) {
                 // protobuf copies bytes fields out of the array (no aliasing), so the scratch can be reused
                 byte[] scratch = SCRATCH.get();
-                MemorySegment.copy(source, java.lang.foreign.ValueLayout.JAVA_BYTE, 0, scratch, 0, (int) size);
-                in = CodedInputStream.newInstance(scratch, 0, (int) size);
+                MemorySegment.copy(segment, java.lang.foreign.ValueLayout.JAVA_BYTE, offset, scratch, 0, size);
+                in = CodedInputStream.newInstance(scratch, 0, size);
             } else {
                 // stream through a small buffer: no full-size copy of large messages
-                in = CodedInputStream.newInstance(new SegmentInputStream(source), 64 * 1024);
+                in = CodedInputStream.newInstance(new SegmentInputStream(segment.asSlice(offset, size)), 64 * 1024);
             }
             in.setSizeLimit(Integer.MAX_VALUE);
             T value = parser.parseFrom(in, ExtensionRegistryLite.getEmptyRegistry());

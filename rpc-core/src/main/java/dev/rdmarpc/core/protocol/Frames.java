@@ -99,8 +99,13 @@ public final class Frames {
     /** Client HEADERS: timeout (ns, 0 = none), path, authority, metadata. */
     public static SlabBuffer requestHeaders(SlabPool pool, int streamId, boolean endStream, String path,
                                             String authority, long timeoutNanos, Metadata md) {
-        byte[] p = path.getBytes(StandardCharsets.UTF_8);
-        byte[] a = authority.getBytes(StandardCharsets.UTF_8);
+        return requestHeaders(pool, streamId, endStream, path.getBytes(StandardCharsets.UTF_8),
+                authority.getBytes(StandardCharsets.UTF_8), timeoutNanos, md);
+    }
+
+    /** Client HEADERS from the path and authority already encoded as UTF-8 (a channel encodes them once). */
+    public static SlabBuffer requestHeaders(SlabPool pool, int streamId, boolean endStream, byte[] p, byte[] a,
+                                            long timeoutNanos, Metadata md) {
         int size = 8 + 2 + p.length + 2 + a.length + metadataSize(md);
         SlabBuffer b = frame(pool, size, FrameType.HEADERS, endStream ? FrameFlags.END_STREAM : 0, streamId);
         WireWriter w = payload(b).i64(timeoutNanos).u16(p.length).bytes(p).u16(a.length).bytes(a);
@@ -109,13 +114,18 @@ public final class Frames {
     }
 
     public static RequestHeaders decodeRequestHeaders(MemorySegment payload) {
+        return decodeRequestHeaders(payload, new Utf8Cache(1));
+    }
+
+    /** Decodes client HEADERS, taking the path and authority strings from the connection's cache when they repeat. */
+    public static RequestHeaders decodeRequestHeaders(MemorySegment payload, Utf8Cache strings) {
         WireReader r = new WireReader(payload, "HEADERS");
         long timeout = r.i64();
         if (timeout < 0) {
             throw new ProtocolException("negative timeout in HEADERS");
         }
-        String path = r.utf8(r.u16());
-        String authority = r.utf8(r.u16());
+        String path = r.utf8(r.u16(), strings);
+        String authority = r.utf8(r.u16(), strings);
         Metadata md = readMetadata(r);
         r.end();
         return new RequestHeaders(path, authority, timeout, md);
@@ -137,10 +147,12 @@ public final class Frames {
 
     // ---- TRAILERS / CANCEL / GOAWAY ----
 
+    private static final byte[] NO_DESCRIPTION = new byte[0];
+
     private static byte[] description(Status s) {
         String d = s.getDescription();
         if (d == null) {
-            return new byte[0];
+            return NO_DESCRIPTION;
         }
         byte[] raw = d.getBytes(StandardCharsets.UTF_8);
         if (raw.length > MAX_DESCRIPTION) {

@@ -59,6 +59,14 @@ public final class WireReader {
         return new String(bytes(n), StandardCharsets.UTF_8);
     }
 
+    /** Like {@link #utf8(int)}, through a cache of recently decoded strings. */
+    public String utf8(int n, Utf8Cache cache) {
+        need(n);
+        String s = cache.decode(seg, pos, n);
+        pos += n;
+        return s;
+    }
+
     public String ascii(int n) {
         return new String(bytes(n), StandardCharsets.US_ASCII);
     }

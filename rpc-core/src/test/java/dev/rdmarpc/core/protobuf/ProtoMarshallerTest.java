@@ -17,6 +17,7 @@ import java.util.Random;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Protobuf straight into a slab and back, at every size path (empty, scratch copy, streamed). */
 class ProtoMarshallerTest {
@@ -50,7 +51,7 @@ class ProtoMarshallerTest {
     void emptySmallAndLargeMessagesRoundTrip() {
         ProtoMarshaller<BytesValue> m = ProtoMarshaller.of(BytesValue.getDefaultInstance());
         assertSame(BytesValue.getDefaultInstance(), roundTrip(m, BytesValue.getDefaultInstance()));
-        for (int n : new int[]{1, 100, ProtoMarshaller.SCRATCH_SIZE - 10, ProtoMarshaller.SCRATCH_SIZE + 10, 3 << 20}) {
+        for (int n : new int[]{1, 100, ProtoMarshaller.SMALL_WRITE - 3, ProtoMarshaller.SMALL_WRITE + 1, ProtoMarshaller.SCRATCH_SIZE - 10, ProtoMarshaller.SCRATCH_SIZE + 10, 3 << 20}) {
             BytesValue v = bytes(n);
             assertEquals(v, roundTrip(m, v), "size " + n);
         }
@@ -85,6 +86,46 @@ class ProtoMarshallerTest {
             assertEquals(dev.rdmarpc.core.Status.Code.INTERNAL, e.getStatus().getCode());
         } finally {
             buf.release();
+        }
+    }
+
+    @Test
+    void aTargetOfTheWrongSizeFailsAndTheNextWriteOnTheThreadIsClean() {
+        ProtoMarshaller<BytesValue> m = ProtoMarshaller.of(BytesValue.getDefaultInstance());
+        for (int n : new int[]{100, ProtoMarshaller.SMALL_WRITE * 2}) {
+            BytesValue v = bytes(n);
+            int size = m.serializedSize(v);
+            SlabBuffer buf = pool.allocate(size + 1);
+            try {
+                IllegalStateException small = assertThrows(IllegalStateException.class,
+                        () -> m.write(v, buf.segment().asSlice(0, size - 1)));
+                assertTrue(small.getMessage().contains("serializ"), small.getMessage());
+                IllegalStateException large = assertThrows(IllegalStateException.class,
+                        () -> m.write(v, buf.segment().asSlice(0, size + 1)));
+                assertTrue(large.getMessage().contains("wrote " + size + " of " + (size + 1)), large.getMessage());
+            } finally {
+                buf.release();
+            }
+            assertEquals(v, roundTrip(m, v), "size " + n + " after failed writes");
+        }
+    }
+
+    @Test
+    void writesAndParsesAtAnOffsetWithoutTouchingTheBytesAround() {
+        ProtoMarshaller<BytesValue> m = ProtoMarshaller.of(BytesValue.getDefaultInstance());
+        for (int n : new int[]{0, 50, ProtoMarshaller.SMALL_WRITE + 100, ProtoMarshaller.SCRATCH_SIZE + 100}) {
+            BytesValue v = bytes(n);
+            int size = m.serializedSize(v);
+            SlabBuffer buf = pool.allocate(size + 40);
+            try {
+                buf.segment().fill((byte) 0x5A);
+                m.write(v, buf.segment(), 20, size);
+                assertEquals(0x5A, buf.segment().get(ValueLayout.JAVA_BYTE, 19));
+                assertEquals(0x5A, buf.segment().get(ValueLayout.JAVA_BYTE, 20 + size));
+                assertEquals(v, m.parse(buf.segment(), 20, size), "size " + n);
+            } finally {
+                buf.release();
+            }
         }
     }
 }

@@ -16,6 +16,11 @@ import java.lang.foreign.MemorySegment;
  * Runs on the connection's I/O thread; not thread-safe.
  */
 final class FrameDecoder {
+    /**
+     * The whole address space, for reading buffers that expose their native address without making a view object
+     * per read: headers are read at absolute addresses and each payload is one bounded slice of it.
+     */
+    private static final MemorySegment ALL_MEMORY = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
     /** A cumulation this much larger than what it holds is swapped for a smaller one. */
     private static final int SHRINK_ABOVE = 1 << 20;
 
@@ -49,8 +54,9 @@ final class FrameDecoder {
         append(alloc, in);
         decoding = true;
         ByteBuf cum = cumulation;
-        int base = cum.readerIndex();
+        // Offsets into `view` are `origin + index in cum`: the native address, or one view per read as a fallback.
         MemorySegment view = null;
+        long origin = 0;
         try {
             while (true) {
                 int start = cum.readerIndex();
@@ -59,9 +65,16 @@ final class FrameDecoder {
                     break;
                 }
                 if (view == null) {
-                    view = MemorySegment.ofBuffer(cum.nioBuffer(base, cum.writerIndex() - base));
+                    if (cum.hasMemoryAddress()) {
+                        view = ALL_MEMORY;
+                        origin = cum.memoryAddress();
+                    } else {
+                        int base = cum.readerIndex();
+                        view = MemorySegment.ofBuffer(cum.nioBuffer(base, cum.writerIndex() - base));
+                        origin = -base;
+                    }
                 }
-                long off = start - base;
+                long off = origin + start;
                 if (pendingPayload < 0) {
                     boolean first = firstFrame;
                     firstFrame = false;

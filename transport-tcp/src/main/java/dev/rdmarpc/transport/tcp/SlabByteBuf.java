@@ -31,28 +31,55 @@ final class SlabByteBuf extends AbstractReferenceCountedByteBuf {
     private static final ValueLayout.OfLong LONG_BE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     private static final ValueLayout.OfLong LONG_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
-    private final SlabBuffer buffer;
+    /** Where this wrapper goes back when Netty releases it; null for a one-off wrapper. */
+    private final SlabByteBufPool pool;
+    /** The wrapped buffer, whose reference this wrapper holds until Netty releases it; null while pooled. */
+    private SlabBuffer buffer;
     /** The slab block; only {@code [0, length)} is reachable through this ByteBuf (its capacity). */
-    private final MemorySegment segment;
-    private final int length;
+    private MemorySegment segment;
+    private int length;
 
     /** Next send in a {@link WriteQueue} (written before publication, read after taking). */
     SlabByteBuf next;
     /** The buffer that must follow this one on the wire with nothing in between, or null. */
     SlabByteBuf tail;
 
-    /** Takes over the caller's reference to {@code buffer}. */
-    SlabByteBuf(SlabBuffer buffer) {
-        super(buffer.length());
-        this.buffer = buffer;
-        this.segment = buffer.segment();
-        this.length = buffer.length();
-        setIndex(0, length);
+    SlabByteBuf(SlabByteBufPool pool) {
+        super(Integer.MAX_VALUE);
+        this.pool = pool;
+    }
+
+    /** A one-off wrapper that takes over the caller's reference to {@code buffer}. */
+    static SlabByteBuf of(SlabBuffer buffer) {
+        SlabByteBuf b = new SlabByteBuf(null);
+        b.init(buffer);
+        return b;
+    }
+
+    /** Points this (new or reused) wrapper at {@code buffer}, taking over the caller's reference. */
+    void init(SlabBuffer buffer) {
+        SlabByteBuf b = this;
+        int len = buffer.length();
+        b.buffer = buffer;
+        b.segment = buffer.segment();
+        b.length = len;
+        b.maxCapacity(len);
+        b.resetRefCnt();
+        b.setIndex(0, len);
+        b.markReaderIndex().markWriterIndex();
     }
 
     @Override
     protected void deallocate() {
-        buffer.release();
+        SlabBuffer b = buffer;
+        buffer = null;
+        segment = null;
+        next = null;
+        tail = null;
+        b.release();
+        if (pool != null) {
+            pool.giveBack(this);
+        }
     }
 
     @Override

@@ -53,6 +53,8 @@ final class TcpFrameConnection implements FrameConnection {
     private final SocketAddress remote;
     private final SocketAddress local;
     private final WriteQueue queue = new WriteQueue();
+    /** Spare ByteBuf wrappers for sends: a unary call sends several frames per side, each needing one. */
+    private final SlabByteBufPool wrappers = new SlabByteBufPool(64);
     private final Runnable drainTask = this::drainFromTask;
 
     /** Set once, by the first close request or by the channel going away; the first reason wins. */
@@ -96,8 +98,8 @@ final class TcpFrameConnection implements FrameConnection {
             }
             throw new NullPointerException("head");
         }
-        SlabByteBuf h = new SlabByteBuf(head);
-        SlabByteBuf t = tail == null ? null : new SlabByteBuf(tail);
+        SlabByteBuf h = wrappers.wrap(head);
+        SlabByteBuf t = tail == null ? null : wrappers.wrap(tail);
         if (closing != null) {
             release(h, t);
             return;

@@ -31,7 +31,7 @@ class SlabByteBufTest {
     @Test
     void exposesExactlyTheContentAtTheSlabAddress() {
         SlabBuffer slab = filled(300);
-        SlabByteBuf buf = new SlabByteBuf(slab);
+        SlabByteBuf buf = SlabByteBuf.of(slab);
         try {
             assertEquals(300, buf.readableBytes());
             assertEquals(300, buf.capacity());
@@ -70,7 +70,7 @@ class SlabByteBufTest {
     void aRetainedSliceReleasesOnlyItsOwnReference() {
         SlabBuffer block = filled(1000);
         SlabBuffer slice = block.retainedSlice(200, 100);
-        SlabByteBuf buf = new SlabByteBuf(slice);
+        SlabByteBuf buf = SlabByteBuf.of(slice);
         byte[] out = new byte[100];
         buf.getBytes(0, out);
         byte[] expected = new byte[100];
@@ -82,5 +82,43 @@ class SlabByteBufTest {
         buf.release();
         assertEquals(1, block.refCnt());
         block.release();
+    }
+
+    @Test
+    void aReleasedWrapperIsReusedForTheNextBufferAndShowsOnlyThatOne() {
+        SlabByteBufPool pool = new SlabByteBufPool(2);
+        SlabBuffer first = filled(300);
+        SlabByteBuf a = pool.wrap(first);
+        a.readerIndex(100);
+        a.markReaderIndex();
+        assertEquals(0, pool.spareCount());
+        assertTrue(a.release());
+        assertEquals(0, first.refCnt());
+        assertEquals(1, pool.spareCount(), "Netty's release gave the wrapper back");
+        SlabBuffer second = filled(40);
+        SlabByteBuf b = pool.wrap(second);
+        try {
+            assertTrue(a == b, "the spare wrapper is reused");
+            assertEquals(1, b.refCnt());
+            assertEquals(0, b.readerIndex());
+            assertEquals(40, b.readableBytes());
+            assertEquals(40, b.capacity());
+            assertEquals(40, b.maxCapacity());
+            assertEquals(second.address(), b.memoryAddress());
+            assertThrows(IndexOutOfBoundsException.class, () -> b.getByte(40));
+            b.readerIndex(10).resetReaderIndex();
+            assertEquals(0, b.readerIndex(), "no mark left from the previous use");
+        } finally {
+            b.release();
+        }
+        assertEquals(0, second.refCnt());
+        SlabByteBuf[] many = new SlabByteBuf[4];
+        for (int i = 0; i < many.length; i++) {
+            many[i] = pool.wrap(filled(8));
+        }
+        for (SlabByteBuf m : many) {
+            m.release();
+        }
+        assertEquals(2, pool.spareCount(), "the pool keeps at most its capacity");
     }
 }

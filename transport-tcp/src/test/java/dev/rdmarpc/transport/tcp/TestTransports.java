@@ -30,6 +30,19 @@ final class TestTransports {
     }
 
     /** Threads of this transport now alive. */
+    /**
+     * I/O threads alive once those that are ending have ended: a group's termination is signalled from its thread
+     * just before that thread exits, so a count taken right after a close may still see it.
+     */
+    static long ioThreadsSettled(long expected) throws InterruptedException {
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        long n;
+        while ((n = ioThreads()) != expected && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        return n;
+    }
+
     static long ioThreads() {
         return Thread.getAllStackTraces().keySet().stream()
                 .filter(t -> t.getName().startsWith(IoThreadFactory.NAME_PREFIX) && t.isAlive())
