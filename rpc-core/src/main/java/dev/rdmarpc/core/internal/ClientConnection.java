@@ -106,7 +106,7 @@ final class ClientConnection extends Connection {
     }
 
     @Override
-    void onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment payload) {
+    void onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory, long offset, int length) {
         if (type == FrameType.WINDOW && streamId == 0) {
             return; // connection-level credit: reserved for the RDMA transport
         }
@@ -118,11 +118,11 @@ final class ClientConnection extends Connection {
             return; // a stream this side already finished: late frames are dropped
         }
         switch (type) {
-            case FrameType.HEADERS -> s.onHeaders(Frames.decodeResponseHeaders(payload));
-            case FrameType.MESSAGE -> s.onMessageFrame(flags, payload);
-            case FrameType.TRAILERS -> s.onTrailers(Frames.decodeTrailers(payload));
+            case FrameType.HEADERS -> s.onHeaders(Frames.decodeResponseHeaders(memory, offset, length));
+            case FrameType.MESSAGE -> s.onMessageFrame(flags, memory, offset, length);
+            case FrameType.TRAILERS -> s.onTrailers(Frames.decodeTrailers(memory, offset, length));
             case FrameType.WINDOW -> s.onWindow(credit);
-            case FrameType.CANCEL -> s.onServerCancel(Frames.decodeCancel(payload));
+            case FrameType.CANCEL -> s.onServerCancel(Frames.decodeCancel(memory.asSlice(offset, length)));
             case FrameType.END_STREAM -> throw new ProtocolException("END_STREAM from a server (servers end streams with TRAILERS)");
             default -> throw new ProtocolException("unexpected " + FrameType.name(type) + " frame from a server");
         }

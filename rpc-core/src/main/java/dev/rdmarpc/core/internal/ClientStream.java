@@ -301,7 +301,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    void onMessageFrame(int flags, MemorySegment payload) {
+    /** A MESSAGE frame whose payload is {@code length} bytes of {@code memory} at {@code offset}. */
+    void onMessageFrame(int flags, MemorySegment memory, long offset, int length) {
         if ((flags & FrameFlags.END_STREAM) != 0) {
             throw new ProtocolException("END_STREAM flag on a MESSAGE from a server");
         }
@@ -313,8 +314,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (closeStatus != null) {
                 return;
             }
-            channel.metrics().bytesReceived((int) payload.byteSize());
-            int r = inbound.onFrame(flags, payload, requested > inbound.queued());
+            channel.metrics().bytesReceived(length);
+            int r = inbound.onFrame(flags, memory, offset, length, requested > inbound.queued());
             if (r == InboundMessages.TOO_LARGE) {
                 long size = inbound.rejectedSize();
                 finishLocked(Status.RESOURCE_EXHAUSTED.withDescription("response message of " + size

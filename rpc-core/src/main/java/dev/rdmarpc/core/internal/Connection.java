@@ -133,22 +133,27 @@ abstract class Connection implements FrameHandler {
 
     @Override
     public final void onFrame(int type, int flags, int streamId, int credit, MemorySegment payload) {
+        onFrame(type, flags, streamId, credit, payload, 0, (int) payload.byteSize());
+    }
+
+    @Override
+    public final void onFrame(int type, int flags, int streamId, int credit, MemorySegment memory, long offset, int length) {
         switch (type) {
-            case FrameType.HELLO -> onHello(Frames.decodeHello(payload));
+            case FrameType.HELLO -> onHello(Frames.decodeHello(memory.asSlice(offset, length)));
             case FrameType.PING -> {
-                long data = Frames.decodePing(payload);
+                long data = Frames.decodePing(memory.asSlice(offset, length));
                 if ((flags & FrameFlags.ACK) == 0) {
                     send(Frames.ping(settings.pool(), data, true), true);
                 }
             }
-            case FrameType.GOAWAY -> onGoAway(Frames.decodeGoAway(payload));
+            case FrameType.GOAWAY -> onGoAway(Frames.decodeGoAway(memory.asSlice(offset, length)));
             case FrameType.RTS, FrameType.FIN ->
                     throw new ProtocolException(FrameType.name(type) + " frame on a " + base.transportName() + " connection");
             default -> {
                 if (peerHello == null) {
                     throw new ProtocolException(FrameType.name(type) + " before HELLO");
                 }
-                onStreamFrame(type, flags, streamId, credit, payload);
+                onStreamFrame(type, flags, streamId, credit, memory, offset, length);
             }
         }
     }
@@ -157,7 +162,8 @@ abstract class Connection implements FrameHandler {
 
     abstract void onGoAway(Frames.GoAway goAway);
 
-    abstract void onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment payload);
+    /** A stream's frame (or connection WINDOW): its payload is {@code length} bytes of {@code memory} at {@code offset}. */
+    abstract void onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory, long offset, int length);
 
     @Override
     public void onWritable() {

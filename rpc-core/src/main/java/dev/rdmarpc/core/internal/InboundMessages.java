@@ -62,8 +62,7 @@ final class InboundMessages {
      * Takes one MESSAGE frame. {@code demand} says whether the application has asked for more
      * messages than are queued. Throws ProtocolException on a framing or window violation.
      */
-    int onFrame(int flags, MemorySegment payload, boolean demand) {
-        int len = (int) payload.byteSize();
+    int onFrame(int flags, MemorySegment memory, long offset, int len, boolean demand) {
         if (len > recvWindow) {
             throw new ProtocolException("MESSAGE of " + len + " bytes exceeds the stream's flow-control window (" + recvWindow + " left)");
         }
@@ -81,7 +80,7 @@ final class InboundMessages {
             if (len < 4) {
                 throw new ProtocolException("MESSAGE BEGIN frame of " + len + " bytes has no length prefix");
             }
-            long total = Integer.toUnsignedLong(payload.get(INT, 0));
+            long total = Integer.toUnsignedLong(memory.get(INT, offset));
             dataOffset = 4;
             if (total > maxMessageSize) {
                 rejectedSize = total;
@@ -106,7 +105,7 @@ final class InboundMessages {
         if (assembled + data > expected) {
             throw new ProtocolException("MESSAGE carries more bytes than the " + expected + " announced");
         }
-        MemorySegment.copy(payload, dataOffset, assembling.segment(), assembled, data);
+        MemorySegment.copy(memory, offset + dataOffset, assembling.segment(), assembled, data);
         assembled += (int) data;
         if (end != (assembled == expected)) {
             throw new ProtocolException(end

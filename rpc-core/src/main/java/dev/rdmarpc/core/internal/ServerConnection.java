@@ -62,9 +62,9 @@ final class ServerConnection extends Connection {
     }
 
     @Override
-    void onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment payload) {
+    void onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory, long offset, int length) {
         if (type == FrameType.HEADERS) {
-            onHeaders(flags, streamId, payload);
+            onHeaders(flags, streamId, memory, offset, length);
             return;
         }
         if (type == FrameType.WINDOW && streamId == 0) {
@@ -78,20 +78,20 @@ final class ServerConnection extends Connection {
             return; // a finished stream: late frames are dropped
         }
         switch (type) {
-            case FrameType.MESSAGE -> s.onMessageFrame(flags, payload);
+            case FrameType.MESSAGE -> s.onMessageFrame(flags, memory, offset, length);
             case FrameType.END_STREAM -> s.onEndStream();
-            case FrameType.CANCEL -> s.onClientCancel(Frames.decodeCancel(payload));
+            case FrameType.CANCEL -> s.onClientCancel(Frames.decodeCancel(memory.asSlice(offset, length)));
             case FrameType.WINDOW -> s.onWindow(credit);
             default -> throw new ProtocolException("unexpected " + FrameType.name(type) + " frame from a client");
         }
     }
 
-    private void onHeaders(int flags, int streamId, MemorySegment payload) {
+    private void onHeaders(int flags, int streamId, MemorySegment memory, long offset, int length) {
         if ((streamId & 1) == 0 || streamId <= lastStreamId) {
             throw new ProtocolException("HEADERS opens stream " + streamId + ", which is not odd and above the last one (" + lastStreamId + ")");
         }
         lastStreamId = streamId;
-        RequestHeaders rh = Frames.decodeRequestHeaders(payload, headerStrings);
+        RequestHeaders rh = Frames.decodeRequestHeaders(memory, offset, length, headerStrings);
         if (goingAway) {
             send(Frames.trailers(settings.pool(), streamId,
                     Status.UNAVAILABLE.withDescription("server is shutting down"), null), true);

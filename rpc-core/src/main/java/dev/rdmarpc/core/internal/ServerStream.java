@@ -220,7 +220,8 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
 
     // ------------------------------------------------------------------ frames (I/O thread)
 
-    void onMessageFrame(int flags, MemorySegment payload) {
+    /** A MESSAGE frame whose payload is {@code length} bytes of {@code memory} at {@code offset}. */
+    void onMessageFrame(int flags, MemorySegment memory, long offset, int length) {
         int credit;
         boolean tooLarge = false;
         synchronized (this) {
@@ -233,8 +234,8 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             if (cancelled || closedLocal) {
                 return;
             }
-            conn.server.metrics().bytesReceived((int) payload.byteSize());
-            int r = inbound.onFrame(flags, payload, requested > inbound.queued());
+            conn.server.metrics().bytesReceived(length);
+            int r = inbound.onFrame(flags, memory, offset, length, requested > inbound.queued());
             if (r == InboundMessages.TOO_LARGE) {
                 tooLarge = true;
                 credit = 0;

@@ -119,7 +119,12 @@ public final class Frames {
 
     /** Decodes client HEADERS, taking the path and authority strings from the connection's cache when they repeat. */
     public static RequestHeaders decodeRequestHeaders(MemorySegment payload, Utf8Cache strings) {
-        WireReader r = new WireReader(payload, "HEADERS");
+        return decodeRequestHeaders(payload, 0, (int) payload.byteSize(), strings);
+    }
+
+    /** Decodes client HEADERS from {@code length} bytes of {@code memory} at {@code offset}. */
+    public static RequestHeaders decodeRequestHeaders(MemorySegment memory, long offset, int length, Utf8Cache strings) {
+        WireReader r = new WireReader(memory, offset, length, "HEADERS");
         long timeout = r.i64();
         if (timeout < 0) {
             throw new ProtocolException("negative timeout in HEADERS");
@@ -139,7 +144,12 @@ public final class Frames {
     }
 
     public static Metadata decodeResponseHeaders(MemorySegment payload) {
-        WireReader r = new WireReader(payload, "HEADERS");
+        return decodeResponseHeaders(payload, 0, (int) payload.byteSize());
+    }
+
+    /** Decodes server HEADERS from {@code length} bytes of {@code memory} at {@code offset}. */
+    public static Metadata decodeResponseHeaders(MemorySegment memory, long offset, int length) {
+        WireReader r = new WireReader(memory, offset, length, "HEADERS");
         Metadata md = readMetadata(r);
         r.end();
         return md;
@@ -179,7 +189,12 @@ public final class Frames {
     }
 
     public static Trailers decodeTrailers(MemorySegment payload) {
-        WireReader r = new WireReader(payload, "TRAILERS");
+        return decodeTrailers(payload, 0, (int) payload.byteSize());
+    }
+
+    /** Decodes TRAILERS from {@code length} bytes of {@code memory} at {@code offset}. */
+    public static Trailers decodeTrailers(MemorySegment memory, long offset, int length) {
+        WireReader r = new WireReader(memory, offset, length, "TRAILERS");
         Status s = readStatus(r);
         Metadata md = readMetadata(r);
         r.end();

@@ -8,16 +8,27 @@ import java.nio.charset.StandardCharsets;
 public final class WireReader {
     private final MemorySegment seg;
     private final String what;
+    private final long start;
+    private final long limit;
     private long pos;
 
     public WireReader(MemorySegment seg, String what) {
+        this(seg, 0, seg.byteSize(), what);
+    }
+
+    /** A cursor over {@code length} bytes of {@code seg} from {@code offset}. */
+    public WireReader(MemorySegment seg, long offset, long length, String what) {
         this.seg = seg;
         this.what = what;
+        this.start = offset;
+        this.limit = offset + length;
+        this.pos = offset;
     }
 
     private void need(long n) {
-        if (n < 0 || pos + n > seg.byteSize()) {
-            throw new ProtocolException("truncated " + what + " payload: needs " + (pos + n) + " bytes, has " + seg.byteSize());
+        if (n < 0 || pos + n > limit) {
+            throw new ProtocolException("truncated " + what + " payload: needs " + (pos - start + n) + " bytes, has "
+                    + (limit - start));
         }
     }
 
@@ -79,13 +90,13 @@ public final class WireReader {
     }
 
     public long remaining() {
-        return seg.byteSize() - pos;
+        return limit - pos;
     }
 
     /** Fails if bytes are left over: every payload must be exactly as long as its fields. */
     public void end() {
-        if (pos != seg.byteSize()) {
-            throw new ProtocolException(what + " payload has " + (seg.byteSize() - pos) + " trailing bytes");
+        if (pos != limit) {
+            throw new ProtocolException(what + " payload has " + (limit - pos) + " trailing bytes");
         }
     }
 }

@@ -16,6 +16,15 @@ public interface FrameHandler {
      */
     void onFrame(int type, int flags, int streamId, int credit, MemorySegment payload);
 
+    /**
+     * The same frame with its payload given as {@code length} bytes of {@code memory} at {@code offset}, so that a
+     * transport need not make a slice per frame; {@code memory} may be larger than the payload (even the whole
+     * address space), and is valid only during this call. The default slices and calls the other form.
+     */
+    default void onFrame(int type, int flags, int streamId, int credit, MemorySegment memory, long offset, int length) {
+        onFrame(type, flags, streamId, credit, memory.asSlice(offset, length));
+    }
+
     /** The connection became writable again after {@link FrameConnection#isWritable()} was false. */
     default void onWritable() {
     }

@@ -129,7 +129,7 @@ class FlowControlTest {
         MemorySegment.copy(frame, 0, seg, ValueLayout.JAVA_BYTE, 0, frame.length);
         FrameHeader.validate(seg, 0, 1 << 20, false);
         assertEquals(FrameType.MESSAGE, FrameHeader.type(seg, 0));
-        return in.onFrame(FrameHeader.flags(seg, 0), seg.asSlice(FrameHeader.SIZE), demand);
+        return in.onFrame(FrameHeader.flags(seg, 0), seg, FrameHeader.SIZE, (int) (seg.byteSize() - FrameHeader.SIZE), demand);
     }
 
     @Test

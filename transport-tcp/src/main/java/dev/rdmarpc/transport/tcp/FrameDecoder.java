@@ -90,10 +90,10 @@ final class FrameDecoder {
                 int flags = FrameHeader.flags(view, off);
                 int streamId = FrameHeader.streamId(view, off);
                 int credit = FrameHeader.credit(view, off);
-                MemorySegment payload = view.asSlice(off + FrameHeader.SIZE, pendingPayload);
+                int payloadLength = pendingPayload;
                 pendingPayload = -1;
                 cum.readerIndex(start + frameLength);
-                handler.onFrame(type, flags, streamId, credit, payload);
+                handler.onFrame(type, flags, streamId, credit, view, off + FrameHeader.SIZE, payloadLength);
                 if (connection.isClosing()) {
                     break;
                 }
