@@ -68,6 +68,15 @@ public final class RpcChannel implements Channel, AutoCloseable {
     }
 
     /** Lets calls in flight finish, refuses new ones, then closes the connection. */
+    /**
+     * Measures the round trip to the server with a PING frame (connecting first if needed): the future completes
+     * with the time in nanoseconds, or fails with a {@link StatusException} (UNAVAILABLE) when the server cannot be
+     * reached or the connection closes before the answer.
+     */
+    public java.util.concurrent.CompletableFuture<Long> ping() {
+        return impl.ping();
+    }
+
     public void shutdown() {
         impl.shutdown();
     }

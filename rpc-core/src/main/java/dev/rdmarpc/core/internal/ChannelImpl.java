@@ -123,6 +123,15 @@ public final class ChannelImpl {
         return current != null && !current.isClosed() ? current.out.transportName() : null;
     }
 
+    /**
+     * Sends a PING on the channel's connection (connecting first if needed): completes with the round-trip time in
+     * nanoseconds when the server acknowledges it, or fails with UNAVAILABLE when there is no connection or it closes
+     * before the ACK.
+     */
+    public CompletableFuture<Long> ping() {
+        return connection().thenCompose(ClientConnection::ping);
+    }
+
     /** A connection that accepts new streams: the current one, or one being opened. */
     synchronized CompletableFuture<ClientConnection> connection() {
         if (shutdown) {

@@ -144,6 +144,8 @@ abstract class Connection implements FrameHandler {
                 long data = Frames.decodePing(memory.asSlice(offset, length));
                 if ((flags & FrameFlags.ACK) == 0) {
                     send(Frames.ping(settings.pool(), data, true), true);
+                } else {
+                    onPingAck(data);
                 }
             }
             case FrameType.GOAWAY -> onGoAway(Frames.decodeGoAway(memory.asSlice(offset, length)));
@@ -161,6 +163,10 @@ abstract class Connection implements FrameHandler {
     abstract void onHello(Hello hello);
 
     abstract void onGoAway(Frames.GoAway goAway);
+
+    /** The peer acknowledged a PING this side sent. */
+    void onPingAck(long data) {
+    }
 
     /** A stream's frame (or connection WINDOW): its payload is {@code length} bytes of {@code memory} at {@code offset}. */
     abstract void onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory, long offset, int length);

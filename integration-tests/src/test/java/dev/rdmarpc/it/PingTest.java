@@ -1,0 +1,66 @@
+package dev.rdmarpc.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.rdmarpc.core.CallOptions;
+import dev.rdmarpc.core.ClientCalls;
+import dev.rdmarpc.core.RpcChannel;
+import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.StatusException;
+import java.net.ServerSocket;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** PING round trips: answered by a live server, UNAVAILABLE when there is none or it goes away. */
+class PingTest extends LoopbackTest {
+
+    @Test
+    void aLiveServerAnswersPingsOnTheCallsConnection() throws Exception {
+        for (int i = 0; i < 5; i++) {
+            long rtt = channel.ping().get(5, TimeUnit.SECONDS);
+            assertTrue(rtt > 0, "round trip " + rtt + " ns");
+        }
+        ClientCalls.blockingUnaryCall(channel, TestService.ECHO, CallOptions.DEFAULT, new byte[8]);
+        CompletableFuture<?>[] many = new CompletableFuture<?>[50];
+        for (int i = 0; i < many.length; i++) {
+            many[i] = channel.ping();
+        }
+        CompletableFuture.allOf(many).get(5, TimeUnit.SECONDS);
+        assertEquals(1, server.connectionCount(), "pings travel on the calls' connection");
+    }
+
+    @Test
+    void noServerMeansUnavailable() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        try (RpcChannel nowhere = RpcChannel.forAddress("127.0.0.1", port).build()) {
+            ExecutionException e = assertThrows(ExecutionException.class, () -> nowhere.ping().get(10, TimeUnit.SECONDS));
+            StatusException se = assertInstanceOf(StatusException.class, e.getCause());
+            assertEquals(Status.Code.UNAVAILABLE, se.getStatus().getCode());
+            assertTrue(se.getStatus().getDescription().contains("127.0.0.1:" + port), se.getStatus().getDescription());
+        }
+    }
+
+    @Test
+    void aServerThatGoesAwayFailsThePingsAfterIt() throws Exception {
+        channel.ping().get(5, TimeUnit.SECONDS);
+        server.shutdownNow();
+        server.awaitTermination(5, TimeUnit.SECONDS);
+        ExecutionException e = assertThrows(ExecutionException.class, () -> {
+            // the close may reach the client a moment after the server has stopped
+            for (int i = 0; i < 100; i++) {
+                channel.ping().get(5, TimeUnit.SECONDS);
+                Thread.sleep(20);
+            }
+        });
+        StatusException se = assertInstanceOf(StatusException.class, e.getCause());
+        assertEquals(Status.Code.UNAVAILABLE, se.getStatus().getCode());
+    }
+}
