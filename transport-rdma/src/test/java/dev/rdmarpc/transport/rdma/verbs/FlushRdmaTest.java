@@ -9,6 +9,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.Test;
  * complete with {@code IBV_WC_WR_FLUSH_ERR}. The transport's connection teardown waits for that marker.
  */
 @Tag("rdma")
+@ExtendWith(KernelObjectsBaseline.class)
 class FlushRdmaTest {
 
     @Test

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.Test;
  * peer RDMA-READ through its rkey, invalidate it (LOCAL_INV), and see the next READ refused.
  */
 @Tag("rdma")
+@ExtendWith(KernelObjectsBaseline.class)
 class MemoryWindowRdmaTest {
     private static final int SIGNALED = SendWorkRequest.FLAG_SIGNALED;
 

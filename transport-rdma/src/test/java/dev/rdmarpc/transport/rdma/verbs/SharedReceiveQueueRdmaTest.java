@@ -12,10 +12,12 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.Test;
 
 /** The SRQ limit: armed with ibv_modify_srq, it raises IBV_EVENT_SRQ_LIMIT_REACHED once receives run low. */
 @Tag("rdma")
+@ExtendWith(KernelObjectsBaseline.class)
 class SharedReceiveQueueRdmaTest {
     private static final int POSTED = 8;
     private static final int LIMIT = 4;
