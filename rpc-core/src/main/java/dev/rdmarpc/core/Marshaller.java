@@ -37,4 +37,24 @@ public interface Marshaller<T> {
     default T parse(MemorySegment segment, long offset, int length) {
         return parse(segment.asSlice(offset, length));
     }
+
+    /**
+     * Whether the bytes {@link #write} produces for this value are compressed (the MESSAGE frame then carries the
+     * COMPRESSED flag, and the encoding is agreed in the call's metadata). Plain marshallers never compress.
+     */
+    default boolean isCompressed(T value) {
+        return false;
+    }
+
+    /**
+     * Parses a message that arrived with the COMPRESSED flag set or not. The default takes uncompressed messages
+     * only: a compressed one fails the call with INTERNAL; marshallers that agree on an encoding override this.
+     */
+    default T parse(MemorySegment segment, long offset, int length, boolean compressed) {
+        if (compressed) {
+            throw Status.INTERNAL.withDescription("received a compressed message, but this method's marshaller "
+                    + "does not decompress").asException();
+        }
+        return parse(segment, offset, length);
+    }
 }

@@ -437,6 +437,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             int action;
             Metadata headers = null;
             SlabBuffer message = null;
+            boolean compressed = false;
             int credit = 0;
             synchronized (this) {
                 if (listenerClosed) {
@@ -453,6 +454,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     action = CLOSE;
                 } else if (requested > 0 && inbound.hasMessage()) {
                     message = inbound.poll();
+                    compressed = inbound.polledCompressed();
                     requested--;
                     credit = remoteClosed ? 0 : inbound.takeCredit();
                     action = MESSAGE;
@@ -475,7 +477,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                         listenerThrew(e);
                     }
                 }
-                case MESSAGE -> deliverMessage(message);
+                case MESSAGE -> deliverMessage(message, compressed);
                 case CLOSE -> {
                     if (counted) {
                         channel.metrics().callFinished(method.getFullMethodName(), closeStatus.getCode().name(),
@@ -503,10 +505,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    private void deliverMessage(SlabBuffer buf) {
+    private void deliverMessage(SlabBuffer buf, boolean compressed) {
         RespT value;
         try {
-            value = method.getResponseMarshaller().parse(buf.segment(), 0, buf.length());
+            value = method.getResponseMarshaller().parse(buf.segment(), 0, buf.length(), compressed);
         } catch (RuntimeException e) {
             Status s = Status.fromThrowable(e);
             if (s.getCode() == Status.Code.UNKNOWN) {

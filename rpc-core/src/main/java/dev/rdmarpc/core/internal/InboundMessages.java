@@ -37,6 +37,7 @@ final class InboundMessages {
     private int withheldPartial;
 
     private SlabBuffer assembling;
+    private boolean assemblingCompressed;
     private int assembled;
     private int expected;
     private long rejectedSize;
@@ -45,9 +46,13 @@ final class InboundMessages {
     /** The oldest whole message waiting for the application and its deferred credit; null when none waits. */
     private SlabBuffer first;
     private int firstCredit;
+    private boolean firstCompressed;
+    /** Whether the message {@link #poll} returned last arrived compressed. */
+    private boolean polledCompressed;
     /** Messages queued behind {@link #first}, with their credits; created when a second message has to wait. */
     private ArrayDeque<SlabBuffer> later;
     private int[] deferredCredit;
+    private boolean[] deferredCompressed;
     private int creditHead;
     private int creditCount;
 
@@ -67,9 +72,6 @@ final class InboundMessages {
             throw new ProtocolException("MESSAGE of " + len + " bytes exceeds the stream's flow-control window (" + recvWindow + " left)");
         }
         recvWindow -= len;
-        if ((flags & FrameFlags.COMPRESSED) != 0) {
-            throw new ProtocolException("compressed MESSAGE but no compression was negotiated");
-        }
         boolean begin = (flags & FrameFlags.BEGIN) != 0;
         boolean end = (flags & FrameFlags.END) != 0;
         long dataOffset = 0;
@@ -90,6 +92,7 @@ final class InboundMessages {
             }
             expected = (int) total;
             assembled = 0;
+            assemblingCompressed = (flags & FrameFlags.COMPRESSED) != 0;
             assembling = pool.allocate(expected);
             assembling.setLength(expected);
         } else if (discarding) {
@@ -100,6 +103,8 @@ final class InboundMessages {
             return PARTIAL;
         } else if (assembling == null) {
             throw new ProtocolException("MESSAGE continuation without BEGIN");
+        } else if ((flags & FrameFlags.COMPRESSED) != 0) {
+            throw new ProtocolException("COMPRESSED flag on a MESSAGE continuation (it belongs on BEGIN)");
         }
         long data = len - dataOffset;
         if (assembled + data > expected) {
@@ -120,32 +125,38 @@ final class InboundMessages {
             }
             return PARTIAL;
         }
-        enqueue(assembling, len + withheldPartial);
+        enqueue(assembling, len + withheldPartial, assemblingCompressed);
         withheldPartial = 0;
         assembling = null;
         return COMPLETED;
     }
 
-    private void enqueue(SlabBuffer message, int credit) {
+    private void enqueue(SlabBuffer message, int credit, boolean compressed) {
         if (first == null) {
             first = message;
             firstCredit = credit;
+            firstCompressed = compressed;
             return;
         }
         if (later == null) {
             later = new ArrayDeque<>(4);
             deferredCredit = new int[4];
+            deferredCompressed = new boolean[4];
         }
         later.add(message);
         if (creditCount == deferredCredit.length) {
             int[] bigger = new int[deferredCredit.length * 2];
+            boolean[] biggerFlags = new boolean[bigger.length];
             for (int i = 0; i < creditCount; i++) {
                 bigger[i] = deferredCredit[(creditHead + i) % deferredCredit.length];
+                biggerFlags[i] = deferredCompressed[(creditHead + i) % deferredCredit.length];
             }
             deferredCredit = bigger;
+            deferredCompressed = biggerFlags;
             creditHead = 0;
         }
         deferredCredit[(creditHead + creditCount) % deferredCredit.length] = credit;
+        deferredCompressed[(creditHead + creditCount) % deferredCredit.length] = compressed;
         creditCount++;
     }
 
@@ -176,9 +187,11 @@ final class InboundMessages {
             return null;
         }
         pendingCredit += firstCredit;
+        polledCompressed = firstCompressed;
         if (creditCount > 0) {
             first = later.poll();
             firstCredit = deferredCredit[creditHead];
+            firstCompressed = deferredCompressed[creditHead];
             creditHead = (creditHead + 1) % deferredCredit.length;
             creditCount--;
         } else {
@@ -199,6 +212,11 @@ final class InboundMessages {
             return c;
         }
         return 0;
+    }
+
+    /** Whether the message the last {@link #poll} returned arrived with the COMPRESSED flag. */
+    boolean polledCompressed() {
+        return polledCompressed;
     }
 
     /** Frees every buffered and partial message. */

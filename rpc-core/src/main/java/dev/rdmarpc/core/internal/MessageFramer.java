@@ -32,6 +32,8 @@ final class MessageFramer {
         SlabBuffer buf = pool.allocate(PREFIX + size);
         try {
             MemorySegment seg = buf.segment();
+            // the header is written when the frame is sent; until then its flags say whether the bytes are compressed
+            FrameHeader.write(seg, 0, 0, FrameType.MESSAGE, marshaller.isCompressed(message) ? FrameFlags.COMPRESSED : 0, 0, 0);
             seg.set(LENGTH, FrameHeader.SIZE, size);
             marshaller.write(message, seg, PREFIX, size);
             buf.setLength(PREFIX + size);
@@ -45,6 +47,11 @@ final class MessageFramer {
     /** Writes the header of a MESSAGE frame. */
     static void writeHeader(MemorySegment seg, long offset, int payloadLength, int flags, int streamId) {
         FrameHeader.write(seg, offset, payloadLength, FrameType.MESSAGE, flags, streamId, 0);
+    }
+
+    /** FrameFlags.COMPRESSED if {@link #frame} marked this framed message's bytes as compressed, else 0. */
+    static int compressedFlag(SlabBuffer framed) {
+        return FrameHeader.flags(framed.segment(), 0) & FrameFlags.COMPRESSED;
     }
 
     static int flags(boolean begin, boolean end, boolean endStream) {

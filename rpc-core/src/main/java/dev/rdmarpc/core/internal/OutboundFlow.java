@@ -66,7 +66,8 @@ final class OutboundFlow {
     void message(SlabBuffer framed, boolean endStream, boolean flush) {
         int payload = framed.length() - FrameHeader.SIZE;
         if (conn != null && isEmpty() && payload <= window && payload <= maxChunk) {
-            MessageFramer.writeHeader(framed.segment(), 0, payload, MessageFramer.flags(true, true, endStream), streamId);
+            MessageFramer.writeHeader(framed.segment(), 0, payload,
+                    MessageFramer.flags(true, true, endStream) | MessageFramer.compressedFlag(framed), streamId);
             window -= payload;
             conn.send(framed, null, flush);
             return;
@@ -129,7 +130,8 @@ final class OutboundFlow {
                 int payload = Math.min(want, room);
                 int data = payload - 4;
                 boolean last = data == dataLen;
-                MessageFramer.writeHeader(p.buf.segment(), 0, payload, MessageFramer.flags(true, last, last && p.endStream), streamId);
+                MessageFramer.writeHeader(p.buf.segment(), 0, payload,
+                        MessageFramer.flags(true, last, last && p.endStream) | MessageFramer.compressedFlag(p.buf), streamId);
                 window -= payload;
                 queuedBytes -= payload;
                 if (last) {

@@ -368,6 +368,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         while (true) {
             int action;
             SlabBuffer message = null;
+            boolean compressed = false;
             int credit = 0;
             synchronized (this) {
                 if (startPending) {
@@ -397,6 +398,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                     return;
                 } else if (requested > 0 && inbound.hasMessage()) {
                     message = inbound.poll();
+                    compressed = inbound.polledCompressed();
                     requested--;
                     credit = remoteHalfClosed ? 0 : inbound.takeCredit();
                     action = MESSAGE;
@@ -424,7 +426,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                     }
                     case CANCEL -> listener.onCancel();
                     case COMPLETE -> listener.onComplete();
-                    case MESSAGE -> deliverMessage(message);
+                    case MESSAGE -> deliverMessage(message, compressed);
                     case HALF_CLOSE -> listener.onHalfClose();
                     case READY -> listener.onReady();
                     default -> {
@@ -436,10 +438,10 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         }
     }
 
-    private void deliverMessage(SlabBuffer buf) {
+    private void deliverMessage(SlabBuffer buf, boolean compressed) {
         ReqT value;
         try {
-            value = method.getRequestMarshaller().parse(buf.segment(), 0, buf.length());
+            value = method.getRequestMarshaller().parse(buf.segment(), 0, buf.length(), compressed);
         } catch (RuntimeException e) {
             Status s = Status.fromThrowable(e);
             if (s.getCode() == Status.Code.UNKNOWN) {
