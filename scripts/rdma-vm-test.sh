@@ -2,23 +2,31 @@
 # rdma-vm-test.sh - run the project's RDMA-tagged tests (JUnit @Tag("rdma")) on a real kernel verbs stack
 # (Soft-RoCE rxe0) inside a throwaway QEMU guest, for machines without an RDMA NIC. Also CI's entry point.
 #
-#   scripts/rdma-vm-test.sh [--perf] [--modules "m1 m2"] [--no-build] [-h]
+#   scripts/rdma-vm-test.sh [--perf] [--kv] [--cmd 'shell command'] [--modules "m1 m2"] [--no-build] [-h]
 #
 # What it does, in order:
 #   1. installs the Debian packages it needs (apt-get update first; needs root on a fresh machine),
 #   2. finds a JDK >= 25 (JAVA_HOME, then /usr/lib/jvm/*), or says what to install,
 #   3. builds OUTSIDE the guest (Java is 15-35x slower in the emulated guest): test-compile of each module and
-#      its test class path (dependency:build-classpath), and fetches the JUnit console launcher,
+#      its test class path (dependency:build-classpath), fetches the JUnit console launcher, and copies every
+#      class directory the tests load into target/rdma-vm/stage/ (a later build cannot change them mid-run),
 #   4. boots ONE guest (scripts/rxe-vm/run-rxe.sh) and runs one test JVM per module there with the console
-#      launcher: --include-tag rdma, XML reports in <module>/target/rdma-reports/; with --perf it then runs
-#      perftest's ib_send_lat -e and ib_read_bw -e against rxe0 in the same boot and prints their figures,
+#      launcher: --include-tag rdma, XML reports in <module>/target/rdma-reports/;
+#      --perf then runs, in the same boot, perftest's ib_send_lat -e and ib_read_bw -e against rxe0 and our own
+#      RdmaPerfMain (64 B unary round trips in event mode, 1 MiB rendezvous unary and streaming throughput);
+#      --kv builds the samples jar, starts the key-value sample server over rxe0 (192.168.77.1) and runs the
+#      KV client with --transport RDMA against it, then prints the transport used and the server's RDMA meters;
+#      --cmd runs any shell command in the guest after the above (cwd = project root; $JAVA is the JDK's java,
+#      $RDMA_CP_<module> with - as _ is a module's staged test class path),
 #   5. prints per-module test counts and exits non-zero if a test failed, if no test ran, or if the guest failed.
 #
-# Modules: RDMA_TEST_MODULES (default "transport-rdma"); a later module's RDMA tests join by being listed here.
+# Modules: RDMA_TEST_MODULES (default "transport-rdma grpc-compat"); --modules "" runs no tests (with --perf,
+# --kv or --cmd only).
 # env: RDMA_TEST_TIMEOUT_SCALE (default 30: multiplies the tests' timeouts in the guest)
-#      RDMA_VM_TIMEOUT (seconds for the whole guest run, default 1200)
+#      RDMA_VM_TIMEOUT (seconds for the whole guest run, default 2400)
 #      RDMA_VM_JAVA_OPTS (extra JVM options for the test JVMs in the guest)
-#      PERF_SEND_SIZE (64), PERF_READ_SIZE (65536), PERF_ITERS (1000): perftest parameters for --perf
+#      PERF_SEND_SIZE (64), PERF_READ_SIZES ("65536 1048576"), PERF_ITERS (1000): perftest parameters for --perf
+#      PERF_RTT_CALLS (300), PERF_MIB (64): RdmaPerfMain's round trips and MiB per throughput run
 #      plus run-rxe.sh's ACCEL, CPU, RXE_VM_CACHE
 set -euo pipefail
 
@@ -26,15 +34,19 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 START=$(date +%s)
 
-MODULES=${RDMA_TEST_MODULES:-transport-rdma}
+MODULES=${RDMA_TEST_MODULES-transport-rdma grpc-compat}
 PERF=0
+KV=0
+USER_CMD=
 BUILD=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --perf) PERF=1; shift;;
+    --kv) KV=1; shift;;
+    --cmd) USER_CMD=$2; shift 2;;
     --modules) MODULES=$2; shift 2;;
     --no-build) BUILD=0; shift;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0;;
     *) echo "rdma-vm-test: unknown argument $1 (see --help)" >&2; exit 2;;
   esac
 done
@@ -88,7 +100,9 @@ say "JDK: $JAVA_HOME ($("$JAVA_BIN" -version 2>&1 | head -1))"
 # ---------- 3. build outside the guest ----------
 # shellcheck disable=SC2206
 MODS=($MODULES)
-[ ${#MODS[@]} -gt 0 ] || die "no modules given"
+[ ${#MODS[@]} -gt 0 ] || [ "$PERF" = 1 ] || [ "$KV" = 1 ] || [ -n "$USER_CMD" ] || die "no modules given"
+BUILD_MODS=("${MODS[@]}")     # modules whose test class path is staged
+if [ "$PERF" = 1 ] && [[ " ${MODS[*]} " != *" transport-rdma "* ]]; then BUILD_MODS+=(transport-rdma); fi
 MVN=(./mvnw -B -q)
 CP_FILE=target/rdma-test-classpath.txt
 # The console launcher brings its own JUnit Platform + Jupiter; keep them off the tests' class path.
@@ -100,11 +114,13 @@ case "$JVM_FLAGS" in *enable-native-access*) ;; *) JVM_FLAGS="--enable-native-ac
 JUNIT_VERSION=$(sed -n 's:.*<junit.version>\(.*\)</junit.version>.*:\1:p' pom.xml | head -1)
 JUNIT_VERSION=${JUNIT_VERSION:-6.1.3}
 LAUNCHER=$WORK/junit-platform-console-standalone-$JUNIT_VERSION.jar
+STAGE=$WORK/stage
+SAMPLES_JAR=samples/target/rdmarpc-samples.jar
 
 if [ "$BUILD" = 1 ]; then
   BUILD_START=$(date +%s)
   in_reactor=(); standalone=()
-  for m in "${MODS[@]}"; do
+  for m in "${BUILD_MODS[@]}"; do
     [ -f "$m/pom.xml" ] || die "module $m has no pom.xml"
     if grep -q "<module>$m</module>" pom.xml; then in_reactor+=("$m"); else standalone+=("$m"); fi
   done
@@ -117,39 +133,73 @@ if [ "$BUILD" = 1 ]; then
     say "building $m on its own (not in the root pom's <modules> yet; sibling dependencies come from ~/.m2)"
     "${MVN[@]}" -f "$m/pom.xml" test-compile "${CP_ARGS[@]}"
   done
+  if [ "$KV" = 1 ]; then
+    say "building the samples jar"
+    "${MVN[@]}" -pl samples -am package -DskipTests
+  fi
   if [ ! -f "$LAUNCHER" ]; then
     say "fetching org.junit.platform:junit-platform-console-standalone:$JUNIT_VERSION"
     "${MVN[@]}" -N dependency:copy \
       -Dartifact="org.junit.platform:junit-platform-console-standalone:$JUNIT_VERSION" \
       -DoutputDirectory="$WORK" -Dmdep.overWriteIfNewer=true
   fi
+  # Stage: copy every class directory the guest JVMs load (the modules' own and their reactor siblings'), so a
+  # build started while the guest runs cannot delete or rewrite a class under it. Jars (~/.m2) stay where they are.
+  rm -rf "$STAGE"; mkdir -p "$STAGE/dirs"
+  stage_dir() {   # copies directory $1 once, prints the copy's path
+    local key; key=$(echo "$1" | sed "s:^$ROOT/::; s:/:_:g")
+    [ -d "$STAGE/dirs/$key" ] || cp -a "$1" "$STAGE/dirs/$key"
+    echo "$ROOT/$STAGE/dirs/$key"
+  }
+  for m in "${BUILD_MODS[@]}"; do
+    [ -d "$m/target/test-classes" ] && [ -f "$m/$CP_FILE" ] || die "$m is not built"
+    mkdir -p "$STAGE/$m"
+    cp -a "$m/target/test-classes" "$STAGE/$m/test-classes"
+    cp=$ROOT/$STAGE/$m/test-classes
+    [ ! -d "$m/target/classes" ] || cp=$cp:$(stage_dir "$ROOT/$m/target/classes")
+    IFS=: read -r -a deps < "$m/$CP_FILE" || true
+    for d in "${deps[@]}"; do
+      [ -n "$d" ] || continue
+      if [ -d "$d" ]; then cp=$cp:$(stage_dir "$d"); else cp=$cp:$d; fi
+    done
+    echo "$cp" > "$STAGE/$m/classpath.txt"
+  done
+  [ "$KV" = 0 ] || cp "$SAMPLES_JAR" "$STAGE/rdmarpc-samples.jar"
   say "build took $(( $(date +%s) - BUILD_START )) s"
 fi
 [ -f "$LAUNCHER" ] || die "$LAUNCHER missing (run without --no-build)"
+for m in "${BUILD_MODS[@]}"; do
+  [ -f "$STAGE/$m/classpath.txt" ] || die "$m is not staged (run without --no-build)"
+done
+[ "$KV" = 0 ] || [ -f "$STAGE/rdmarpc-samples.jar" ] || die "samples jar not staged (run without --no-build)"
 for m in "${MODS[@]}"; do
-  [ -d "$m/target/test-classes" ] && [ -f "$m/$CP_FILE" ] || die "$m is not built (run without --no-build)"
   rm -rf "$m/target/rdma-reports"
 done
+rm -f "$WORK"/perf-*.txt "$WORK"/kv-*.txt
 
-# ---------- 4. one guest boot: every module's test JVM, then perftest ----------
+# ---------- 4. one guest boot: every module's test JVM, then perftest and our figures, the KV sample, --cmd ----------
 GUEST=$WORK/guest.sh
+GUEST_JAVA="$JAVA_BIN $JVM_FLAGS -XX:+UseSerialGC"
 {
   echo '#!/bin/bash'
   echo "# generated by scripts/rdma-vm-test.sh; runs inside the rxe guest, cwd = project root"
   echo "set -u"
   echo "ROOT=\$PWD; overall=0"
+  echo "JAVA=$JAVA_BIN; export JAVA"
+  for m in "${BUILD_MODS[@]}"; do
+    echo "RDMA_CP_${m//-/_}=\$(cat $STAGE/$m/classpath.txt); export RDMA_CP_${m//-/_}"
+  done
   echo "echo \"rdma-vm-guest: \$(ibv_devices | sed -n 3p | xargs), \$(rdma link show | head -1)\""
   for m in "${MODS[@]}"; do
     cat <<GUESTMOD
 echo "rdma-vm-guest: === $m: RDMA-tagged tests ==="
 t0=\$(date +%s)
 cd "\$ROOT/$m"
-cp=target/test-classes:target/classes; deps=\$(cat $CP_FILE); [ -z "\$deps" ] || cp=\$cp:\$deps
-"$JAVA_BIN" $JVM_FLAGS -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xmx512m \\
+$GUEST_JAVA -XX:TieredStopAtLevel=1 -Xmx512m \\
   -Drdmarpc.test.timeoutScale=$SCALE ${RDMA_VM_JAVA_OPTS:-} \\
   -jar "\$ROOT/$LAUNCHER" execute --disable-banner --details=tree --fail-if-no-tests \\
-  --class-path "\$cp" \\
-  --scan-class-path target/test-classes --include-engine=junit-jupiter --include-tag rdma \\
+  --class-path "\$RDMA_CP_${m//-/_}" \\
+  --scan-class-path "\$ROOT/$STAGE/$m/test-classes" --include-engine=junit-jupiter --include-tag rdma \\
   --reports-dir target/rdma-reports
 rc=\$?
 echo "rdma-vm-guest: $m: exit code \$rc in \$(( \$(date +%s) - t0 )) s"
@@ -173,18 +223,55 @@ perf() {  # name, server command, client command
 }
 perf ib_send_lat "ib_send_lat -d rxe0 -i 1 -x 1 -e -s ${PERF_SEND_SIZE:-64} -n ${PERF_ITERS:-1000}" \\
                  "ib_send_lat -d rxe0 -i 1 -x 1 -e -s ${PERF_SEND_SIZE:-64} -n ${PERF_ITERS:-1000}"
-perf ib_read_bw "ib_read_bw -d rxe0 -i 1 -x 1 -e -s ${PERF_READ_SIZE:-65536} -n ${PERF_ITERS:-1000}" \\
-                "ib_read_bw -d rxe0 -i 1 -x 1 -e -s ${PERF_READ_SIZE:-65536} -n ${PERF_ITERS:-1000}"
+for size in ${PERF_READ_SIZES:-65536 1048576}; do
+  perf ib_read_bw-\$size "ib_read_bw -d rxe0 -i 1 -x 1 -e -s \$size -n ${PERF_ITERS:-1000}" \\
+                        "ib_read_bw -d rxe0 -i 1 -x 1 -e -s \$size -n ${PERF_ITERS:-1000}"
+done
+echo "rdma-vm-guest: === rdmarpc: RdmaPerfMain (event mode) ==="
+t0=\$(date +%s)
+$GUEST_JAVA -Xmx1g -Drdmarpc.rdma.spinMicros=0 -cp "\$RDMA_CP_transport_rdma" dev.rdmarpc.transport.rdma.RdmaPerfMain \\
+  ${PERF_RTT_CALLS:-300} ${PERF_MIB:-64} > "$WORK/perf-rdmarpc.txt" 2>&1
+rc=\$?
+grep -v '^rdmarpc-perf' "$WORK/perf-rdmarpc.txt" | tail -20
+echo "rdma-vm-guest: RdmaPerfMain: exit code \$rc in \$(( \$(date +%s) - t0 )) s"
+[ \$rc = 0 ] || overall=\$rc
 GUESTPERF
+  fi
+  if [ "$KV" = 1 ]; then
+    cat <<GUESTKV
+echo "rdma-vm-guest: === KV sample over rxe0: KvServer --transport RDMA, KvClient --transport RDMA -t 192.168.77.1 ==="
+t0=\$(date +%s)
+rm -f "$WORK/kv-port.txt"
+$GUEST_JAVA -Drdmarpc.rdma.spinMicros=0 -cp "\$ROOT/$STAGE/rdmarpc-samples.jar" dev.rdmarpc.samples.kv.KvServer \\
+  --port 0 --port-file "$WORK/kv-port.txt" --transport RDMA --metrics-port 19464 > "$WORK/kv-server.txt" 2>&1 &
+kvserver=\$!
+for i in \$(seq 1 600); do [ -s "$WORK/kv-port.txt" ] && break; sleep 1; done
+port=\$(cat "$WORK/kv-port.txt" 2>/dev/null || echo none)
+echo "rdma-vm-guest: KV server listening on port \$port"
+$GUEST_JAVA -Drdmarpc.rdma.spinMicros=0 -cp "\$ROOT/$STAGE/rdmarpc-samples.jar" dev.rdmarpc.samples.kv.KvClient \\
+  -t 192.168.77.1:\$port --transport RDMA -n ${KV_REQUESTS:-200} --deadline-ms 600000 --connect-timeout-ms 600000 \\
+  2>&1 | tee "$WORK/kv-client.txt"
+rc=\${PIPESTATUS[0]}
+echo "rdma-vm-guest: KV server's RDMA meters (Prometheus, http://127.0.0.1:19464/metrics):"
+curl -s http://127.0.0.1:19464/metrics | grep -E '^rdmarpc_rdma_' | tee "$WORK/kv-metrics.txt"
+kill \$kvserver; wait \$kvserver 2>/dev/null
+echo "rdma-vm-guest: KV client: exit code \$rc in \$(( \$(date +%s) - t0 )) s"
+[ \$rc = 0 ] || overall=\$rc
+GUESTKV
+  fi
+  if [ -n "$USER_CMD" ]; then
+    printf 'echo "rdma-vm-guest: === --cmd ==="\n( %s )\nrc=$?\necho "rdma-vm-guest: --cmd: exit code $rc"\n[ $rc = 0 ] || overall=$rc\n' "$USER_CMD"
   fi
   echo 'exit $overall'
 } > "$GUEST"
 chmod +x "$GUEST"
 
-say "booting the rxe guest for: ${MODS[*]}$([ "$PERF" = 1 ] && echo ' + perftest')"
+what="${MODS[*]}"; [ "$PERF" = 0 ] || what="$what + perf"; [ "$KV" = 0 ] || what="$what + kv"
+[ -z "$USER_CMD" ] || what="$what + --cmd"
+say "booting the rxe guest for: $what"
 GUEST_START=$(date +%s)
 guest_rc=0
-TIMEOUT=${RDMA_VM_TIMEOUT:-1200} "$ROOT/scripts/rxe-vm/run-rxe.sh" -s "$ROOT" -- "bash $GUEST" || guest_rc=$?
+TIMEOUT=${RDMA_VM_TIMEOUT:-2400} "$ROOT/scripts/rxe-vm/run-rxe.sh" -s "$ROOT" -- "bash $GUEST" || guest_rc=$?
 GUEST_SECS=$(( $(date +%s) - GUEST_START ))
 
 # ---------- 5. results ----------
@@ -208,18 +295,44 @@ for m in "${MODS[@]}"; do
   [ "$failures" = 0 ] && [ "$errors" = 0 ] || bad=1
 done
 if [ "$PERF" = 1 ]; then
-  for name in ib_send_lat ib_read_bw; do
-    f=$WORK/perf-$name.txt
-    if [ -f "$f" ]; then
-      say "  $name (rxe0 in the guest, event mode):"
-      grep -E '^ *#bytes|^ *[0-9]+ +[0-9]+ ' "$f" | sed 's/^/      /' || say "      (no figures; see $f)"
-    else
-      say "  $name: did not run"
-    fi
+  for f in "$WORK"/perf-ib_*.txt; do
+    case "$f" in *-server.txt) continue;; esac
+    [ -f "$f" ] || { say "  perftest did not run"; break; }
+    name=$(basename "$f" .txt); name=${name#perf-}
+    say "  $name (rxe0 in the guest, event mode):"
+    grep -E '^ *#bytes|^ *[0-9]+ +[0-9]+ ' "$f" | sed 's/^/      /' || say "      (no figures; see $f)"
   done
+  if [ -f "$WORK/perf-rdmarpc.txt" ]; then
+    say "  rdmarpc (RdmaPerfMain, same boot):"
+    grep '^rdmarpc-perf' "$WORK/perf-rdmarpc.txt" | sed 's/^/      /' || say "      (no figures; see $WORK/perf-rdmarpc.txt)"
+    # ratio of our median 64 B round trip to 2 x ib_send_lat's t_typical (one-way latency)
+    # perftest's result lines: ib_send_lat "#bytes #iterations t_min t_max t_typical ...", ib_read_bw
+    # "#bytes #iterations BW_peak BW_average MsgRate": t_typical is field 5, BW average field 4
+    typical=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ / {print $5; exit}' "$WORK/perf-ib_send_lat.txt" 2>/dev/null || true)
+    median=$(sed -n 's/^rdmarpc-perf: unary 64 B round trip: median \([0-9.]*\) us.*/\1/p' "$WORK/perf-rdmarpc.txt")
+    if [ -n "$typical" ] && [ -n "$median" ]; then
+      say "  ratio: our 64 B unary RTT median $median us / (2 x ib_send_lat t_typical $typical us) = $(awk -v m="$median" -v t="$typical" 'BEGIN {printf "%.1f", m / (2 * t)}')"
+    fi
+    direct=$(sed -n 's/^rdmarpc-perf: unary 64 B round trip, directExecutor: median \([0-9.]*\) us.*/\1/p' "$WORK/perf-rdmarpc.txt")
+    if [ -n "$typical" ] && [ -n "$direct" ]; then
+      say "  ratio: same with directExecutor, median $direct us / (2 x $typical us) = $(awk -v m="$direct" -v t="$typical" 'BEGIN {printf "%.1f", m / (2 * t)}')"
+    fi
+    bw=$(awk '/^ *1048576 +[0-9]+ +[0-9.]+ / {print $4; exit}' "$WORK/perf-ib_read_bw-1048576.txt" 2>/dev/null || true)
+    for kind in "unary 1 MiB requests" "server streaming 1 MiB messages"; do
+      ours=$(sed -n "s/^rdmarpc-perf: $kind: \([0-9.]*\) MB\/s.*/\1/p" "$WORK/perf-rdmarpc.txt")
+      if [ -n "$bw" ] && [ -n "$ours" ]; then
+        say "  ratio: $kind $ours MB/s / ib_read_bw 1 MiB BW average $bw MB/s = $(awk -v o="$ours" -v b="$bw" 'BEGIN {printf "%.2f", o / b}')"
+      fi
+    done
+  fi
+fi
+if [ "$KV" = 1 ]; then
+  say "  KV sample over rxe0: $(grep -m1 'connected over' "$WORK/kv-client.txt" 2>/dev/null || echo 'client did not connect')," \
+      "$(grep -m1 'all checks passed' "$WORK/kv-client.txt" 2>/dev/null || echo 'checks did NOT pass'); server meters in $WORK/kv-metrics.txt"
+  grep -q 'all checks passed' "$WORK/kv-client.txt" 2>/dev/null || bad=1
 fi
 say "guest run ${GUEST_SECS} s, total $(( $(date +%s) - START )) s, guest exit code $guest_rc"
-if [ "$total" = 0 ]; then
+if [ ${#MODS[@]} -gt 0 ] && [ "$total" = 0 ]; then
   say "FAILED: no RDMA test ran"
   exit 1
 fi
@@ -227,4 +340,4 @@ if [ "$bad" != 0 ] || [ "$guest_rc" != 0 ]; then
   say "FAILED"
   exit 1
 fi
-say "OK: $total RDMA tests passed on rxe0"
+if [ ${#MODS[@]} -gt 0 ]; then say "OK: $total RDMA tests passed on rxe0"; else say "OK"; fi

@@ -1,0 +1,171 @@
+package dev.rdmarpc.transport.rdma;
+
+import dev.rdmarpc.core.CallOptions;
+import dev.rdmarpc.core.ClientCalls;
+import dev.rdmarpc.core.MethodDescriptor;
+import dev.rdmarpc.core.MethodDescriptor.MethodType;
+import dev.rdmarpc.core.RpcChannel;
+import dev.rdmarpc.core.RpcServer;
+import dev.rdmarpc.core.ServerCalls;
+import dev.rdmarpc.core.ServiceDefinition;
+import dev.rdmarpc.core.TransportMode;
+
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Our side of the perftest comparison (run by {@code scripts/rdma-vm-test.sh --perf} after perftest, in the same
+ * guest boot; also runs on an RNIC host). A server and a channel in this JVM over RDMA, in event mode unless
+ * {@code -Drdmarpc.rdma.spinMicros} says otherwise. Prints one line per figure, warm-up first, asserts nothing:
+ * <ul>
+ *   <li>unary 64 B round trips, one at a time: median and p10/p90 (compare with 2 × ib_send_lat's t_typical);</li>
+ *   <li>unary calls with 1 MiB requests (rendezvous) and a 4-byte answer, one at a time: MB/s;</li>
+ *   <li>one server-streaming call of 1 MiB messages (rendezvous): MB/s (compare with ib_read_bw at 1 MiB);</li>
+ *   <li>unary 64 B round trips again with the server's handler and the client's callbacks on the transport's
+ *       thread ({@code directExecutor()} on both builders).</li>
+ * </ul>
+ * MB = 2^20 bytes, as perftest reports. Arguments: {@code [rttCalls [mib]]} (defaults 300 and 64).
+ */
+public final class RdmaPerfMain {
+    private static final String SERVICE = "rdma.perf.Perf";
+    private static final MethodDescriptor<byte[], byte[]> PING = MethodDescriptor.create(SERVICE + "/Ping",
+            MethodType.UNARY, Bytes.MARSHALLER, Bytes.MARSHALLER);
+    private static final MethodDescriptor<byte[], byte[]> SINK = MethodDescriptor.create(SERVICE + "/Sink",
+            MethodType.UNARY, Bytes.MARSHALLER, Bytes.MARSHALLER);
+    private static final MethodDescriptor<byte[], byte[]> SOURCE = MethodDescriptor.create(SERVICE + "/Source",
+            MethodType.SERVER_STREAMING, Bytes.MARSHALLER, Bytes.MARSHALLER);
+    private static final int MIB = 1 << 20;
+
+    private RdmaPerfMain() {
+    }
+
+    /** Runs the three measurements and prints them. */
+    public static void main(String[] args) throws Exception {
+        int rttCalls = args.length > 0 ? Integer.parseInt(args[0]) : 300;
+        int mib = args.length > 1 ? Integer.parseInt(args[1]) : 64;
+        if (System.getProperty("rdmarpc.rdma.spinMicros") == null) {
+            System.setProperty("rdmarpc.rdma.spinMicros", "0");
+        }
+        byte[] block = Bytes.pattern(MIB, 7);
+        ServiceDefinition perf = ServiceDefinition.builder(SERVICE)
+                .addMethod(PING, ServerCalls.asyncUnaryCall((req, obs) -> {
+                    obs.onNext(req);
+                    obs.onCompleted();
+                }))
+                .addMethod(SINK, ServerCalls.asyncUnaryCall((req, obs) -> {
+                    obs.onNext(Bytes.ofInts(req.length));
+                    obs.onCompleted();
+                }))
+                .addMethod(SOURCE, ServerCalls.asyncServerStreamingCall((req, obs) -> {
+                    int n = Bytes.intAt(req, 0);
+                    for (int i = 0; i < n; i++) {
+                        obs.onNext(block);
+                    }
+                    obs.onCompleted();
+                }))
+                .build();
+        RpcServer server = RpcServer.forPort(0).addService(perf).maxInboundMessageSize(4 * MIB).build().start();
+        RpcChannel channel = RpcChannel.forAddress("127.0.0.1", server.getPort()).transportMode(TransportMode.RDMA)
+                .maxInboundMessageSize(4 * MIB).build();
+        CallOptions opts = CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.MINUTES);
+        try {
+            byte[] small = new byte[64];
+            ClientCalls.blockingUnaryCall(channel, PING, opts, small);
+            String transport = channel.currentTransport();
+            System.out.println("rdmarpc-perf: transport " + transport + ", spinMicros "
+                    + System.getProperty("rdmarpc.rdma.spinMicros") + ", " + Runtime.getRuntime().availableProcessors()
+                    + " CPUs, " + Runtime.version());
+            if (!"rdma".equals(transport)) {
+                System.out.println("rdmarpc-perf: NOT over RDMA; no figures");
+                System.exit(1);
+            }
+
+            // 1. unary 64 B round trips
+            for (int i = 0; i < rttCalls; i++) {
+                ClientCalls.blockingUnaryCall(channel, PING, opts, small);
+            }
+            RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
+            long[] rtt = new long[rttCalls];
+            for (int i = 0; i < rttCalls; i++) {
+                long t0 = System.nanoTime();
+                ClientCalls.blockingUnaryCall(channel, PING, opts, small);
+                rtt[i] = System.nanoTime() - t0;
+            }
+            RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
+            Arrays.sort(rtt);
+            System.out.printf("rdmarpc-perf: unary 64 B round trip: median %.1f us, p10 %.1f us, p90 %.1f us over %d calls"
+                            + " (%d inline, %d eager SENDs)%n", rtt[rttCalls / 2] / 1e3, rtt[rttCalls / 10] / 1e3,
+                    rtt[rttCalls * 9 / 10] / 1e3, rttCalls, d.inlineSends(), d.eagerSends());
+
+            // 2. unary 1 MiB requests
+            int warm = Math.max(2, mib / 8);
+            for (int i = 0; i < warm; i++) {
+                ClientCalls.blockingUnaryCall(channel, SINK, opts, block);
+            }
+            before = RdmaMetrics.snapshot();
+            long t0 = System.nanoTime();
+            for (int i = 0; i < mib; i++) {
+                ClientCalls.blockingUnaryCall(channel, SINK, opts, block);
+            }
+            long nanos = System.nanoTime() - t0;
+            d = RdmaMetrics.snapshot().minus(before);
+            System.out.printf("rdmarpc-perf: unary 1 MiB requests: %.1f MB/s over %d calls, one at a time"
+                            + " (%d rendezvous reads, %d MiB read)%n", mib * 1e9 / nanos, mib, d.rendezvousReads(),
+                    d.rendezvousReadBytes() >> 20);
+
+            // 3. server streaming 1 MiB messages
+            drain(ClientCalls.blockingServerStreamingCall(channel, SOURCE, opts, Bytes.ofInts(warm)));
+            before = RdmaMetrics.snapshot();
+            t0 = System.nanoTime();
+            int got = drain(ClientCalls.blockingServerStreamingCall(channel, SOURCE, opts, Bytes.ofInts(mib)));
+            nanos = System.nanoTime() - t0;
+            d = RdmaMetrics.snapshot().minus(before);
+            System.out.printf("rdmarpc-perf: server streaming 1 MiB messages: %.1f MB/s over %d messages"
+                            + " (%d rendezvous reads, %d MiB read)%n", got * 1e9 / nanos, got, d.rendezvousReads(),
+                    d.rendezvousReadBytes() >> 20);
+        } finally {
+            channel.shutdownNow();
+            server.shutdownNow();
+            channel.awaitTermination(1, TimeUnit.MINUTES);
+            server.awaitTermination(1, TimeUnit.MINUTES);
+        }
+
+        // 4. unary 64 B round trips again, the handler run on the poller thread (server directExecutor)
+        RpcServer direct = RpcServer.forPort(0).addService(perf).directExecutor().build().start();
+        RpcChannel directChannel = RpcChannel.forAddress("127.0.0.1", direct.getPort())
+                .transportMode(TransportMode.RDMA).directExecutor().build();
+        try {
+            byte[] small = new byte[64];
+            for (int i = 0; i < rttCalls; i++) {
+                ClientCalls.blockingUnaryCall(directChannel, PING, opts, small);
+            }
+            long[] rtt = new long[rttCalls];
+            for (int i = 0; i < rttCalls; i++) {
+                long t0 = System.nanoTime();
+                ClientCalls.blockingUnaryCall(directChannel, PING, opts, small);
+                rtt[i] = System.nanoTime() - t0;
+            }
+            Arrays.sort(rtt);
+            System.out.printf("rdmarpc-perf: unary 64 B round trip, directExecutor: median %.1f us, p10 %.1f us,"
+                            + " p90 %.1f us over %d calls%n", rtt[rttCalls / 2] / 1e3, rtt[rttCalls / 10] / 1e3,
+                    rtt[rttCalls * 9 / 10] / 1e3, rttCalls);
+        } finally {
+            directChannel.shutdownNow();
+            direct.shutdownNow();
+            directChannel.awaitTermination(1, TimeUnit.MINUTES);
+            direct.awaitTermination(1, TimeUnit.MINUTES);
+        }
+    }
+
+    private static int drain(Iterator<byte[]> it) {
+        int n = 0;
+        while (it.hasNext()) {
+            if (it.next().length != MIB) {
+                throw new IllegalStateException("a streamed message is not 1 MiB");
+            }
+            n++;
+        }
+        return n;
+    }
+}
