@@ -10,7 +10,16 @@ import dev.rdmarpc.core.TransportMode;
  * @param maxInboundMetadataSize largest response headers or trailers accepted (grpc's measure)
  * @param flowControlWindow      per-stream receive window, 0 for rdmarpc's default
  * @param connectTimeoutMillis   time allowed to connect and exchange HELLO
+ * @param keepAliveTimeNanos     time without received data before a keepalive PING, or
+ *                               {@code GrpcUtil.KEEPALIVE_TIME_NANOS_DISABLED}
+ * @param keepAliveTimeoutNanos  time a keepalive PING may wait for its ACK before the connection is given up
+ * @param keepAliveWithoutCalls  whether keepalive PINGs are also sent while the connection has no calls
  */
 record ClientSettings(TransportMode transportMode, int maxInboundMessageSize, int maxInboundMetadataSize,
-                      int flowControlWindow, long connectTimeoutMillis) {
+                      int flowControlWindow, long connectTimeoutMillis,
+                      long keepAliveTimeNanos, long keepAliveTimeoutNanos, boolean keepAliveWithoutCalls) {
+
+    boolean keepAliveEnabled() {
+        return keepAliveTimeNanos != io.grpc.internal.GrpcUtil.KEEPALIVE_TIME_NANOS_DISABLED;
+    }
 }

@@ -5,6 +5,7 @@ import io.grpc.ForwardingChannelBuilder2;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.internal.ClientTransportFactory;
 import io.grpc.internal.GrpcUtil;
+import io.grpc.internal.KeepAliveManager;
 import io.grpc.internal.ManagedChannelImplBuilder;
 
 import java.net.InetSocketAddress;
@@ -18,11 +19,15 @@ import java.util.concurrent.TimeUnit;
  * {@code NettyChannelBuilder}. Name resolution, load balancing, retries, interceptors, deadlines
  * and idle mode are grpc's own; each grpc transport is one rdmarpc connection.
  *
- * <p>Not carried: TLS, message compression (calls always travel uncompressed; requests with a
- * compressor set succeed uncompressed), HTTP CONNECT proxies, and, until rdmarpc core can send a
- * PING and await its ACK, client keepalive pings (the settings are accepted and kept).
+ * <p>Keepalive is grpc's own ({@code KeepAliveManager}, as in grpc-netty): with {@link #keepAliveTime}
+ * set, a connection that received nothing for that long sends an rdmarpc PING, and one whose PING
+ * is not acknowledged within {@link #keepAliveTimeout} is closed with UNAVAILABLE, failing its calls
+ * so that grpc reconnects. Not carried: TLS and HTTP CONNECT proxies.
  */
 public final class RdmaChannelBuilder extends ForwardingChannelBuilder2<RdmaChannelBuilder> {
+    /** As grpc-netty: a keepalive time this long or longer disables keepalive. */
+    private static final long AS_LARGE_AS_INFINITE = TimeUnit.DAYS.toNanos(1000L);
+
     private final ManagedChannelImplBuilder delegate;
     private TransportMode transportMode = TransportMode.AUTO;
     private int maxInboundMessageSize = GrpcUtil.DEFAULT_MAX_MESSAGE_SIZE;
@@ -132,30 +137,44 @@ public final class RdmaChannelBuilder extends ForwardingChannelBuilder2<RdmaChan
         throw new UnsupportedOperationException("rdmarpc connections carry no TLS");
     }
 
-    /** Kept for compatibility; pings are not sent until rdmarpc core can send one (see the class comment). */
+    /**
+     * Sends a keepalive PING after this long without data received on a connection (grpc's minimum,
+     * 10 s, applies; 1000 days or more disables keepalive, the default).
+     */
     @Override
     public RdmaChannelBuilder keepAliveTime(long time, TimeUnit unit) {
         if (time <= 0) {
             throw new IllegalArgumentException("keepalive time must be positive");
         }
-        this.keepAliveTimeNanos = unit.toNanos(time);
+        long nanos = KeepAliveManager.clampKeepAliveTimeInNanos(unit.toNanos(time));
+        this.keepAliveTimeNanos = nanos >= AS_LARGE_AS_INFINITE ? GrpcUtil.KEEPALIVE_TIME_NANOS_DISABLED : nanos;
         return this;
     }
 
-    /** Kept for compatibility; see {@link #keepAliveTime}. */
+    /** How long a keepalive PING may wait for its ACK before the connection is closed (default 20 s). */
     @Override
     public RdmaChannelBuilder keepAliveTimeout(long timeout, TimeUnit unit) {
         if (timeout <= 0) {
             throw new IllegalArgumentException("keepalive timeout must be positive");
         }
-        this.keepAliveTimeoutNanos = unit.toNanos(timeout);
+        this.keepAliveTimeoutNanos = KeepAliveManager.clampKeepAliveTimeoutInNanos(unit.toNanos(timeout));
         return this;
     }
 
-    /** Kept for compatibility; see {@link #keepAliveTime}. */
+    /** Whether keepalive PINGs are also sent on connections without calls (default false). */
     @Override
     public RdmaChannelBuilder keepAliveWithoutCalls(boolean enable) {
         this.keepAliveWithoutCalls = enable;
+        return this;
+    }
+
+    /**
+     * Keepalive time and timeout without grpc's minimums, for tests in this package that cannot
+     * wait 10 s for a first PING.
+     */
+    RdmaChannelBuilder keepAliveUnclamped(long timeNanos, long timeoutNanos) {
+        this.keepAliveTimeNanos = timeNanos;
+        this.keepAliveTimeoutNanos = timeoutNanos;
         return this;
     }
 
@@ -183,6 +202,7 @@ public final class RdmaChannelBuilder extends ForwardingChannelBuilder2<RdmaChan
 
     private ClientTransportFactory buildTransportFactory() {
         return new RdmaClientTransportFactory(new ClientSettings(transportMode, maxInboundMessageSize,
-                maxInboundMetadataSize, flowControlWindow, connectTimeoutMillis));
+                maxInboundMetadataSize, flowControlWindow, connectTimeoutMillis,
+                keepAliveTimeNanos, keepAliveTimeoutNanos, keepAliveWithoutCalls));
     }
 }

@@ -275,6 +275,7 @@ final class RdmaClientStream implements ClientStream {
     private final class CallListener extends ClientCall.Listener<InputStream> {
         @Override
         public void onHeaders(dev.rdmarpc.core.Metadata md) {
+            transport.dataReceived();
             if (Headers.size(md) > transport.maxInboundMetadataSize()) {
                 fail(Status.RESOURCE_EXHAUSTED.withDescription("response headers of " + Headers.size(md)
                         + " bytes exceed the maximum inbound metadata size " + transport.maxInboundMetadataSize()));
@@ -287,6 +288,7 @@ final class RdmaClientStream implements ClientStream {
 
         @Override
         public void onMessage(InputStream message) {
+            transport.dataReceived();
             if (listenerClosed.get() || cancelReason != null) {
                 return;
             }
@@ -312,6 +314,7 @@ final class RdmaClientStream implements ClientStream {
 
         @Override
         public void onClose(dev.rdmarpc.core.Status status, dev.rdmarpc.core.Metadata trailers) {
+            // Not counted as data received for keepalive: a close may be local (deadline, cancel, lost connection).
             Status reason = cancelReason;
             if (reason != null) {
                 closeListener(reason, RpcProgress.PROCESSED, new Metadata());

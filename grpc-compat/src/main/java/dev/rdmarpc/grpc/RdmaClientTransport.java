@@ -21,6 +21,8 @@ import io.grpc.internal.ConnectionClientTransport;
 import io.grpc.internal.DisconnectError;
 import io.grpc.internal.GrpcAttributes;
 import io.grpc.internal.GrpcUtil;
+import io.grpc.internal.KeepAliveManager;
+import io.grpc.internal.KeepAliveManager.ClientKeepAlivePinger;
 import io.grpc.internal.SimpleDisconnectError;
 import io.grpc.internal.StatsTraceContext;
 
@@ -34,13 +36,18 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * One grpc client transport: exactly one rdmarpc connection (a core {@link ChannelImpl} that is
  * never allowed to reconnect). It is ready once HELLO is exchanged; when the connection closes it
  * reports shutdown and, once its streams are gone, termination, and grpc opens a new transport.
+ * With keepalive configured it runs grpc's {@link KeepAliveManager} as grpc-netty does: rdmarpc
+ * PINGs after {@code keepAliveTime} without received data, and a shutdown with UNAVAILABLE when a
+ * PING's ACK does not arrive within {@code keepAliveTimeout}.
  */
-final class RdmaClientTransport implements ConnectionClientTransport {
+final class RdmaClientTransport implements ConnectionClientTransport,
+        ClientKeepAlivePinger.TransportWithDisconnectReason {
     private final InternalLogId logId;
     private final InetSocketAddress address;
     private final String authority;
@@ -48,6 +55,7 @@ final class RdmaClientTransport implements ConnectionClientTransport {
     private final Attributes eagAttrs;
     private final ClientSettings settings;
     private final MethodCache methods;
+    private final KeepAliveManager keepAlive;
     private final Object lock = new Object();
 
     private Listener listener;
@@ -63,7 +71,7 @@ final class RdmaClientTransport implements ConnectionClientTransport {
     private int inUseStreams;
 
     RdmaClientTransport(InetSocketAddress address, String authority, String userAgent, Attributes eagAttrs,
-                        ClientSettings settings, MethodCache methods) {
+                        ClientSettings settings, MethodCache methods, ScheduledExecutorService timer) {
         this.address = address;
         this.authority = authority;
         this.userAgent = userAgent;
@@ -72,6 +80,10 @@ final class RdmaClientTransport implements ConnectionClientTransport {
         this.methods = methods;
         this.logId = InternalLogId.allocate(getClass(), address.toString());
         this.attributes = baseAttributes(null);
+        this.keepAlive = settings.keepAliveEnabled()
+                ? new KeepAliveManager(new ClientKeepAlivePinger(this), timer, settings.keepAliveTimeNanos(),
+                        settings.keepAliveTimeoutNanos(), settings.keepAliveWithoutCalls())
+                : null;
     }
 
     private Attributes baseAttributes(SocketAddress local) {
@@ -138,7 +150,17 @@ final class RdmaClientTransport implements ConnectionClientTransport {
                 return;
             }
         }
+        if (keepAlive != null) {
+            keepAlive.onTransportStarted();
+        }
         listener.transportReady();
+    }
+
+    /** Something arrived from the server: keepalive need not ping for a while (as grpc-netty reports every read). */
+    void dataReceived() {
+        if (keepAlive != null) {
+            keepAlive.onDataReceived();
+        }
     }
 
     /** The connection failed or closed: no new streams; grpc is told, and terminates us once streams end. */
@@ -154,6 +176,9 @@ final class RdmaClientTransport implements ConnectionClientTransport {
             if (notifyTerminated) {
                 terminated = true;
             }
+        }
+        if (keepAlive != null) {
+            keepAlive.onTransportTermination();
         }
         ChannelImpl impl = channel;
         if (impl != null) {
@@ -180,14 +205,19 @@ final class RdmaClientTransport implements ConnectionClientTransport {
      */
     Status streamStarting(RdmaClientStream stream, boolean countsForInUse) {
         boolean inUse = false;
+        boolean active;
         synchronized (lock) {
             if (shutdownStatus != null) {
                 return shutdownStatus;
             }
+            active = streams.isEmpty();
             streams.add(stream);
             if (countsForInUse && inUseStreams++ == 0) {
                 inUse = true;
             }
+        }
+        if (active && keepAlive != null) {
+            keepAlive.onTransportActive();
         }
         if (inUse) {
             listener.transportInUse(true);
@@ -199,10 +229,12 @@ final class RdmaClientTransport implements ConnectionClientTransport {
     void streamClosed(RdmaClientStream stream, boolean countsForInUse) {
         boolean notInUse = false;
         boolean notifyTerminated = false;
+        boolean idle;
         synchronized (lock) {
             if (!streams.remove(stream)) {
                 return;
             }
+            idle = streams.isEmpty();
             if (countsForInUse && --inUseStreams == 0) {
                 notInUse = true;
             }
@@ -210,6 +242,9 @@ final class RdmaClientTransport implements ConnectionClientTransport {
                 terminated = true;
                 notifyTerminated = true;
             }
+        }
+        if (idle && keepAlive != null) {
+            keepAlive.onTransportIdle();
         }
         if (notInUse) {
             listener.transportInUse(false);
@@ -243,15 +278,48 @@ final class RdmaClientTransport implements ConnectionClientTransport {
         return authority;
     }
 
+    /**
+     * Sends an rdmarpc PING: {@code onSuccess} with the round-trip time once the server's ACK arrives,
+     * {@code onFailure} with UNAVAILABLE if the connection is or goes away first, or with the shutdown
+     * status once the transport is shut down. A server that never answers leaves the callback
+     * pending (grpc's keepalive has its own timeout).
+     */
     @Override
     public void ping(PingCallback callback, Executor executor) {
-        // rdmarpc core answers PINGs but has no API yet to send one and await the ACK.
-        executor.execute(() -> callback.onFailure(Status.UNAVAILABLE.withDescription(
-                "ping is not supported by the rdmarpc transport yet")));
+        Status down;
+        synchronized (lock) {
+            down = shutdownStatus;
+        }
+        ChannelImpl impl = channel;
+        if (down == null && impl == null) {
+            down = Status.UNAVAILABLE.withDescription("the rdmarpc transport to " + address + " is not started");
+        }
+        if (down != null) {
+            Status failure = down;
+            executor.execute(() -> callback.onFailure(failure));
+            return;
+        }
+        impl.ping().whenComplete((rtt, error) -> {
+            if (error == null) {
+                dataReceived();
+                executor.execute(() -> callback.onSuccess(rtt));
+            } else {
+                Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+                Status status = Statuses.toGrpc(dev.rdmarpc.core.Status.fromThrowable(cause));
+                Status failure = status.getCode() == Status.Code.UNKNOWN
+                        ? Status.UNAVAILABLE.withDescription("ping to " + address + " failed: " + cause).withCause(cause)
+                        : status;
+                executor.execute(() -> callback.onFailure(failure));
+            }
+        });
     }
 
     @Override
     public void shutdown(Status reason) {
+        shutdown(reason, SimpleDisconnectError.SUBCHANNEL_SHUTDOWN);
+    }
+
+    private void shutdown(Status reason, DisconnectError error) {
         boolean notifyTerminated;
         synchronized (lock) {
             if (shutdownStatus != null) {
@@ -263,7 +331,11 @@ final class RdmaClientTransport implements ConnectionClientTransport {
                 terminated = true;
             }
         }
-        listener.transportShutdown(reason, SimpleDisconnectError.SUBCHANNEL_SHUTDOWN);
+        // Pings fail once shut down: keepalive stops rather than cut the calls still draining.
+        if (keepAlive != null) {
+            keepAlive.onTransportTermination();
+        }
+        listener.transportShutdown(reason, error);
         ChannelImpl impl = channel;
         if (impl != null) {
             impl.shutdown();
@@ -275,7 +347,13 @@ final class RdmaClientTransport implements ConnectionClientTransport {
 
     @Override
     public void shutdownNow(Status reason) {
-        shutdown(reason);
+        shutdownNow(reason, SimpleDisconnectError.SUBCHANNEL_SHUTDOWN);
+    }
+
+    /** Also grpc's keepalive's way out: a PING unanswered within the timeout ends the transport and its calls. */
+    @Override
+    public void shutdownNow(Status reason, DisconnectError error) {
+        shutdown(reason, error);
         List<RdmaClientStream> copy;
         synchronized (lock) {
             copy = new ArrayList<>(streams);

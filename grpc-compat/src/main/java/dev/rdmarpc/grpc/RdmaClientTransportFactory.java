@@ -35,7 +35,8 @@ final class RdmaClientTransportFactory implements ClientTransportFactory {
                     + serverAddress.getClass().getName() + " (" + serverAddress + ")");
         }
         String userAgent = GrpcUtil.getGrpcUserAgent("rdmarpc", options.getUserAgent());
-        return new RdmaClientTransport(address, options.getAuthority(), userAgent, options.getEagAttributes(), settings, methods);
+        return new RdmaClientTransport(address, options.getAuthority(), userAgent, options.getEagAttributes(), settings, methods,
+                timer);
     }
 
     @Override

@@ -102,6 +102,8 @@ class GrpcInternalsTest {
                 "java.io.InputStream next()");
         enumConstants("io.grpc.internal.ClientStreamListener$RpcProgress", "PROCESSED", "REFUSED");
         enumConstants("io.grpc.internal.SimpleDisconnectError", "UNKNOWN", "CONNECTION_RESET", "SUBCHANNEL_SHUTDOWN");
+        abstractMethods("io.grpc.internal.KeepAliveManager$ClientKeepAlivePinger$TransportWithDisconnectReason",
+                "void shutdownNow(io.grpc.Status, io.grpc.internal.DisconnectError)");
         abstractMethods("io.grpc.internal.DisconnectError", "java.lang.String toErrorString()");
     }
 
@@ -167,6 +169,21 @@ class GrpcInternalsTest {
         method("io.grpc.internal.ClientTransportFactory$ClientTransportOptions", "getAuthority", String.class);
         method("io.grpc.internal.ClientTransportFactory$ClientTransportOptions", "getUserAgent", String.class);
         method("io.grpc.internal.ClientTransportFactory$ClientTransportOptions", "getEagAttributes", Attributes.class);
+    }
+
+    @Test
+    void keepAlive() throws Exception {
+        Class<?> manager = Class.forName("io.grpc.internal.KeepAliveManager");
+        Class<?> pinger = Class.forName("io.grpc.internal.KeepAliveManager$KeepAlivePinger");
+        Class<?> clientPinger = Class.forName("io.grpc.internal.KeepAliveManager$ClientKeepAlivePinger");
+        manager.getConstructor(pinger, java.util.concurrent.ScheduledExecutorService.class, long.class, long.class, boolean.class);
+        for (String name : List.of("onTransportStarted", "onDataReceived", "onTransportActive", "onTransportIdle", "onTransportTermination")) {
+            method(manager, name, void.class);
+        }
+        staticMethod(manager, "clampKeepAliveTimeInNanos", long.class, long.class);
+        staticMethod(manager, "clampKeepAliveTimeoutInNanos", long.class, long.class);
+        assertTrue(pinger.isAssignableFrom(clientPinger));
+        clientPinger.getConstructor(Class.forName("io.grpc.internal.KeepAliveManager$ClientKeepAlivePinger$TransportWithDisconnectReason"));
     }
 
     @Test

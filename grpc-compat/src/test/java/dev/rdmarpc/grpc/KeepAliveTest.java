@@ -1,0 +1,232 @@
+package dev.rdmarpc.grpc;
+
+import dev.rdmarpc.core.TransportMode;
+import io.grpc.Attributes;
+import io.grpc.CallOptions;
+import io.grpc.ClientCall;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.Server;
+import io.grpc.ServerInterceptors;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.internal.ClientTransport;
+import io.grpc.internal.DisconnectError;
+import io.grpc.internal.GrpcUtil;
+import io.grpc.internal.ManagedClientTransport;
+import io.grpc.internal.SharedResourceHolder;
+import io.grpc.stub.ClientCalls;
+import io.grpc.stub.ServerCalls;
+import io.grpc.stub.StreamObserver;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * Client keepalive and {@code ClientTransport.ping} over TCP on 127.0.0.1. The channel talks to a
+ * real rdmarpc server through a {@link FrameProxy} that counts the PINGs on the wire and can make
+ * the server look dead (its connection open, nothing forwarded). Keepalive times are below grpc's
+ * 10 s minimum here ({@code keepAliveUnclamped}) so the tests need not wait for it.
+ */
+@ExtendWith(SlabLeakCheck.class)
+class KeepAliveTest {
+    private static final long MILLIS = 1_000_000L;
+
+    Server server;
+    FrameProxy proxy;
+    ManagedChannel channel;
+    final CountDownLatch hangStarted = new CountDownLatch(1);
+
+    @BeforeEach
+    void start() throws IOException {
+        ServerServiceDefinition service = ServerServiceDefinition.builder("test.Semantics")
+                .addMethod(SemanticsTest.ECHO, ServerCalls.asyncUnaryCall((req, obs) -> {
+                    obs.onNext(req);
+                    obs.onCompleted();
+                }))
+                .addMethod(SemanticsTest.HANG, ServerCalls.asyncBidiStreamingCall(obs -> {
+                    hangStarted.countDown();
+                    return new StreamObserver<>() {
+                        @Override
+                        public void onNext(String value) {
+                        }
+
+                        @Override
+                        public void onError(Throwable t) {
+                        }
+
+                        @Override
+                        public void onCompleted() {
+                            obs.onCompleted();
+                        }
+                    };
+                }))
+                .build();
+        server = RdmaServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).transportMode(TransportMode.TCP)
+                .addService(ServerInterceptors.intercept(service)).build().start();
+        proxy = new FrameProxy(server.getPort());
+    }
+
+    private ManagedChannel channel(long keepAliveMillis, long timeoutMillis, boolean withoutCalls) {
+        channel = RdmaChannelBuilder.forAddress("127.0.0.1", proxy.port()).transportMode(TransportMode.TCP)
+                .keepAliveUnclamped(keepAliveMillis * MILLIS, timeoutMillis * MILLIS)
+                .keepAliveWithoutCalls(withoutCalls)
+                .build();
+        return channel;
+    }
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        if (channel != null) {
+            channel.shutdownNow();
+            channel.awaitTermination(5, TimeUnit.SECONDS);
+        }
+        proxy.close();
+        server.shutdownNow();
+        server.awaitTermination(5, TimeUnit.SECONDS);
+    }
+
+    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                fail("not within 10 s: " + what);
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    @Test
+    void pingsWhileACallIsOpenAndTheConnectionStays() throws Exception {
+        ManagedChannel ch = channel(50, 5_000, false);
+        ClientCall<String, String> hang = ch.newCall(SemanticsTest.HANG, CallOptions.DEFAULT);
+        CompletableFuture<Status> closed = new CompletableFuture<>();
+        hang.start(new ClientCall.Listener<>() {
+            @Override
+            public void onClose(Status status, Metadata trailers) {
+                closed.complete(status);
+            }
+        }, new Metadata());
+        hang.sendMessage("x");
+        assertTrue(hangStarted.await(10, TimeUnit.SECONDS));
+        await("three keepalive PINGs answered", () -> proxy.pingAcks.get() >= 3);
+        assertEquals("still", ClientCalls.blockingUnaryCall(ch, SemanticsTest.ECHO, CallOptions.DEFAULT, "still"));
+        hang.halfClose();
+        assertEquals(Status.Code.OK, closed.get(10, TimeUnit.SECONDS).getCode());
+        assertEquals(1, proxy.connections.get(), "answered keepalive keeps the one connection");
+    }
+
+    @Test
+    void pingsWithoutCallsWhenAllowed() throws Exception {
+        ManagedChannel ch = channel(50, 5_000, true);
+        assertEquals("a", ClientCalls.blockingUnaryCall(ch, SemanticsTest.ECHO, CallOptions.DEFAULT, "a"));
+        int before = proxy.pingAcks.get();
+        await("keepalive PINGs on an idle connection", () -> proxy.pingAcks.get() >= before + 3);
+        assertEquals("b", ClientCalls.blockingUnaryCall(ch, SemanticsTest.ECHO, CallOptions.DEFAULT, "b"));
+        assertEquals(1, proxy.connections.get());
+    }
+
+    @Test
+    void anUnansweredPingFailsTheCallsUnavailableAndGrpcReconnects() throws Exception {
+        ManagedChannel ch = channel(200, 500, false);
+        assertEquals("a", ClientCalls.blockingUnaryCall(ch, SemanticsTest.ECHO, CallOptions.DEFAULT, "a"));
+        proxy.freeze();
+        // No deadline: only keepalive can end this call.
+        Future<String> stuck = ClientCalls.futureUnaryCall(ch.newCall(SemanticsTest.ECHO, CallOptions.DEFAULT), "lost");
+        ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                () -> stuck.get(200 + 500 + 10_000, TimeUnit.MILLISECONDS));
+        StatusRuntimeException sre = assertInstanceOf(StatusRuntimeException.class, e.getCause());
+        assertEquals(Status.Code.UNAVAILABLE, sre.getStatus().getCode(), sre.getStatus().toString());
+        assertTrue(sre.getStatus().getDescription().contains("Keepalive failed"), sre.getStatus().toString());
+        assertTrue(proxy.pings.get() >= 1, "a keepalive PING was sent");
+        // grpc opens a new transport (a new connection through the proxy, not frozen) for the next call.
+        assertEquals("again", ClientCalls.blockingUnaryCall(ch, SemanticsTest.ECHO,
+                CallOptions.DEFAULT.withWaitForReady().withDeadlineAfter(10, TimeUnit.SECONDS), "again"));
+        assertEquals(2, proxy.connections.get());
+    }
+
+    @Test
+    void transportPingReportsTheRoundTripAndFailsOnceShutDown() throws Exception {
+        ScheduledExecutorService timer = SharedResourceHolder.get(GrpcUtil.TIMER_SERVICE);
+        try {
+            ClientSettings settings = new ClientSettings(TransportMode.TCP, GrpcUtil.DEFAULT_MAX_MESSAGE_SIZE,
+                    GrpcUtil.DEFAULT_MAX_HEADER_LIST_SIZE, 0, 5_000, GrpcUtil.KEEPALIVE_TIME_NANOS_DISABLED,
+                    GrpcUtil.DEFAULT_KEEPALIVE_TIMEOUT_NANOS, false);
+            RdmaClientTransport transport = new RdmaClientTransport(new InetSocketAddress("127.0.0.1", server.getPort()),
+                    "127.0.0.1:" + server.getPort(), "test", Attributes.EMPTY, settings, new MethodCache(), timer);
+            CountDownLatch ready = new CountDownLatch(1);
+            CountDownLatch terminated = new CountDownLatch(1);
+            Runnable r = transport.start(new ManagedClientTransport.Listener() {
+                @Override
+                public void transportShutdown(Status s, DisconnectError e) {
+                }
+
+                @Override
+                public void transportTerminated() {
+                    terminated.countDown();
+                }
+
+                @Override
+                public void transportReady() {
+                    ready.countDown();
+                }
+
+                @Override
+                public void transportInUse(boolean inUse) {
+                }
+            });
+            if (r != null) {
+                r.run();
+            }
+            assertTrue(ready.await(10, TimeUnit.SECONDS));
+
+            CompletableFuture<Long> rtt = new CompletableFuture<>();
+            transport.ping(callback(rtt), Runnable::run);
+            assertTrue(rtt.get(10, TimeUnit.SECONDS) > 0);
+
+            Status reason = Status.UNAVAILABLE.withDescription("test shut it down");
+            transport.shutdown(reason);
+            CompletableFuture<Long> after = new CompletableFuture<>();
+            transport.ping(callback(after), Runnable::run);
+            ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                    () -> after.get(10, TimeUnit.SECONDS));
+            Status failure = assertInstanceOf(StatusRuntimeException.class, e.getCause()).getStatus();
+            assertEquals(reason.getCode(), failure.getCode());
+            assertEquals(reason.getDescription(), failure.getDescription());
+            assertTrue(terminated.await(10, TimeUnit.SECONDS));
+        } finally {
+            SharedResourceHolder.release(GrpcUtil.TIMER_SERVICE, timer);
+        }
+    }
+
+    private static ClientTransport.PingCallback callback(CompletableFuture<Long> result) {
+        return new ClientTransport.PingCallback() {
+            @Override
+            public void onSuccess(long roundTripTimeNanos) {
+                result.complete(roundTripTimeNanos);
+            }
+
+            @Override
+            public void onFailure(Status cause) {
+                result.completeExceptionally(cause.asRuntimeException());
+            }
+        };
+    }
+}
