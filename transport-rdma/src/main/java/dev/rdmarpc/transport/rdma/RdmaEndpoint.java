@@ -103,6 +103,11 @@ final class RdmaEndpoint implements FrameConnection {
         this.maxInboundPayload = Math.min(maxPayload, FrameHeader.MAX_PAYLOAD_LIMIT);
     }
 
+    /** The TCP connection this one was upgraded from, kept open as liveness (tests close it). */
+    FrameConnection base() {
+        return base;
+    }
+
     int maxInboundPayload() {
         return maxInboundPayload;
     }

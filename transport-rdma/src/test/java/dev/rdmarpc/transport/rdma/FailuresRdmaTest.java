@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * When things go wrong over RDMA: a deadline and a cancel while rendezvous frames are in flight, a client process
- * killed mid-call, a client forced to TCP; and a client that sends by per-rendezvous regions (other JVM) talking to a
+ * killed mid-call, the TCP liveness connection lost under an RDMA connection, a client forced to TCP; and a client that sends by per-rendezvous regions (other JVM) talking to a
  * server that uses windows. Every case ends with slabs, regions, windows and queue pairs back at baseline.
  */
 @Tag("rdma")
@@ -45,6 +45,33 @@ class FailuresRdmaTest extends RdmaEndToEndBase {
         assertEquals(-1, Bytes.mismatch(req, echo(rdma, req, 30_000)));
         assertRdma(rdma);
         assertEquals(2, server.connectionCount(), "the server serves both");
+    }
+
+    @Test
+    void losingTheTcpConnectionClosesTheRdmaConnection() throws Exception {
+        startServer();
+        RpcChannel ch = channel();
+        byte[] req = Bytes.pattern(4096, 2);
+        assertEquals(-1, Bytes.mismatch(req, echo(ch, req, 10_000)));
+        assertRdma(ch);
+        RdmaEndpoint client = RdmaTests.context().endpoints().stream()
+                .filter(ep -> ep.remoteAddress() instanceof java.net.InetSocketAddress a && a.getPort() == server.getPort())
+                .findFirst().orElseThrow();
+        CompletableFuture<byte[]> hanging = ClientCalls.futureUnaryCall(ch.newCall(EchoService.HANG,
+                CallOptions.DEFAULT.withDeadlineAfter(timeout(60_000), TimeUnit.MILLISECONDS)), new byte[1]);
+        RdmaTests.await(10_000, () -> service.events.isEmpty() && server.connectionCount() == 1, () -> "call started");
+        Thread.sleep(timeout(200)); // let the HANG call reach the server over RDMA
+        client.base().close("the test closes the TCP liveness connection");
+        java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                () -> hanging.get(timeout(30_000), TimeUnit.MILLISECONDS));
+        Status status = ((StatusException) e.getCause()).getStatus();
+        log("call in flight when the TCP connection closed: " + status);
+        assertEquals(Status.Code.UNAVAILABLE, status.getCode());
+        RdmaTests.await(30_000, () -> RdmaMetrics.snapshot().connections() == 0 && server.connectionCount() == 0,
+                () -> "both ends of the RDMA connection closed: " + RdmaMetrics.snapshot().connections()
+                        + " RDMA connections, server connections " + server.connectionCount());
+        assertEquals(-1, Bytes.mismatch(req, echo(ch, req, 10_000)), "the channel reconnects");
+        assertRdma(ch);
     }
 
     @Test
