@@ -16,7 +16,7 @@ import java.nio.ByteBuffer;
 /**
  * Writes protobuf messages into a slab segment (small ones through a reused per-thread encoder, large ones through a
  * {@link CodedOutputStream} over the segment's direct {@link ByteBuffer}) and parses them from one (small ones from a
- * per-thread copy, large ones streamed).
+ * per-thread copy, large ones from one copy that their {@code bytes} fields then share).
  */
 public final class ProtoMarshaller<T extends MessageLite> implements Marshaller<T> {
     private final Parser<T> parser;
@@ -168,8 +168,13 @@ public final class ProtoMarshaller<T extends MessageLite> implements Marshaller<
                 MemorySegment.copy(segment, java.lang.foreign.ValueLayout.JAVA_BYTE, offset, scratch, 0, size);
                 in = CodedInputStream.newInstance(scratch, 0, size);
             } else {
-                // stream through a small buffer: no full-size copy of large messages
-                in = CodedInputStream.newInstance(new SegmentInputStream(segment.asSlice(offset, size)), 64 * 1024);
+                // one copy into an array the parsed message keeps: its bytes fields alias it instead of copying again
+                // (protobuf's stream decoder would copy each large bytes field twice)
+                byte[] copy = new byte[size];
+                MemorySegment.copy(segment, java.lang.foreign.ValueLayout.JAVA_BYTE, offset, copy, 0, size);
+                // (wrapped as immutable: protobuf aliases only buffers it is told nobody else will change)
+                in = com.google.protobuf.UnsafeByteOperations.unsafeWrap(copy).newCodedInput();
+                in.enableAliasing(true);
             }
             in.setSizeLimit(Integer.MAX_VALUE);
             T value = parser.parseFrom(in, ExtensionRegistryLite.getEmptyRegistry());

@@ -114,10 +114,13 @@ public final class Frames {
     }
 
     public static RequestHeaders decodeRequestHeaders(MemorySegment payload) {
-        return decodeRequestHeaders(payload, new Utf8Cache(1));
+        return decodeRequestHeaders(payload, null);
     }
 
-    /** Decodes client HEADERS, taking the path and authority strings from the connection's cache when they repeat. */
+    /**
+     * Decodes client HEADERS, taking the path and authority strings from the connection's cache when they repeat
+     * ({@code strings} may be null: decode them every time).
+     */
     public static RequestHeaders decodeRequestHeaders(MemorySegment payload, Utf8Cache strings) {
         return decodeRequestHeaders(payload, 0, (int) payload.byteSize(), strings);
     }

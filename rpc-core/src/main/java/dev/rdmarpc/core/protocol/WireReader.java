@@ -70,8 +70,11 @@ public final class WireReader {
         return new String(bytes(n), StandardCharsets.UTF_8);
     }
 
-    /** Like {@link #utf8(int)}, through a cache of recently decoded strings. */
+    /** Like {@link #utf8(int)}, through a cache of recently decoded strings (none if null). */
     public String utf8(int n, Utf8Cache cache) {
+        if (cache == null) {
+            return utf8(n);
+        }
         need(n);
         String s = cache.decode(seg, pos, n);
         pos += n;

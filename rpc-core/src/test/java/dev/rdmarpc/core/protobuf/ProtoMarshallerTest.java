@@ -128,4 +128,21 @@ class ProtoMarshallerTest {
             }
         }
     }
+
+    @Test
+    void aLargeParsedMessageDoesNotShareTheSlab() {
+        ProtoMarshaller<BytesValue> m = ProtoMarshaller.of(BytesValue.getDefaultInstance());
+        BytesValue v = bytes(ProtoMarshaller.SCRATCH_SIZE * 2);
+        int size = m.serializedSize(v);
+        SlabBuffer buf = pool.allocate(size);
+        BytesValue parsed;
+        try {
+            m.write(v, buf.segment().asSlice(0, size));
+            parsed = m.parse(buf.segment(), 0, size);
+            buf.segment().fill((byte) 0);
+        } finally {
+            buf.release();
+        }
+        assertEquals(v, parsed, "the slab was cleared and freed after parsing");
+    }
 }
