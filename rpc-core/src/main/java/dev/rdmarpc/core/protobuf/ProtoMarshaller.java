@@ -143,7 +143,7 @@ public final class ProtoMarshaller<T extends MessageLite> implements Marshaller<
     }
 
     /** Messages up to this size are parsed from a per-thread copy; larger ones are streamed. */
-    static final int SCRATCH_SIZE = 64 * 1024;
+    static final int SCRATCH_SIZE = 4 * 1024;
     private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[SCRATCH_SIZE]);
 
     @Override
