@@ -142,7 +142,7 @@ public final class ProtoMarshaller<T extends MessageLite> implements Marshaller<
         }
     }
 
-    /** Messages up to this size are parsed from a per-thread copy; larger ones are streamed. */
+    /** Messages up to this size are parsed from a per-thread copy; larger ones from a copy their bytes fields share. */
     static final int SCRATCH_SIZE = 4 * 1024;
     private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[SCRATCH_SIZE]);
 
