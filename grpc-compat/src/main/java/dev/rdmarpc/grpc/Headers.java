@@ -10,29 +10,30 @@ import java.util.Set;
 /**
  * Converts metadata between grpc and rdmarpc. Values of {@code -bin} keys stay raw bytes both ways
  * (grpc's internal serialized form is raw; only HTTP/2 base64-encodes them). Headers that grpc
- * keeps in metadata but that rdmarpc's protocol carries itself, or that name a compression rdmarpc
- * does not do, are left out.
+ * keeps in metadata but that rdmarpc's protocol carries itself, or that belong to HTTP rather than
+ * grpc (full-stream {@code content-encoding}), are left out. grpc's per-message encoding headers
+ * ({@code grpc-encoding}, {@code grpc-accept-encoding}) travel: grpc negotiates with them.
  */
 final class Headers {
     /** No exclusions. */
     static final Set<String> NONE = Set.of();
 
-    /** Request headers not sent: the deadline travels in HEADERS; compression is never negotiated. */
+    /**
+     * Request headers not sent: the deadline travels in HEADERS; rdmarpc has no full-stream
+     * (content-encoding) compression; user-agent is sent separately.
+     */
     static final Set<String> REQUEST_EXCLUDED = Set.of(
-            GrpcUtil.TIMEOUT, GrpcUtil.MESSAGE_ENCODING, GrpcUtil.MESSAGE_ACCEPT_ENCODING,
-            GrpcUtil.CONTENT_ENCODING, GrpcUtil.CONTENT_ACCEPT_ENCODING,
+            GrpcUtil.TIMEOUT, GrpcUtil.CONTENT_ENCODING, GrpcUtil.CONTENT_ACCEPT_ENCODING,
             "content-type", "te", "user-agent");
 
-    /** Response headers and trailers not sent (status travels in TRAILERS; no compression). */
+    /** Response headers and trailers not sent (status travels in TRAILERS; no full-stream compression). */
     static final Set<String> RESPONSE_EXCLUDED = Set.of(
-            GrpcUtil.MESSAGE_ENCODING, GrpcUtil.MESSAGE_ACCEPT_ENCODING,
             GrpcUtil.CONTENT_ENCODING, GrpcUtil.CONTENT_ACCEPT_ENCODING,
             "content-type", "grpc-status", "grpc-message");
 
     /** Received request headers that must not reach grpc's server: the deadline is re-added from HEADERS. */
     static final Set<String> RECEIVED_REQUEST_EXCLUDED = Set.of(
-            GrpcUtil.TIMEOUT, GrpcUtil.MESSAGE_ENCODING, GrpcUtil.MESSAGE_ACCEPT_ENCODING,
-            GrpcUtil.CONTENT_ENCODING, GrpcUtil.CONTENT_ACCEPT_ENCODING);
+            GrpcUtil.TIMEOUT, GrpcUtil.CONTENT_ENCODING, GrpcUtil.CONTENT_ACCEPT_ENCODING);
 
     private Headers() {
     }

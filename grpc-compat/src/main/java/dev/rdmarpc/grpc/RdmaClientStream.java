@@ -3,8 +3,10 @@ package dev.rdmarpc.grpc;
 import dev.rdmarpc.core.ClientCall;
 import io.grpc.Attributes;
 import io.grpc.CallOptions;
+import io.grpc.Codec;
 import io.grpc.Compressor;
 import io.grpc.Deadline;
+import io.grpc.Decompressor;
 import io.grpc.DecompressorRegistry;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
@@ -41,6 +43,11 @@ final class RdmaClientStream implements ClientStream {
     private volatile Status cancelReason;
     private volatile ClientCall<InputStream, InputStream> call;
     private volatile boolean registered;
+    private volatile Compressor compressor = Codec.Identity.NONE;
+    private volatile boolean messageCompression = true;
+    private volatile DecompressorRegistry decompressorRegistry = DecompressorRegistry.getDefaultInstance();
+    /** The response's decompressor, from its grpc-encoding header; null while identity. */
+    private volatile Decompressor decompressor;
     private ClientStreamListener listener;
     private int outboundSeqNo;
     private int inboundSeqNo;
@@ -133,15 +140,21 @@ final class RdmaClientStream implements ClientStream {
             }
             int seq = outboundSeqNo++;
             stats.outboundMessage(seq);
+            int wireSize = size;
+            if (Compression.compresses(compressor, messageCompression)) {
+                // As grpc's framer: the size limit above is on the uncompressed message.
+                m = Compression.compress(compressor, m);
+                wireSize = m.available();
+            }
             Deliveries.enter();
             try {
                 c.sendMessage(m);
             } finally {
                 Deliveries.exit();
             }
-            stats.outboundWireSize(size);
+            stats.outboundWireSize(wireSize);
             stats.outboundUncompressedSize(size);
-            stats.outboundMessageSent(seq, size, size);
+            stats.outboundMessageSent(seq, wireSize, size);
         } catch (IOException | RuntimeException e) {
             cancel(Status.CANCELLED.withDescription("Failed to stream message").withCause(e));
         } finally {
@@ -164,13 +177,15 @@ final class RdmaClientStream implements ClientStream {
     public void optimizeForDirectExecutor() {
     }
 
+    /** grpc's ClientCallImpl gives the call's compressor (identity unless CallOptions name one). */
     @Override
     public void setCompressor(Compressor compressor) {
-        // Protocol v1 has no compression: messages always travel uncompressed (identity).
+        this.compressor = compressor;
     }
 
     @Override
     public void setMessageCompression(boolean enable) {
+        this.messageCompression = enable;
     }
 
     @Override
@@ -208,12 +223,18 @@ final class RdmaClientStream implements ClientStream {
         // rdmarpc sends the authority of the connection; a per-call override is not carried yet.
     }
 
+    /**
+     * HTTP-level (content-encoding) decompression of the whole stream: rdmarpc has no such layer and
+     * never sends {@code content-accept-encoding}, so servers never use it; per-message compression
+     * still applies.
+     */
     @Override
     public void setFullStreamDecompression(boolean fullStreamDecompression) {
     }
 
     @Override
     public void setDecompressorRegistry(DecompressorRegistry decompressorRegistry) {
+        this.decompressorRegistry = decompressorRegistry;
     }
 
     @Override
@@ -282,6 +303,17 @@ final class RdmaClientStream implements ClientStream {
                 return;
             }
             Metadata h = Headers.toGrpc(md, Headers.NONE);
+            String encoding = h.get(GrpcUtil.MESSAGE_ENCODING_KEY);
+            if (encoding != null) {
+                Decompressor d = decompressorRegistry.lookupDecompressor(encoding);
+                if (d == null) {
+                    fail(Status.INTERNAL.withDescription(String.format(Locale.US, "Can't find decompressor for %s", encoding)));
+                    return;
+                }
+                if (d != Codec.Identity.NONE) {
+                    decompressor = d;
+                }
+            }
             stats.clientInboundHeaders(h);
             listener.headersRead(h);
         }
@@ -305,6 +337,26 @@ final class RdmaClientStream implements ClientStream {
                 return;
             }
             int seq = inboundSeqNo++;
+            if (message instanceof StreamMarshaller.Compressed) {
+                Decompressor d = decompressor;
+                if (d == null) {
+                    fail(Compression.notConfigured());
+                    return;
+                }
+                stats.inboundMessage(seq);
+                stats.inboundWireSize(size);
+                stats.inboundMessageRead(seq, size, -1);
+                int limit = max >= 0 ? Math.min(max, transport.maxInboundMessageSize()) : transport.maxInboundMessageSize();
+                InputStream plain;
+                try {
+                    plain = Compression.decompressing(d, message, limit, stats);
+                } catch (IOException e) {
+                    fail(Status.INTERNAL.withDescription("cannot decompress a " + d.getMessageEncoding() + " message").withCause(e));
+                    return;
+                }
+                listener.messagesAvailable(new SingleMessageProducer(plain));
+                return;
+            }
             stats.inboundMessage(seq);
             stats.inboundWireSize(size);
             stats.inboundUncompressedSize(size);

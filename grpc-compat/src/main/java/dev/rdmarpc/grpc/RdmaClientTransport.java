@@ -266,6 +266,10 @@ final class RdmaClientTransport implements ConnectionClientTransport,
         return userAgent;
     }
 
+    int maxInboundMessageSize() {
+        return settings.maxInboundMessageSize();
+    }
+
     int maxInboundMetadataSize() {
         return settings.maxInboundMetadataSize();
     }

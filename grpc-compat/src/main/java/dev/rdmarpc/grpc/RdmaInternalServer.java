@@ -53,7 +53,8 @@ final class RdmaInternalServer implements InternalServer {
             b.flowControlWindow(settings.flowControlWindow());
         }
         server = b.build();
-        transport = new RdmaServerTransport(this, server, tracerFactories, settings.maxInboundMetadataSize());
+        transport = new RdmaServerTransport(this, server, tracerFactories, settings.maxInboundMetadataSize(),
+                settings.maxInboundMessageSize());
         // The transport's listener must exist before the first call can arrive.
         ServerTransportListener transportListener = serverListener.transportCreated(transport);
         transport.listener(transportListener);

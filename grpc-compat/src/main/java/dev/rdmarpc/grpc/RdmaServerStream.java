@@ -2,6 +2,7 @@ package dev.rdmarpc.grpc;
 
 import dev.rdmarpc.core.ServerCall;
 import io.grpc.Attributes;
+import io.grpc.Codec;
 import io.grpc.Compressor;
 import io.grpc.Decompressor;
 import io.grpc.Grpc;
@@ -38,6 +39,10 @@ final class RdmaServerStream implements ServerStream {
     private volatile Status closeStatus;
     private volatile Status cancelStatus;
     private volatile Attributes attributes;
+    private volatile Compressor compressor = Codec.Identity.NONE;
+    private volatile boolean messageCompression = true;
+    /** The request's decompressor, from its grpc-encoding header (grpc's ServerImpl sets it); null while identity. */
+    private volatile Decompressor decompressor;
     private int outboundSeqNo;
     private int inboundSeqNo;
     private long bytesSent;
@@ -93,16 +98,21 @@ final class RdmaServerStream implements ServerStream {
             int size = m.available();
             int seq = outboundSeqNo++;
             stats.outboundMessage(seq);
+            int wireSize = size;
+            if (Compression.compresses(compressor, messageCompression)) {
+                m = Compression.compress(compressor, m);
+                wireSize = m.available();
+            }
             Deliveries.enter();
             try {
                 call.sendMessage(m);
             } finally {
                 Deliveries.exit();
             }
-            bytesSent += size;
-            stats.outboundWireSize(size);
+            bytesSent += wireSize;
+            stats.outboundWireSize(wireSize);
             stats.outboundUncompressedSize(size);
-            stats.outboundMessageSent(seq, size, size);
+            stats.outboundMessageSent(seq, wireSize, size);
         } catch (IOException e) {
             throw Status.INTERNAL.withDescription("cannot read the response to send").withCause(e).asRuntimeException();
         } finally {
@@ -191,18 +201,37 @@ final class RdmaServerStream implements ServerStream {
         }
     }
 
+    /** grpc's ServerImpl sets the decompressor named by the request's grpc-encoding. */
     @Override
     public void setDecompressor(Decompressor decompressor) {
-        // Protocol v1 has no compression: requests always arrive uncompressed.
+        this.decompressor = decompressor == Codec.Identity.NONE ? null : decompressor;
     }
 
+    /** grpc's ServerCallImpl sets the response compressor when it sends headers (identity unless the client accepts it). */
     @Override
     public void setCompressor(Compressor compressor) {
-        // Protocol v1 has no compression: responses always travel uncompressed (identity).
+        this.compressor = compressor;
     }
 
     @Override
     public void setMessageCompression(boolean enable) {
+        this.messageCompression = enable;
+    }
+
+    /**
+     * A received message cannot be read (as grpc's deframer failing): grpc is told the call closed
+     * with the status and the client gets it in TRAILERS, as grpc-netty's server does.
+     */
+    private void inboundFailed(Status status) {
+        closeListener(status);
+        Deliveries.enter();
+        try {
+            call.close(Statuses.toCore(status), null);
+        } catch (IllegalStateException e) {
+            // already closed
+        } finally {
+            Deliveries.exit();
+        }
     }
 
     @Override
@@ -305,6 +334,25 @@ final class RdmaServerStream implements ServerStream {
                 throw new IllegalStateException(e);
             }
             int seq = inboundSeqNo++;
+            if (message instanceof StreamMarshaller.Compressed) {
+                Decompressor d = decompressor;
+                if (d == null) {
+                    inboundFailed(Compression.notConfigured());
+                    return;
+                }
+                stats.inboundMessage(seq);
+                stats.inboundWireSize(size);
+                stats.inboundMessageRead(seq, size, -1);
+                InputStream plain;
+                try {
+                    plain = Compression.decompressing(d, message, transport.maxInboundMessageSize(), stats);
+                } catch (IOException e) {
+                    inboundFailed(Status.INTERNAL.withDescription("cannot decompress a " + d.getMessageEncoding() + " message").withCause(e));
+                    return;
+                }
+                listener.messagesAvailable(new SingleMessageProducer(plain));
+                return;
+            }
             stats.inboundMessage(seq);
             stats.inboundWireSize(size);
             stats.inboundUncompressedSize(size);

@@ -36,6 +36,7 @@ final class RdmaServerTransport implements ServerTransport {
     private final RpcServer server;
     private final List<? extends ServerStreamTracer.Factory> tracerFactories;
     private final int maxInboundMetadataSize;
+    private final int maxInboundMessageSize;
     private final ScheduledExecutorService scheduler = SharedResourceHolder.get(GrpcUtil.TIMER_SERVICE);
     private final AtomicBoolean watchingTermination = new AtomicBoolean();
     private final AtomicBoolean terminated = new AtomicBoolean();
@@ -43,11 +44,12 @@ final class RdmaServerTransport implements ServerTransport {
     private volatile Attributes attributes = Attributes.EMPTY;
 
     RdmaServerTransport(RdmaInternalServer owner, RpcServer server, List<? extends ServerStreamTracer.Factory> tracerFactories,
-                        int maxInboundMetadataSize) {
+                        int maxInboundMetadataSize, int maxInboundMessageSize) {
         this.owner = owner;
         this.server = server;
         this.tracerFactories = tracerFactories;
         this.maxInboundMetadataSize = maxInboundMetadataSize;
+        this.maxInboundMessageSize = maxInboundMessageSize;
         this.logId = InternalLogId.allocate(getClass(), String.valueOf(owner.listenAddress()));
     }
 
@@ -96,6 +98,11 @@ final class RdmaServerTransport implements ServerTransport {
         l.streamCreated(stream, method, headers);
         stream.signalInitialReadiness();
         return stream.callListener();
+    }
+
+    /** The server's largest request message, applied to decompressed requests as well (as grpc does). */
+    int maxInboundMessageSize() {
+        return maxInboundMessageSize;
     }
 
     Attributes attributes() {

@@ -62,6 +62,12 @@ final class StreamMarshaller implements Marshaller<InputStream> {
         }
     }
 
+    /** A message the stream compressed: it travels with rdmarpc's COMPRESSED flag. */
+    @Override
+    public boolean isCompressed(InputStream value) {
+        return value instanceof Compressed;
+    }
+
     /**
      * Copies the message out of the slab (which core frees when this returns) into a byte stream
      * of known length, which grpc's protobuf marshaller reads in one go.
@@ -71,9 +77,37 @@ final class StreamMarshaller implements Marshaller<InputStream> {
         return new Bytes(source.toArray(ValueLayout.JAVA_BYTE));
     }
 
+    @Override
+    public InputStream parse(MemorySegment segment, long offset, int length) {
+        byte[] bytes = new byte[length];
+        MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, offset, bytes, 0, length);
+        return new Bytes(bytes);
+    }
+
+    /**
+     * A message that arrived with the COMPRESSED flag stays compressed here: the stream it belongs
+     * to decompresses it with the decompressor grpc picked for that call.
+     */
+    @Override
+    public InputStream parse(MemorySegment segment, long offset, int length, boolean compressed) {
+        if (!compressed) {
+            return parse(segment, offset, length);
+        }
+        byte[] bytes = new byte[length];
+        MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, offset, bytes, 0, length);
+        return new Compressed(bytes);
+    }
+
     /** A received message: a byte stream of known length. */
     static final class Bytes extends ByteArrayInputStream implements KnownLength {
         Bytes(byte[] bytes) {
+            super(bytes);
+        }
+    }
+
+    /** A compressed message, sent or received: the bytes as they travel, of known length. */
+    static final class Compressed extends ByteArrayInputStream implements KnownLength {
+        Compressed(byte[] bytes) {
             super(bytes);
         }
     }

@@ -19,8 +19,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A TCP proxy between an rdmarpc client and server on 127.0.0.1 that reads the frames passing
- * through (docs/PROTOCOL.md: 16-byte header, little-endian length) to count PINGs and their ACKs,
- * and that can make the server look dead: {@link #freeze()} stops forwarding in both directions on
+ * through (docs/PROTOCOL.md: 16-byte header, little-endian length) to count PINGs and their ACKs
+ * and messages sent with and without the COMPRESSED flag, and that can make the server look dead: {@link #freeze()} stops forwarding in both directions on
  * the connections open at that moment while keeping their sockets open. Connections accepted later
  * are forwarded normally. Both peers must stay on TCP.
  */
@@ -33,6 +33,11 @@ final class FrameProxy implements AutoCloseable {
     final AtomicInteger pings = new AtomicInteger();
     /** PING ACKs the server sent, forwarded or not. */
     final AtomicInteger pingAcks = new AtomicInteger();
+    /** Messages (MESSAGE frames with BEGIN) each way, and those flagged COMPRESSED. */
+    final AtomicInteger messagesToServer = new AtomicInteger();
+    final AtomicInteger compressedToServer = new AtomicInteger();
+    final AtomicInteger messagesToClient = new AtomicInteger();
+    final AtomicInteger compressedToClient = new AtomicInteger();
     private volatile boolean closed;
 
     FrameProxy(int targetPort) throws IOException {
@@ -117,6 +122,12 @@ final class FrameProxy implements AutoCloseable {
                     byte[] payload = in.readNBytes(length);
                     if (payload.length < length) {
                         break;
+                    }
+                    if (type == FrameType.MESSAGE && (flags & FrameFlags.BEGIN) != 0) {
+                        (fromClient ? messagesToServer : messagesToClient).incrementAndGet();
+                        if ((flags & FrameFlags.COMPRESSED) != 0) {
+                            (fromClient ? compressedToServer : compressedToClient).incrementAndGet();
+                        }
                     }
                     if (type == FrameType.PING) {
                         if ((flags & FrameFlags.ACK) == 0 && fromClient) {

@@ -46,7 +46,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * grpc semantics on rdmarpc's wire, with a hand-written service of raw string messages: metadata
  * (ASCII and -bin) both ways, status and description, deadline propagation, half-close,
- * cancellation reaching the server, flow control driven by request(n), compression left out,
+ * cancellation reaching the server, flow control driven by request(n), compression negotiated in metadata,
  * and the call attributes.
  */
 @org.junit.jupiter.api.extension.ExtendWith(SlabLeakCheck.class)
@@ -273,8 +273,11 @@ class SemanticsTest {
         assertNotNull(serverHeaders.get().get(io.grpc.Metadata.Key.of("user-agent", Metadata.ASCII_STRING_MARSHALLER)));
         assertEquals("from-server", responseHeaders.get(ASCII));
         assertArrayEquals(BLOB, responseHeaders.get(BIN));
-        // compression is never negotiated: the server answers identity, nothing advertises gzip
-        assertNull(serverHeaders.get().get(Metadata.Key.of("grpc-accept-encoding", Metadata.ASCII_STRING_MARSHALLER)));
+        // grpc negotiates compression in metadata: the client advertises what it can decompress,
+        // the server answers with the encoding it uses (identity unless it chose one)
+        assertEquals("gzip", serverHeaders.get().get(Metadata.Key.of("grpc-accept-encoding", Metadata.ASCII_STRING_MARSHALLER)));
+        assertNull(serverHeaders.get().get(Metadata.Key.of("grpc-encoding", Metadata.ASCII_STRING_MARSHALLER)));
+        assertEquals("identity", responseHeaders.get(Metadata.Key.of("grpc-encoding", Metadata.ASCII_STRING_MARSHALLER)));
     }
 
     @Test
@@ -295,8 +298,9 @@ class SemanticsTest {
     }
 
     @Test
-    void compressionRequestedStillWorksUncompressed() {
+    void compressionRequestedIsNegotiated() {
         assertEquals("z", ClientCalls.blockingUnaryCall(channel, ECHO, CallOptions.DEFAULT.withCompression("gzip"), "z"));
+        assertEquals("gzip", serverHeaders.get().get(Metadata.Key.of("grpc-encoding", Metadata.ASCII_STRING_MARSHALLER)));
     }
 
     @Test
