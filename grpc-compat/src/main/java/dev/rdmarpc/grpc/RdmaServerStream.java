@@ -18,7 +18,6 @@ import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -26,9 +25,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * the rdmarpc call's callbacks (one at a time, see {@link Deliveries}) become stream-listener calls.
  */
 final class RdmaServerStream implements ServerStream {
-    /** Bytes of responses below which TRAILERS cannot have waited for flow control (see pokeUntilComplete). */
-    private static final long COMPLETION_POKE_THRESHOLD = 16 * 1024;
-
     private final RdmaServerTransport transport;
     private final ServerCall<InputStream, InputStream> call;
     private final StatsTraceContext stats;
@@ -45,7 +41,6 @@ final class RdmaServerStream implements ServerStream {
     private volatile Decompressor decompressor;
     private int outboundSeqNo;
     private int inboundSeqNo;
-    private long bytesSent;
 
     RdmaServerStream(RdmaServerTransport transport, ServerCall<InputStream, InputStream> call, StatsTraceContext stats) {
         this.transport = transport;
@@ -109,7 +104,6 @@ final class RdmaServerStream implements ServerStream {
             } finally {
                 Deliveries.exit();
             }
-            bytesSent += wireSize;
             stats.outboundWireSize(wireSize);
             stats.outboundUncompressedSize(size);
             stats.outboundMessageSent(seq, wireSize, size);
@@ -146,33 +140,8 @@ final class RdmaServerStream implements ServerStream {
             call.close(s, md);
         } catch (IllegalStateException e) {
             // already closed by a cancel
-            return;
         } finally {
             Deliveries.exit();
-        }
-        if (bytesSent >= COMPLETION_POKE_THRESHOLD) {
-            pokeUntilComplete(2);
-        }
-    }
-
-    /**
-     * Workaround for rpc-core's ServerStream, which does not deliver {@code onComplete} when its
-     * TRAILERS waited behind flow-controlled messages and the queue drained later (a WINDOW frame
-     * does not wake its delivery); {@code request} does, so this asks until grpc has been told the
-     * call is over. Below the threshold, less than any permitted window was sent and TRAILERS never
-     * wait. To be removed once core schedules delivery when a closed stream's queue drains.
-     */
-    private void pokeUntilComplete(long delayMillis) {
-        try {
-            transport.getScheduledExecutorService().schedule(() -> {
-                if (listenerClosed.get()) {
-                    return;
-                }
-                call.request(1);
-                pokeUntilComplete(Math.min(delayMillis * 2, 200));
-            }, delayMillis, TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-            // the server is gone, and the call with it
         }
     }
 
