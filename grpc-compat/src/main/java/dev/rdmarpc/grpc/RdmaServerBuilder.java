@@ -26,12 +26,12 @@ import java.util.concurrent.TimeUnit;
  * A grpc {@link io.grpc.ServerBuilder} whose server takes calls over rdmarpc (RDMA with clients
  * that can, TCP with the rest) on one port instead of HTTP/2: the drop-in replacement for
  * {@code NettyServerBuilder}. Services, interceptors, executors, stream tracers and deadlines are
- * grpc's own.
+ * grpc's own, and so is per-message compression (grpc picks the response encoding from the
+ * client's {@code grpc-accept-encoding}; messages travel with rdmarpc's COMPRESSED flag).
  *
- * <p>Not carried: TLS, message compression (responses always travel uncompressed), per-connection
- * transport filters (rdmarpc core reports no connection events to grpc-compat, so the whole
- * server is one grpc transport), and server keepalive pings and connection ages (accepted and
- * kept; rdmarpc answers clients' pings).
+ * <p>Not carried: TLS, per-connection transport filters (rdmarpc core reports no connection events
+ * to grpc-compat, so the whole server is one grpc transport), and server keepalive pings and
+ * connection ages (accepted, not active; rdmarpc answers clients' pings).
  */
 public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerBuilder> {
     private final ServerImplBuilder delegate;
@@ -139,31 +139,38 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
         throw new UnsupportedOperationException("rdmarpc connections carry no TLS");
     }
 
-    /** Accepted for compatibility; the server sends no keepalive pings. */
+    /**
+     * Accepted for compatibility, not active: the server sends no keepalive PINGs. rdmarpc core's
+     * server offers no way to send a PING on one of its connections, and reports no per-connection
+     * events to grpc-compat (the whole server is one grpc transport). Clients' keepalive works.
+     */
     @Override
     public RdmaServerBuilder keepAliveTime(long keepAliveTime, TimeUnit timeUnit) {
         return this;
     }
 
-    /** Accepted for compatibility; the server sends no keepalive pings. */
+    /** Accepted for compatibility, not active; see {@link #keepAliveTime}. */
     @Override
     public RdmaServerBuilder keepAliveTimeout(long keepAliveTimeout, TimeUnit timeUnit) {
         return this;
     }
 
-    /** Accepted for compatibility; connections are not aged out. */
+    /**
+     * Accepted for compatibility, not active: connections are not closed when idle. rdmarpc core's
+     * server reports no per-connection activity and cannot GOAWAY one connection on request.
+     */
     @Override
     public RdmaServerBuilder maxConnectionIdle(long maxConnectionIdle, TimeUnit timeUnit) {
         return this;
     }
 
-    /** Accepted for compatibility; connections are not aged out. */
+    /** Accepted for compatibility, not active: connections are not aged out (see {@link #maxConnectionIdle}). */
     @Override
     public RdmaServerBuilder maxConnectionAge(long maxConnectionAge, TimeUnit timeUnit) {
         return this;
     }
 
-    /** Accepted for compatibility; connections are not aged out. */
+    /** Accepted for compatibility, not active (see {@link #maxConnectionAge}). */
     @Override
     public RdmaServerBuilder maxConnectionAgeGrace(long maxConnectionAgeGrace, TimeUnit timeUnit) {
         return this;

@@ -215,9 +215,10 @@ class GrpcInternalsTest {
         staticMethod(GrpcUtil.class, "shouldBeCountedForInUse", boolean.class, CallOptions.class);
         staticMethod(GrpcUtil.class, "closeQuietly", void.class, Closeable.class);
         staticField(GrpcUtil.class, "TIMEOUT_KEY", Metadata.Key.class);
+        staticField(GrpcUtil.class, "MESSAGE_ENCODING_KEY", Metadata.Key.class);
         staticField(GrpcUtil.class, "TIMER_SERVICE", SharedResourceHolder.Resource.class);
         staticField(GrpcUtil.class, "NOOP_PROXY_DETECTOR", ProxyDetector.class);
-        for (String name : List.of("TIMEOUT", "MESSAGE_ENCODING", "MESSAGE_ACCEPT_ENCODING", "CONTENT_ENCODING", "CONTENT_ACCEPT_ENCODING")) {
+        for (String name : List.of("TIMEOUT", "CONTENT_ENCODING", "CONTENT_ACCEPT_ENCODING")) {
             staticField(GrpcUtil.class, name, String.class);
         }
         for (String name : List.of("DEFAULT_MAX_MESSAGE_SIZE", "DEFAULT_MAX_HEADER_LIST_SIZE", "DEFAULT_PORT_PLAINTEXT")) {
