@@ -217,6 +217,53 @@ class CompressionTest {
         assertEquals("Can't find decompressor for x-client-only", e.getStatus().getDescription());
     }
 
+    @Test
+    void aFlaggedRequestWithoutAnEncodingIsInternal() throws IOException {
+        // Only a non-grpc client can send this: a plain rdmarpc client that sets the COMPRESSED flag
+        // without naming an encoding, so grpc's ServerImpl sets no decompressor.
+        Server s = RdmaServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).transportMode(TransportMode.TCP)
+                .addService(new TestServiceImpl(executor)).build().start();
+        servers.add(s);
+        dev.rdmarpc.core.Marshaller<byte[]> flagged = new dev.rdmarpc.core.Marshaller<>() {
+            @Override
+            public int serializedSize(byte[] value) {
+                return value.length;
+            }
+
+            @Override
+            public void write(byte[] value, java.lang.foreign.MemorySegment target) {
+                target.copyFrom(java.lang.foreign.MemorySegment.ofArray(value));
+            }
+
+            @Override
+            public byte[] parse(java.lang.foreign.MemorySegment source) {
+                return source.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+            }
+
+            @Override
+            public boolean isCompressed(byte[] value) {
+                return true;
+            }
+        };
+        dev.rdmarpc.core.MethodDescriptor<byte[], byte[]> unary = dev.rdmarpc.core.MethodDescriptor.create(
+                "grpc.testing.TestService/UnaryCall", dev.rdmarpc.core.MethodDescriptor.MethodType.UNARY, flagged, flagged);
+        java.io.ByteArrayOutputStream gz = new java.io.ByteArrayOutputStream();
+        try (OutputStream out = new GZIPOutputStream(gz)) {
+            request(10, 10, false).writeTo(out);
+        }
+        dev.rdmarpc.core.RpcChannel core = dev.rdmarpc.core.RpcChannel.forAddress("127.0.0.1", s.getPort())
+                .transportMode(TransportMode.TCP).build();
+        try {
+            RuntimeException e = assertThrows(RuntimeException.class, () -> dev.rdmarpc.core.ClientCalls.blockingUnaryCall(core, unary,
+                    dev.rdmarpc.core.CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS), gz.toByteArray()));
+            dev.rdmarpc.core.Status status = dev.rdmarpc.core.Status.fromThrowable(e);
+            assertEquals(dev.rdmarpc.core.Status.Code.INTERNAL, status.getCode(), status.toString());
+            assertEquals("Can't decode compressed gRPC message as compression not configured", status.getDescription());
+        } finally {
+            core.shutdownNow();
+        }
+    }
+
     /** The request's status on each stack; rdmarpc's must be netty's. */
     private Status.Code requestOutcome(Stack stack, int requestBytes) throws IOException {
         try {
