@@ -237,7 +237,10 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             conn.server.metrics().bytesReceived(length);
             int r = inbound.onFrame(flags, memory, offset, length, requested > inbound.queued());
             if (r == InboundMessages.TOO_LARGE) {
-                tooLarge = true;
+                // cancelled under this lock, so a drain cannot deliver a half-close (END_STREAM came with it) first
+                tooLarge = cancelLocked(Status.RESOURCE_EXHAUSTED.withDescription("request message of "
+                        + inbound.rejectedSize() + " bytes exceeds the server's maximum inbound message size "
+                        + conn.settings.maxMessageSize()));
                 credit = 0;
             } else {
                 credit = inbound.takeCredit();
@@ -245,8 +248,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             }
         }
         if (tooLarge) {
-            abort(Status.RESOURCE_EXHAUSTED.withDescription("request message of " + inbound.rejectedSize()
-                    + " bytes exceeds the server's maximum inbound message size " + conn.settings.maxMessageSize()));
+            removeFromConnection();
             return;
         }
         if (credit > 0) {
@@ -304,29 +306,38 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
     }
 
     private void cancelInternal(Status tellClient) {
+        boolean changed;
         synchronized (this) {
-            if (cancelled) {
-                return;
-            }
-            boolean alreadyClosed = closedLocal && outbound.isEmpty();
-            if (alreadyClosed) {
-                return;
-            }
-            cancelled = true;
-            if (deadlineTimer != null) {
-                deadlineTimer.cancel(false);
-            }
-            outbound.discard();
-            if (tellClient != null && !conn.isClosed()) {
-                finalStatus = tellClient.getCode().name();
-                conn.send(Frames.trailers(pool, id, tellClient, null), true);
-            } else if (finalStatus == null) {
-                finalStatus = Status.Code.CANCELLED.name();
-            }
-            outbound.wakeWaiters(this);
-            schedule();
+            changed = cancelLocked(tellClient);
         }
-        removeFromConnection();
+        if (changed) {
+            removeFromConnection();
+        }
+    }
+
+    /** With the lock held: marks the call cancelled and tells the client; false if it had already ended. */
+    private boolean cancelLocked(Status tellClient) {
+        if (cancelled) {
+            return false;
+        }
+        boolean alreadyClosed = closedLocal && outbound.isEmpty();
+        if (alreadyClosed) {
+            return false;
+        }
+        cancelled = true;
+        if (deadlineTimer != null) {
+            deadlineTimer.cancel(false);
+        }
+        outbound.discard();
+        if (tellClient != null && !conn.isClosed()) {
+            finalStatus = tellClient.getCode().name();
+            conn.send(Frames.trailers(pool, id, tellClient, null), true);
+        } else if (finalStatus == null) {
+            finalStatus = Status.Code.CANCELLED.name();
+        }
+        outbound.wakeWaiters(this);
+        schedule();
+        return true;
     }
 
     private void removeFromConnection() {
