@@ -243,7 +243,7 @@ echo "rdma-vm-guest: === KV sample over rxe0: KvServer --transport RDMA, KvClien
 t0=\$(date +%s)
 rm -f "$WORK/kv-port.txt"
 $GUEST_JAVA -Drdmarpc.rdma.spinMicros=0 -cp "\$ROOT/$STAGE/rdmarpc-samples.jar" dev.rdmarpc.samples.kv.KvServer \\
-  --port 0 --port-file "$WORK/kv-port.txt" --transport RDMA --metrics-port 19464 > "$WORK/kv-server.txt" 2>&1 &
+  --port 0 --port-file "$WORK/kv-port.txt" --transport RDMA --metrics-port 19464 --handshake-timeout-ms 600000 > "$WORK/kv-server.txt" 2>&1 &
 kvserver=\$!
 for i in \$(seq 1 600); do [ -s "$WORK/kv-port.txt" ] && break; sleep 1; done
 port=\$(cat "$WORK/kv-port.txt" 2>/dev/null || echo none)

@@ -28,6 +28,11 @@ public final class KvServer implements Callable<Integer> {
             description = "Serve Prometheus metrics at http://host:PORT/metrics (0 picks a free port; default: off).")
     int metricsPort;
 
+    @Option(names = "--handshake-timeout-ms", defaultValue = "20000",
+            description = "Time a new connection has to send its HELLO (RDMA upgrade included), ms (default: ${DEFAULT-VALUE}; "
+                    + "raise it in an emulated RDMA guest, where opening the device takes tens of seconds).")
+    long handshakeTimeoutMs;
+
     @Override
     public Integer call() throws Exception {
         KeyValueStore store = new KeyValueStore();
@@ -41,6 +46,7 @@ public final class KvServer implements Callable<Integer> {
                 .addService(new KeyValueService(store))
                 .maxInboundMessageSize(maxMessageMib << 20)
                 .transportMode(transport)
+                .handshakeTimeout(java.time.Duration.ofMillis(handshakeTimeoutMs))
                 .build()
                 .start();
         System.out.println("kv-server listening on port " + server.getPort() + " (transport " + transport + ")");

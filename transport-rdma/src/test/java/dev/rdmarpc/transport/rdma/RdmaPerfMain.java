@@ -10,6 +10,7 @@ import dev.rdmarpc.core.ServerCalls;
 import dev.rdmarpc.core.ServiceDefinition;
 import dev.rdmarpc.core.TransportMode;
 
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.concurrent.TimeUnit;
@@ -65,9 +66,12 @@ public final class RdmaPerfMain {
                     obs.onCompleted();
                 }))
                 .build();
-        RpcServer server = RpcServer.forPort(0).addService(perf).maxInboundMessageSize(4 * MIB).build().start();
+        // the first connection opens the device (SRQ, slab registration): tens of seconds in an emulated guest
+        Duration handshake = Duration.ofMinutes(10);
+        RpcServer server = RpcServer.forPort(0).addService(perf).maxInboundMessageSize(4 * MIB)
+                .handshakeTimeout(handshake).build().start();
         RpcChannel channel = RpcChannel.forAddress("127.0.0.1", server.getPort()).transportMode(TransportMode.RDMA)
-                .maxInboundMessageSize(4 * MIB).build();
+                .connectTimeout(handshake).maxInboundMessageSize(4 * MIB).build();
         CallOptions opts = CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.MINUTES);
         try {
             byte[] small = new byte[64];
@@ -132,9 +136,10 @@ public final class RdmaPerfMain {
         }
 
         // 4. unary 64 B round trips again, the handler run on the poller thread (server directExecutor)
-        RpcServer direct = RpcServer.forPort(0).addService(perf).directExecutor().build().start();
+        RpcServer direct = RpcServer.forPort(0).addService(perf).directExecutor().handshakeTimeout(handshake).build()
+                .start();
         RpcChannel directChannel = RpcChannel.forAddress("127.0.0.1", direct.getPort())
-                .transportMode(TransportMode.RDMA).directExecutor().build();
+                .transportMode(TransportMode.RDMA).directExecutor().connectTimeout(handshake).build();
         try {
             byte[] small = new byte[64];
             for (int i = 0; i < rttCalls; i++) {
