@@ -63,4 +63,17 @@ class PingTest extends LoopbackTest {
         StatusException se = assertInstanceOf(StatusException.class, e.getCause());
         assertEquals(Status.Code.UNAVAILABLE, se.getStatus().getCode());
     }
+
+    @Test
+    void aShutDownChannelStillPingsWhileItsCallsFinish() throws Exception {
+        java.util.concurrent.CompletableFuture<byte[]> slow = ClientCalls.futureUnaryCall(
+                channel.newCall(TestService.SLOW, CallOptions.DEFAULT), Bytes.ofInt(500));
+        channel.ping().get(5, TimeUnit.SECONDS);
+        channel.shutdown();
+        assertTrue(channel.ping().get(5, TimeUnit.SECONDS) > 0, "the connection finishing the call answers");
+        slow.get(10, TimeUnit.SECONDS);
+        assertTrue(channel.awaitTermination(10, TimeUnit.SECONDS));
+        ExecutionException e = assertThrows(ExecutionException.class, () -> channel.ping().get(5, TimeUnit.SECONDS));
+        assertEquals(Status.Code.UNAVAILABLE, assertInstanceOf(StatusException.class, e.getCause()).getStatus().getCode());
+    }
 }

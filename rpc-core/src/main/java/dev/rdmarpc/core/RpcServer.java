@@ -112,6 +112,7 @@ public final class RpcServer implements AutoCloseable {
         private SlabPool pool = SlabPool.shared();
         private int ioThreads;
         private java.util.function.Function<String, ServerMethodDefinition<?, ?>> fallback;
+        private PeerConnectionListener connectionListener;
 
         private Builder(InetSocketAddress address) {
             this.address = Objects.requireNonNull(address);
@@ -195,6 +196,15 @@ public final class RpcServer implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Who is told when a client's connection is established and when it closes; the {@link PeerConnection}
+         * it is given (also {@link ServerCall#getConnection()}) lets the server ping, drain or close that connection.
+         */
+        public Builder connectionListener(PeerConnectionListener listener) {
+            this.connectionListener = listener;
+            return this;
+        }
+
         public RpcServer build() {
             ConnectionSettings settings = new ConnectionSettings(pool, flowControlWindow, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
                     maxInboundMessageSize, transportMode, transportMode == TransportMode.TCP ? List.of() : Transports.upgraders());
@@ -204,6 +214,7 @@ public final class RpcServer implements AutoCloseable {
             ServerImpl impl = new ServerImpl(address, services, transport, settings, e, meterRegistry,
                     handshakeTimeout.toMillis());
             impl.setFallback(fallback);
+            impl.setConnectionListener(connectionListener);
             return new RpcServer(impl);
         }
     }

@@ -66,4 +66,9 @@ public abstract class ServerCall<ReqT, RespT> {
     public String getTransportName() {
         return null;
     }
+
+    /** The client connection the call arrived on (the same object a {@link PeerConnectionListener} was given). */
+    public PeerConnection getConnection() {
+        return null;
+    }
 }

@@ -124,11 +124,20 @@ public final class ChannelImpl {
     }
 
     /**
-     * Sends a PING on the channel's connection (connecting first if needed): completes with the round-trip time in
-     * nanoseconds when the server acknowledges it, or fails with UNAVAILABLE when there is no connection or it closes
-     * before the ACK.
+     * Sends a PING on the channel's connection (connecting first if needed; after shutdown, on the connection still
+     * finishing calls, if any): completes with the round-trip time in nanoseconds when the server acknowledges it, or
+     * fails with UNAVAILABLE when there is no connection or it closes before the ACK.
      */
     public CompletableFuture<Long> ping() {
+        ClientConnection draining = null;
+        synchronized (this) {
+            if (shutdown && current != null && !current.isClosed()) {
+                draining = current; // shut down but still finishing calls: its connection is still worth checking
+            }
+        }
+        if (draining != null) {
+            return draining.ping();
+        }
         return connection().thenCompose(ClientConnection::ping);
     }
 

@@ -17,9 +17,6 @@ final class ClientConnection extends Connection {
     private final String authority;
     private final StreamTable<ClientStream<?, ?>> streams = new StreamTable<>();
     private final CompletableFuture<ClientConnection> ready = new CompletableFuture<>();
-    /** PINGs sent and not yet acknowledged, by their data; guarded by itself. */
-    private final java.util.Map<Long, PendingPing> pings = new java.util.HashMap<>();
-    private long nextPingData = System.nanoTime();
     private int nextStreamId = 1;
     private volatile boolean draining;
     private volatile Status closeStatus;
@@ -141,57 +138,14 @@ final class ClientConnection extends Connection {
         if (cause != null && !(cause instanceof ProtocolException)) {
             s = s.withCause(cause);
         }
-        List<PendingPing> unanswered;
-        synchronized (pings) {
-            closeStatus = s;
-            unanswered = new java.util.ArrayList<>(pings.values());
-            pings.clear();
-        }
-        for (PendingPing p : unanswered) {
-            p.rtt().completeExceptionally(s.asException());
-        }
+        closeStatus = s;
+        failPings(s);
         ready.completeExceptionally(s.asException());
         List<ClientStream<?, ?>> all = streams.takeAll();
         for (ClientStream<?, ?> st : all) {
             st.transportFailed(s);
         }
         channel.connectionClosed(this, s);
-    }
-
-    /** A PING in flight: when it left, and who waits for its ACK. */
-    private record PendingPing(long sentNanos, CompletableFuture<Long> rtt) {
-    }
-
-    /**
-     * Sends a PING; the result completes with the round-trip time in nanoseconds when the peer's ACK arrives, or
-     * fails with UNAVAILABLE if the connection closes first.
-     */
-    CompletableFuture<Long> ping() {
-        CompletableFuture<Long> rtt = new CompletableFuture<>();
-        long data;
-        synchronized (pings) {
-            Status closed = closeStatus;
-            if (closed != null) {
-                rtt.completeExceptionally(closed.asException());
-                return rtt;
-            }
-            data = nextPingData++;
-            pings.put(data, new PendingPing(System.nanoTime(), rtt));
-        }
-        send(Frames.ping(settings.pool(), data, false), true);
-        return rtt;
-    }
-
-    @Override
-    void onPingAck(long data) {
-        PendingPing p;
-        synchronized (pings) {
-            p = pings.remove(data);
-        }
-        if (p == null) {
-            throw new ProtocolException("PING ACK for a PING this client never sent");
-        }
-        p.rtt().complete(System.nanoTime() - p.sentNanos());
     }
 
     /** Why the connection closed, or null while open. */

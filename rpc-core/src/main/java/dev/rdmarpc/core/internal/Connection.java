@@ -31,6 +31,11 @@ abstract class Connection implements FrameHandler {
     private volatile boolean closed;
     private ConnectionUpgrader.Offer offer;
     private ConnectionUpgrader upgrader;
+    /** PINGs sent and not yet acknowledged, by their data; guarded by itself. */
+    private final Map<Long, PendingPing> pings = new java.util.HashMap<>();
+    private long nextPingData = System.nanoTime();
+    /** Set (under {@link #pings}) when the connection closes: later pings fail with it. */
+    private Status pingFailure;
 
     Connection(ConnectionSettings settings, FrameConnection base) {
         this.settings = settings;
@@ -164,8 +169,54 @@ abstract class Connection implements FrameHandler {
 
     abstract void onGoAway(Frames.GoAway goAway);
 
+    /** A PING in flight: when it left, and who waits for its ACK. */
+    private record PendingPing(long sentNanos, java.util.concurrent.CompletableFuture<Long> rtt) {
+    }
+
+    /**
+     * Sends a PING; the result completes with the round-trip time in nanoseconds when the peer's ACK arrives, or
+     * fails with UNAVAILABLE if the connection closes first.
+     */
+    java.util.concurrent.CompletableFuture<Long> ping() {
+        java.util.concurrent.CompletableFuture<Long> rtt = new java.util.concurrent.CompletableFuture<>();
+        long data;
+        synchronized (pings) {
+            if (pingFailure != null) {
+                rtt.completeExceptionally(pingFailure.asException());
+                return rtt;
+            }
+            data = nextPingData++;
+            pings.put(data, new PendingPing(System.nanoTime(), rtt));
+        }
+        send(Frames.ping(settings.pool(), data, false), true);
+        return rtt;
+    }
+
     /** The peer acknowledged a PING this side sent. */
-    void onPingAck(long data) {
+    private void onPingAck(long data) {
+        PendingPing p;
+        synchronized (pings) {
+            p = pings.remove(data);
+        }
+        if (p == null) {
+            throw new ProtocolException("PING ACK for a PING this side never sent");
+        }
+        p.rtt().complete(System.nanoTime() - p.sentNanos());
+    }
+
+    /** Fails every unanswered PING, and every later one, with {@code s}. */
+    void failPings(Status s) {
+        java.util.List<PendingPing> unanswered;
+        synchronized (pings) {
+            if (pingFailure == null) {
+                pingFailure = s;
+            }
+            unanswered = new java.util.ArrayList<>(pings.values());
+            pings.clear();
+        }
+        for (PendingPing p : unanswered) {
+            p.rtt().completeExceptionally(s.asException());
+        }
     }
 
     /** A stream's frame (or connection WINDOW): its payload is {@code length} bytes of {@code memory} at {@code offset}. */
@@ -197,6 +248,7 @@ abstract class Connection implements FrameHandler {
         }
         base.close(reason);
         connectionClosed(reason, cause);
+        failPings(unavailable("connection with", peer(), reason));
     }
 
     /** Every stream on the connection fails or is cancelled. */

@@ -16,7 +16,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /** The server side of one connection: answers HELLO, opens a stream per HEADERS, routes frames. */
-final class ServerConnection extends Connection {
+final class ServerConnection extends Connection implements dev.rdmarpc.core.PeerConnection {
     final ServerImpl server;
     private final StreamTable<ServerStream<?, ?>> streams = new StreamTable<>();
     /** Method paths and authorities of this connection's HEADERS, decoded once (frames arrive on one thread). */
@@ -54,6 +54,37 @@ final class ServerConnection extends Connection {
             out = pendingUpgrade;
         }
         server.metrics().connectionOpened(out.transportName());
+        server.connectionOpened(this);
+    }
+
+    @Override
+    public java.net.SocketAddress remoteAddress() {
+        return base.remoteAddress();
+    }
+
+    @Override
+    public String transportName() {
+        return out.transportName();
+    }
+
+    @Override
+    public int activeCalls() {
+        return streams.size();
+    }
+
+    @Override
+    public java.util.concurrent.CompletableFuture<Long> ping() {
+        return super.ping();
+    }
+
+    @Override
+    public void close(String reason) {
+        super.close(reason);
+    }
+
+    @Override
+    public String toString() {
+        return "connection from " + peer() + " over " + out.transportName();
     }
 
     @Override
@@ -117,7 +148,8 @@ final class ServerConnection extends Connection {
     }
 
     /** Graceful shutdown: refuse new streams, close once the open ones finish. */
-    void goAway() {
+    @Override
+    public void goAway() {
         goingAway = true;
         if (!isClosed() && peerHello != null) {
             send(Frames.goAway(settings.pool(), lastStreamId, Status.UNAVAILABLE.withDescription("server is shutting down")), true);
@@ -149,6 +181,6 @@ final class ServerConnection extends Connection {
         for (ServerStream<?, ?> s : streams.takeAll()) {
             s.connectionClosed();
         }
-        server.connectionClosed(this);
+        server.connectionClosed(this, peerHello != null, reason);
     }
 }

@@ -31,6 +31,7 @@ public final class ServerImpl {
     private boolean started;
     private volatile boolean shutdown;
     private volatile java.util.function.Function<String, ServerMethodDefinition<?, ?>> fallback;
+    private volatile dev.rdmarpc.core.PeerConnectionListener connectionListener;
 
     public ServerImpl(InetSocketAddress address, List<ServiceDefinition> services, ServerTransport transport,
                       ConnectionSettings settings, Executor executor, Object meterRegistry, long handshakeTimeoutMillis) {
@@ -103,8 +104,32 @@ public final class ServerImpl {
         return handshakeTimeoutMillis;
     }
 
-    void connectionClosed(ServerConnection c) {
+    /** Who is told of connections opening and closing; null for nobody. */
+    public void setConnectionListener(dev.rdmarpc.core.PeerConnectionListener listener) {
+        this.connectionListener = listener;
+    }
+
+    void connectionOpened(ServerConnection c) {
+        dev.rdmarpc.core.PeerConnectionListener l = connectionListener;
+        if (l != null) {
+            try {
+                l.connectionOpened(c);
+            } catch (RuntimeException e) {
+                Connection.LOG.log(System.Logger.Level.WARNING, "PeerConnectionListener.connectionOpened threw", e);
+            }
+        }
+    }
+
+    void connectionClosed(ServerConnection c, boolean established, String reason) {
         connections.remove(c);
+        dev.rdmarpc.core.PeerConnectionListener l = connectionListener;
+        if (l != null && established) {
+            try {
+                l.connectionClosed(c, reason);
+            } catch (RuntimeException e) {
+                Connection.LOG.log(System.Logger.Level.WARNING, "PeerConnectionListener.connectionClosed threw", e);
+            }
+        }
         maybeTerminate();
     }
 

@@ -214,6 +214,11 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
     }
 
     @Override
+    public dev.rdmarpc.core.PeerConnection getConnection() {
+        return conn;
+    }
+
+    @Override
     public String getTransportName() {
         return conn.out.transportName();
     }

@@ -1,0 +1,112 @@
+package dev.rdmarpc.it;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.rdmarpc.core.CallOptions;
+import dev.rdmarpc.core.ClientCalls;
+import dev.rdmarpc.core.PeerConnection;
+import dev.rdmarpc.core.PeerConnectionListener;
+import dev.rdmarpc.core.RpcServer;
+import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.StatusException;
+import java.net.InetSocketAddress;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** A server's view of its clients' connections: open/close events, the call's connection, ping, GOAWAY, close. */
+class PeerConnectionTest extends LoopbackTest {
+    private final BlockingQueue<PeerConnection> opened = new LinkedBlockingQueue<>();
+    private final BlockingQueue<String> closed = new LinkedBlockingQueue<>();
+
+    @Override
+    protected RpcServer.Builder configureServer(RpcServer.Builder b) {
+        return b.connectionListener(new PeerConnectionListener() {
+            @Override
+            public void connectionOpened(PeerConnection connection) {
+                opened.add(connection);
+            }
+
+            @Override
+            public void connectionClosed(PeerConnection connection, String reason) {
+                closed.add(reason);
+            }
+        });
+    }
+
+    private static void await(long millis, java.util.function.BooleanSupplier condition, String what)
+            throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        while (!condition.getAsBoolean()) {
+            assertTrue(System.nanoTime() < until, "timed out waiting until " + what);
+            Thread.sleep(5);
+        }
+    }
+
+    private PeerConnection awaitOpened() throws InterruptedException {
+        PeerConnection c = opened.poll(10, TimeUnit.SECONDS);
+        assertNotNull(c, "connectionOpened was called");
+        return c;
+    }
+
+    @Test
+    void theListenerSeesTheConnectionAndItsCallsAndTheServerCanPingIt() throws Exception {
+        ClientCalls.blockingUnaryCall(channel, TestService.ECHO, CallOptions.DEFAULT, new byte[8]);
+        PeerConnection c = awaitOpened();
+        assertEquals("tcp", c.transportName());
+        InetSocketAddress remote = assertInstanceOf(InetSocketAddress.class, c.remoteAddress());
+        assertTrue(remote.getAddress().isLoopbackAddress(), remote.toString());
+        assertEquals(0, c.activeCalls());
+        for (int i = 0; i < 3; i++) {
+            assertTrue(c.ping().get(5, TimeUnit.SECONDS) > 0);
+        }
+        CompletableFuture<byte[]> hanging = ClientCalls.futureUnaryCall(channel.newCall(TestService.HANG,
+                CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS)), new byte[1]);
+        await(5_000, () -> c.activeCalls() == 1, "the hanging call is open on the connection");
+        hanging.cancel(true);
+        await(5_000, () -> c.activeCalls() == 0, "the cancelled call left the connection");
+        assertEquals(0, opened.size(), "one connection");
+    }
+
+    @Test
+    void goAwayLetsTheOpenCallFinishAndNewCallsUseANewConnection() throws Exception {
+        CompletableFuture<byte[]> slow = ClientCalls.futureUnaryCall(channel.newCall(TestService.SLOW, CallOptions.DEFAULT),
+                Bytes.ofInt(300));
+        PeerConnection first = awaitOpened();
+        await(5_000, () -> first.activeCalls() == 1, "the slow call is open");
+        first.goAway();
+        assertArrayEquals(Bytes.ofInt(300), slow.get(10, TimeUnit.SECONDS), "the call in flight finished normally");
+        String reason = closed.poll(10, TimeUnit.SECONDS);
+        assertNotNull(reason, "the drained connection closed");
+        ClientCalls.blockingUnaryCall(channel, TestService.ECHO, CallOptions.DEFAULT, new byte[8]);
+        PeerConnection second = awaitOpened();
+        assertNotSame(first, second, "new calls went over a new connection");
+        ExecutionException e = assertThrows(ExecutionException.class, () -> first.ping().get(5, TimeUnit.SECONDS));
+        assertEquals(Status.Code.UNAVAILABLE, assertInstanceOf(StatusException.class, e.getCause()).getStatus().getCode());
+    }
+
+    @Test
+    void closeFailsTheOpenCallsAndIsReported() throws Exception {
+        CompletableFuture<byte[]> hanging = ClientCalls.futureUnaryCall(channel.newCall(TestService.HANG,
+                CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS)), new byte[1]);
+        PeerConnection c = awaitOpened();
+        await(5_000, () -> c.activeCalls() == 1, "the hanging call is open");
+        c.close("closed by the test");
+        ExecutionException e = assertThrows(ExecutionException.class, () -> hanging.get(10, TimeUnit.SECONDS));
+        assertEquals(Status.Code.UNAVAILABLE, Status.fromThrowable(e.getCause()).getCode());
+        String reason = closed.poll(10, TimeUnit.SECONDS);
+        assertNotNull(reason);
+        assertTrue(reason.contains("closed by the test"), reason);
+        assertArrayEquals(new byte[3], ClientCalls.blockingUnaryCall(channel, TestService.ECHO, CallOptions.DEFAULT, new byte[3]),
+                "the channel reconnects");
+    }
+}

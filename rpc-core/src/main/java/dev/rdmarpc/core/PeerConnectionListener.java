@@ -1,0 +1,12 @@
+package dev.rdmarpc.core;
+
+/** Told by a server when a client's connection is established (after the HELLO exchange) and when it closes. */
+public interface PeerConnectionListener {
+
+    /** A client connected; {@code connection} stays the same object for this connection's calls. */
+    void connectionOpened(PeerConnection connection);
+
+    /** The connection closed, for {@code reason}. */
+    default void connectionClosed(PeerConnection connection, String reason) {
+    }
+}
