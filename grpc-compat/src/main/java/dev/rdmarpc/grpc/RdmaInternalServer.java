@@ -1,13 +1,15 @@
 package dev.rdmarpc.grpc;
 
+import dev.rdmarpc.core.PeerConnection;
+import dev.rdmarpc.core.PeerConnectionListener;
 import dev.rdmarpc.core.RpcServer;
+import dev.rdmarpc.core.ServerCall;
 import dev.rdmarpc.core.ServerMethodDefinition;
 import io.grpc.InternalChannelz.SocketStats;
 import io.grpc.InternalInstrumented;
 import io.grpc.ServerStreamTracer;
 import io.grpc.internal.InternalServer;
 import io.grpc.internal.ServerListener;
-import io.grpc.internal.ServerTransportListener;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -19,19 +21,21 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * grpc's view of the rdmarpc server: one {@link RpcServer} whose every method is looked up through
  * its fallback and handed to grpc's {@code ServerImpl}, which does method lookup (UNIMPLEMENTED),
- * interceptors and the application executor. rdmarpc core reports no per-connection events to a
- * fallback, so the whole server is one grpc {@link RdmaServerTransport}.
+ * interceptors and the application executor. Each client connection is one grpc
+ * {@link RdmaServerTransport}, created when core reports the connection open and terminated when
+ * it reports it closed; each call goes to its connection's transport.
  */
-final class RdmaInternalServer implements InternalServer {
+final class RdmaInternalServer implements InternalServer, PeerConnectionListener {
     private static final int MAX_CACHED_METHODS = 4096;
 
     private final ServerSettings settings;
     private final List<? extends ServerStreamTracer.Factory> tracerFactories;
     private final MethodCache methods = new MethodCache();
     private final ConcurrentHashMap<String, ServerMethodDefinition<?, ?>> definitions = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<PeerConnection, RdmaServerTransport> transports = new ConcurrentHashMap<>();
     private RpcServer server;
-    private RdmaServerTransport transport;
-    private ServerListener listener;
+    private volatile ServerListener listener;
+    private volatile boolean shutdown;
     private volatile InetSocketAddress listenAddress;
 
     RdmaInternalServer(ServerSettings settings, List<? extends ServerStreamTracer.Factory> tracerFactories) {
@@ -42,31 +46,43 @@ final class RdmaInternalServer implements InternalServer {
 
     @Override
     public void start(ServerListener serverListener) throws IOException {
+        // Set before the server listens: the first connection finds it.
         this.listener = serverListener;
         RpcServer.Builder b = RpcServer.forAddress(settings.address())
                 .executor(Deliveries.EXECUTOR)
                 .transportMode(settings.transportMode())
                 .maxInboundMessageSize(settings.maxInboundMessageSize())
                 .handshakeTimeout(java.time.Duration.ofMillis(settings.handshakeTimeoutMillis()))
-                .fallbackMethods(this::lookup);
+                .fallbackMethods(this::lookup)
+                .connectionListener(this);
         if (settings.flowControlWindow() > 0) {
             b.flowControlWindow(settings.flowControlWindow());
         }
         server = b.build();
-        transport = new RdmaServerTransport(this, server, tracerFactories, settings.maxInboundMetadataSize(),
-                settings.maxInboundMessageSize());
-        // The transport's listener must exist before the first call can arrive.
-        ServerTransportListener transportListener = serverListener.transportCreated(transport);
-        transport.listener(transportListener);
-        try {
-            server.start();
-        } catch (IOException | RuntimeException e) {
-            transport.startFailed();
-            throw e;
-        }
+        server.start();
         InetSocketAddress requested = settings.address();
         listenAddress = new InetSocketAddress(requested.getAddress(), server.getPort());
-        transport.ready(transportListener);
+    }
+
+    /** A client connected (core's I/O thread, before any of its calls): a new grpc transport, ready at once. */
+    @Override
+    public void connectionOpened(PeerConnection connection) {
+        RdmaServerTransport t = new RdmaServerTransport(this, connection, tracerFactories, settings);
+        transports.put(connection, t);
+        t.start(listener);
+        if (shutdown) {
+            // opened while the server was shutting down: grpc's ServerImpl may not have seen it
+            t.shutdown();
+        }
+    }
+
+    /** The connection closed: its transport terminates once its streams are closed. */
+    @Override
+    public void connectionClosed(PeerConnection connection, String reason) {
+        RdmaServerTransport t = transports.remove(connection);
+        if (t != null) {
+            t.connectionClosed(reason);
+        }
     }
 
     /** Every method name not served natively: a pass-through definition whose calls go to grpc. */
@@ -77,11 +93,23 @@ final class RdmaInternalServer implements InternalServer {
         }
         dev.rdmarpc.core.MethodDescriptor<InputStream, InputStream> m =
                 methods.get(fullMethodName, settings.methodTypes().get(fullMethodName));
-        d = ServerMethodDefinition.create(m, transport::startCall);
+        d = ServerMethodDefinition.create(m, this::startCall);
         if (definitions.size() < MAX_CACHED_METHODS) {
             definitions.put(fullMethodName, d);
         }
         return d;
+    }
+
+    /** A call: to the grpc transport of the connection it arrived on. */
+    private ServerCall.Listener<InputStream> startCall(ServerCall<InputStream, InputStream> call, dev.rdmarpc.core.Metadata headers) {
+        PeerConnection c = call.getConnection();
+        RdmaServerTransport t = c == null ? null : transports.get(c);
+        if (t == null) {
+            call.close(dev.rdmarpc.core.Status.UNAVAILABLE.withDescription("the call's connection is not open"), null);
+            return new ServerCall.Listener<>() {
+            };
+        }
+        return t.startCall(call, headers);
     }
 
     @Override
@@ -89,8 +117,12 @@ final class RdmaInternalServer implements InternalServer {
         if (server == null) {
             return;
         }
-        // Stop accepting; existing connections get GOAWAY and close once their calls are done.
+        shutdown = true;
+        // Stop accepting; core sends GOAWAY on every connection, each closes once its calls are done.
         server.shutdown();
+        for (RdmaServerTransport t : transports.values()) {
+            t.goAwaySentByServer();
+        }
         listener.serverShutdown();
     }
 

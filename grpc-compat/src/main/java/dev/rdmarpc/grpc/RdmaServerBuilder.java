@@ -10,6 +10,7 @@ import io.grpc.ServerServiceDefinition;
 import io.grpc.ServerStreamTracer;
 import io.grpc.internal.GrpcUtil;
 import io.grpc.internal.InternalServer;
+import io.grpc.internal.KeepAliveManager;
 import io.grpc.internal.ServerImplBuilder;
 
 import java.io.File;
@@ -29,11 +30,16 @@ import java.util.concurrent.TimeUnit;
  * grpc's own, and so is per-message compression (grpc picks the response encoding from the
  * client's {@code grpc-accept-encoding}; messages travel with rdmarpc's COMPRESSED flag).
  *
- * <p>Not carried: TLS, per-connection transport filters (rdmarpc core reports no connection events
- * to grpc-compat, so the whole server is one grpc transport), and server keepalive pings and
- * connection ages (accepted, not active; rdmarpc answers clients' pings).
+ * <p>Each client connection is one grpc transport (what {@code ServerTransportFilter}s see), with
+ * grpc's server keepalive, {@code maxConnectionIdle} and {@code maxConnectionAge} per connection.
+ * Not carried: TLS, and enforcing {@code permitKeepAlive*} (accepted; rdmarpc answers every client
+ * PING).
  */
 public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerBuilder> {
+    /** grpc-netty's: a time at least this long means never. */
+    private static final long AS_LARGE_AS_INFINITE = TimeUnit.DAYS.toNanos(1000);
+    /** grpc-netty's minimum {@code maxConnectionIdle} and {@code maxConnectionAge}. */
+    private static final long MIN_CONNECTION_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(1);
     private final ServerImplBuilder delegate;
     private final InetSocketAddress address;
     private final Map<String, MethodDescriptor.MethodType> methodTypes = new ConcurrentHashMap<>();
@@ -42,6 +48,11 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
     private int maxInboundMetadataSize = GrpcUtil.DEFAULT_MAX_HEADER_LIST_SIZE;
     private int flowControlWindow;
     private long handshakeTimeoutMillis = 20_000;
+    private long keepAliveTimeNanos = GrpcUtil.DEFAULT_SERVER_KEEPALIVE_TIME_NANOS;
+    private long keepAliveTimeoutNanos = GrpcUtil.DEFAULT_SERVER_KEEPALIVE_TIMEOUT_NANOS;
+    private long maxConnectionIdleNanos = ServerSettings.NEVER;
+    private long maxConnectionAgeNanos = ServerSettings.NEVER;
+    private long maxConnectionAgeGraceNanos = ServerSettings.NEVER;
 
     private RdmaServerBuilder(InetSocketAddress address) {
         this.address = address;
@@ -140,49 +151,94 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
     }
 
     /**
-     * Accepted for compatibility, not active: the server sends no keepalive PINGs. rdmarpc core's
-     * server offers no way to send a PING on one of its connections, and reports no per-connection
-     * events to grpc-compat (the whole server is one grpc transport). Clients' keepalive works.
+     * PING a connection after this long without receiving anything from it (default 2 hours, as
+     * grpc-netty; grpc's 10 s minimum applies; 1000 days or more turns server keepalive off). grpc's
+     * {@code KeepAliveManager} runs per connection.
      */
     @Override
     public RdmaServerBuilder keepAliveTime(long keepAliveTime, TimeUnit timeUnit) {
-        return this;
-    }
-
-    /** Accepted for compatibility, not active; see {@link #keepAliveTime}. */
-    @Override
-    public RdmaServerBuilder keepAliveTimeout(long keepAliveTimeout, TimeUnit timeUnit) {
+        if (keepAliveTime <= 0) {
+            throw new IllegalArgumentException("keepalive time must be positive: " + keepAliveTime);
+        }
+        long nanos = KeepAliveManager.clampKeepAliveTimeInNanos(timeUnit.toNanos(keepAliveTime));
+        this.keepAliveTimeNanos = nanos >= AS_LARGE_AS_INFINITE ? GrpcUtil.SERVER_KEEPALIVE_TIME_NANOS_DISABLED : nanos;
         return this;
     }
 
     /**
-     * Accepted for compatibility, not active: connections are not closed when idle. rdmarpc core's
-     * server reports no per-connection activity and cannot GOAWAY one connection on request.
+     * Close a connection whose keepalive PING is not answered within this (default 20 s); its
+     * calls fail UNAVAILABLE, the rest of the server carries on.
+     */
+    @Override
+    public RdmaServerBuilder keepAliveTimeout(long keepAliveTimeout, TimeUnit timeUnit) {
+        if (keepAliveTimeout <= 0) {
+            throw new IllegalArgumentException("keepalive timeout must be positive: " + keepAliveTimeout);
+        }
+        this.keepAliveTimeoutNanos = KeepAliveManager.clampKeepAliveTimeoutInNanos(timeUnit.toNanos(keepAliveTimeout));
+        return this;
+    }
+
+    /** For tests: keepalive times below grpc's minimums. */
+    RdmaServerBuilder keepAliveUnclamped(long timeNanos, long timeoutNanos) {
+        this.keepAliveTimeNanos = timeNanos;
+        this.keepAliveTimeoutNanos = timeoutNanos;
+        return this;
+    }
+
+    /**
+     * GOAWAY a connection that has had no call for this long (grpc's {@code MaxConnectionIdleManager};
+     * at least 1 s; default off); the client opens a new connection for its next call.
      */
     @Override
     public RdmaServerBuilder maxConnectionIdle(long maxConnectionIdle, TimeUnit timeUnit) {
+        if (maxConnectionIdle <= 0) {
+            throw new IllegalArgumentException("max connection idle must be positive: " + maxConnectionIdle);
+        }
+        this.maxConnectionIdleNanos = atLeastOneSecond(timeUnit.toNanos(maxConnectionIdle));
         return this;
     }
 
-    /** Accepted for compatibility, not active: connections are not aged out (see {@link #maxConnectionIdle}). */
+    /**
+     * GOAWAY a connection this old, give or take grpc-netty's 10% jitter (at least 1 s; default
+     * off): its open calls finish, new ones go over a new connection.
+     */
     @Override
     public RdmaServerBuilder maxConnectionAge(long maxConnectionAge, TimeUnit timeUnit) {
+        if (maxConnectionAge <= 0) {
+            throw new IllegalArgumentException("max connection age must be positive: " + maxConnectionAge);
+        }
+        this.maxConnectionAgeNanos = atLeastOneSecond(timeUnit.toNanos(maxConnectionAge));
         return this;
     }
 
-    /** Accepted for compatibility, not active (see {@link #maxConnectionAge}). */
+    /** Close a connection still open this long after its age GOAWAY, failing its calls (default: never). */
     @Override
     public RdmaServerBuilder maxConnectionAgeGrace(long maxConnectionAgeGrace, TimeUnit timeUnit) {
+        if (maxConnectionAgeGrace < 0) {
+            throw new IllegalArgumentException("max connection age grace must be non-negative: " + maxConnectionAgeGrace);
+        }
+        long nanos = timeUnit.toNanos(maxConnectionAgeGrace);
+        this.maxConnectionAgeGraceNanos = nanos >= AS_LARGE_AS_INFINITE ? ServerSettings.NEVER : nanos;
         return this;
     }
 
-    /** Accepted: rdmarpc answers every client ping. */
+    private static long atLeastOneSecond(long nanos) {
+        return nanos >= AS_LARGE_AS_INFINITE ? ServerSettings.NEVER : Math.max(nanos, MIN_CONNECTION_LIMIT_NANOS);
+    }
+
+    /**
+     * Accepted, not enforced: rdmarpc answers every client PING. grpc's {@code KeepAliveEnforcer}
+     * needs to see each PING received, which rdmarpc core does not report to grpc-compat.
+     */
     @Override
     public RdmaServerBuilder permitKeepAliveTime(long keepAliveTime, TimeUnit timeUnit) {
+        if (keepAliveTime < 0) {
+            throw new IllegalArgumentException("permit keepalive time must be non-negative: " + keepAliveTime);
+        }
         return this;
     }
 
-    /** Accepted: rdmarpc answers every client ping. */
+    /** Accepted, not enforced (see {@link #permitKeepAliveTime}). */
     @Override
     public RdmaServerBuilder permitKeepAliveWithoutCalls(boolean permit) {
         return this;
@@ -201,6 +257,8 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
     private InternalServer buildTransportServers(List<? extends ServerStreamTracer.Factory> tracerFactories,
                                                  io.grpc.MetricRecorder metricRecorder) {
         return new RdmaInternalServer(new ServerSettings(address, transportMode, maxInboundMessageSize,
-                maxInboundMetadataSize, flowControlWindow, handshakeTimeoutMillis, Map.copyOf(methodTypes)), tracerFactories);
+                maxInboundMetadataSize, flowControlWindow, handshakeTimeoutMillis, Map.copyOf(methodTypes),
+                new ServerSettings.Connections(keepAliveTimeNanos, keepAliveTimeoutNanos, maxConnectionIdleNanos,
+                        maxConnectionAgeNanos, maxConnectionAgeGraceNanos)), tracerFactories);
     }
 }

@@ -5,7 +5,6 @@ import io.grpc.Attributes;
 import io.grpc.Codec;
 import io.grpc.Compressor;
 import io.grpc.Decompressor;
-import io.grpc.Grpc;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.internal.GrpcUtil;
@@ -15,9 +14,6 @@ import io.grpc.internal.StatsTraceContext;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.SocketAddress;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -34,7 +30,6 @@ final class RdmaServerStream implements ServerStream {
     private volatile ServerStreamListener listener;
     private volatile Status closeStatus;
     private volatile Status cancelStatus;
-    private volatile Attributes attributes;
     private volatile Compressor compressor = Codec.Identity.NONE;
     private volatile boolean messageCompression = true;
     /** The request's decompressor, from its grpc-encoding header (grpc's ServerImpl sets it); null while identity. */
@@ -207,23 +202,10 @@ final class RdmaServerStream implements ServerStream {
     public void optimizeForDirectExecutor() {
     }
 
+    /** The transport's attributes (remote and local address, transport name), as grpc's filters left them. */
     @Override
     public Attributes getAttributes() {
-        Attributes a = attributes;
-        if (a == null) {
-            Attributes.Builder b = transport.attributes().toBuilder();
-            SocketAddress remote = parsePeer(call.getPeer());
-            if (remote != null) {
-                b.set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, remote);
-            }
-            String name = call.getTransportName();
-            if (name != null) {
-                b.set(RdmaAttributes.TRANSPORT, name);
-            }
-            a = b.build();
-            attributes = a;
-        }
-        return a;
+        return transport.attributes();
     }
 
     @Override
@@ -260,32 +242,10 @@ final class RdmaServerStream implements ServerStream {
         }
         Status closed = closeStatus;
         stats.streamClosed(status.isOk() && closed != null ? closed : status);
-        listener.closed(status);
-    }
-
-    /**
-     * The peer's address from rdmarpc's text form of it ({@code InetSocketAddress.toString()}:
-     * "host/ip:port" or "/ip:port", IPv6 in brackets), or null.
-     */
-    static SocketAddress parsePeer(String peer) {
-        if (peer == null) {
-            return null;
-        }
-        int slash = peer.indexOf('/');
-        String hostPort = slash >= 0 ? peer.substring(slash + 1) : peer;
-        int colon = hostPort.lastIndexOf(':');
-        if (colon <= 0) {
-            return null;
-        }
-        String ip = hostPort.substring(0, colon);
-        if (ip.startsWith("[") && ip.endsWith("]")) {
-            ip = ip.substring(1, ip.length() - 1);
-        }
         try {
-            int port = Integer.parseInt(hostPort.substring(colon + 1));
-            return new InetSocketAddress(InetAddress.ofLiteral(ip), port);
-        } catch (IllegalArgumentException e) {
-            return null;
+            listener.closed(status);
+        } finally {
+            transport.streamClosed();
         }
     }
 
@@ -293,6 +253,7 @@ final class RdmaServerStream implements ServerStream {
     private final class CallListener extends ServerCall.Listener<InputStream> {
         @Override
         public void onMessage(InputStream message) {
+            transport.dataReceived();
             if (listenerClosed.get()) {
                 return;
             }

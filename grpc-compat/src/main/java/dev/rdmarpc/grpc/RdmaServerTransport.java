@@ -3,7 +3,7 @@ package dev.rdmarpc.grpc;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.SettableFuture;
 import dev.rdmarpc.core.Deadline;
-import dev.rdmarpc.core.RpcServer;
+import dev.rdmarpc.core.PeerConnection;
 import dev.rdmarpc.core.ServerCall;
 import io.grpc.Attributes;
 import io.grpc.Grpc;
@@ -15,71 +15,188 @@ import io.grpc.ServerStreamTracer;
 import io.grpc.Status;
 import io.grpc.internal.GrpcAttributes;
 import io.grpc.internal.GrpcUtil;
+import io.grpc.internal.KeepAliveManager;
+import io.grpc.internal.MaxConnectionIdleManager;
+import io.grpc.internal.ServerListener;
 import io.grpc.internal.ServerTransport;
 import io.grpc.internal.ServerTransportListener;
 import io.grpc.internal.SharedResourceHolder;
 import io.grpc.internal.StatsTraceContext;
 
 import java.io.InputStream;
+import java.net.SocketAddress;
 import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
- * The one grpc server transport standing for every connection of the rdmarpc server: each rdmarpc
- * call becomes a grpc {@link RdmaServerStream} handed to grpc's {@code ServerImpl}.
+ * One grpc server transport per rdmarpc client connection, as grpc-netty has one per HTTP/2
+ * connection: created when the connection has exchanged HELLO, terminated once it has closed and
+ * its streams are gone. Each call on the connection becomes a grpc {@link RdmaServerStream} handed
+ * to grpc's {@code ServerImpl}. The transport runs grpc's {@link KeepAliveManager} (PINGs through
+ * {@link PeerConnection#ping()}, the connection closed when one goes unanswered) and
+ * {@link MaxConnectionIdleManager}, and ages the connection out, as configured.
  */
 final class RdmaServerTransport implements ServerTransport {
+    private static final Logger LOG = Logger.getLogger(RdmaServerTransport.class.getName());
+
+    /**
+     * One thread for every transport's idle and age timers: grpc's {@link MaxConnectionIdleManager}
+     * is not thread-safe, so all its calls and its own timer run on this thread.
+     */
+    static final SharedResourceHolder.Resource<ScheduledExecutorService> CONNECTION_TIMER = new SharedResourceHolder.Resource<>() {
+        @Override
+        public ScheduledExecutorService create() {
+            ScheduledThreadPoolExecutor e = (ScheduledThreadPoolExecutor) Executors.newScheduledThreadPool(1, r -> {
+                Thread t = new Thread(r, "rdmarpc-grpc-connection-timer");
+                t.setDaemon(true);
+                return t;
+            });
+            e.setRemoveOnCancelPolicy(true);
+            return e;
+        }
+
+        @Override
+        public void close(ScheduledExecutorService instance) {
+            instance.shutdown();
+        }
+
+        @Override
+        public String toString() {
+            return "rdmarpc-grpc-connection-timer";
+        }
+    };
+
     private final InternalLogId logId;
     private final RdmaInternalServer owner;
-    private final RpcServer server;
+    private final PeerConnection connection;
     private final List<? extends ServerStreamTracer.Factory> tracerFactories;
     private final int maxInboundMetadataSize;
     private final int maxInboundMessageSize;
+    private final ServerSettings.Connections limits;
     private final ScheduledExecutorService scheduler = SharedResourceHolder.get(GrpcUtil.TIMER_SERVICE);
-    private final AtomicBoolean watchingTermination = new AtomicBoolean();
-    private final AtomicBoolean terminated = new AtomicBoolean();
+    /** The idle and age timers' thread, or null when neither is configured. */
+    private final ScheduledExecutorService connectionTimer;
+    private final KeepAliveManager keepAlive;
+    private final MaxConnectionIdleManager idle;
+    private final AtomicBoolean goAwaySent = new AtomicBoolean();
+    private final Object lock = new Object();
     private volatile ServerTransportListener listener;
     private volatile Attributes attributes = Attributes.EMPTY;
 
-    RdmaServerTransport(RdmaInternalServer owner, RpcServer server, List<? extends ServerStreamTracer.Factory> tracerFactories,
-                        int maxInboundMetadataSize, int maxInboundMessageSize) {
+    // guarded by lock
+    private int openStreams;
+    private boolean connectionClosed;
+    private boolean terminated;
+    private ScheduledFuture<?> ageTimer;
+    private ScheduledFuture<?> graceTimer;
+
+    RdmaServerTransport(RdmaInternalServer owner, PeerConnection connection, List<? extends ServerStreamTracer.Factory> tracerFactories,
+                        ServerSettings settings) {
         this.owner = owner;
-        this.server = server;
+        this.connection = connection;
         this.tracerFactories = tracerFactories;
-        this.maxInboundMetadataSize = maxInboundMetadataSize;
-        this.maxInboundMessageSize = maxInboundMessageSize;
-        this.logId = InternalLogId.allocate(getClass(), String.valueOf(owner.listenAddress()));
+        this.maxInboundMetadataSize = settings.maxInboundMetadataSize();
+        this.maxInboundMessageSize = settings.maxInboundMessageSize();
+        this.limits = settings.connections();
+        this.logId = InternalLogId.allocate(getClass(), String.valueOf(connection.remoteAddress()));
+        this.connectionTimer = limits.needsTimer() ? SharedResourceHolder.get(CONNECTION_TIMER) : null;
+        this.keepAlive = limits.keepAliveEnabled()
+                ? new KeepAliveManager(new Pinger(), scheduler, limits.keepAliveTimeNanos(), limits.keepAliveTimeoutNanos(), true)
+                : null;
+        this.idle = limits.maxConnectionIdleNanos() != ServerSettings.NEVER
+                ? new MaxConnectionIdleManager(limits.maxConnectionIdleNanos())
+                : null;
     }
 
-    /** grpc's listener for this transport; set before the server listens, so every call finds it. */
-    void listener(ServerTransportListener transportListener) {
-        this.listener = transportListener;
-    }
-
-    /** The server listens: the transport is ready for grpc. */
-    void ready(ServerTransportListener transportListener) {
-        Attributes base = Attributes.newBuilder()
-                .set(Grpc.TRANSPORT_ATTR_LOCAL_ADDR, owner.listenAddress())
+    /** The connection exchanged HELLO: grpc learns of the transport, and it is ready at once. */
+    void start(ServerListener serverListener) {
+        ServerTransportListener l = serverListener.transportCreated(this);
+        listener = l;
+        Attributes.Builder base = Attributes.newBuilder()
                 .set(GrpcAttributes.ATTR_SECURITY_LEVEL, SecurityLevel.NONE)
-                .build();
-        attributes = transportListener.transportReady(base);
-    }
-
-    /** The server could not listen: grpc forgets the transport. */
-    void startFailed() {
-        terminate();
-    }
-
-    /** rdmarpc's handler for every call: grpc takes it from here (its ServerImpl finds the method). */
-    ServerCall.Listener<InputStream> startCall(ServerCall<InputStream, InputStream> call, dev.rdmarpc.core.Metadata coreHeaders) {
-        ServerTransportListener l = listener;
-        if (l == null) {
-            call.close(dev.rdmarpc.core.Status.UNAVAILABLE.withDescription("server is starting"), null);
-            return new ServerCall.Listener<>() {
-            };
+                .set(RdmaAttributes.TRANSPORT, connection.transportName());
+        SocketAddress remote = connection.remoteAddress();
+        if (remote != null) {
+            base.set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, remote);
         }
+        SocketAddress local = owner.listenAddress();
+        if (local != null) {
+            base.set(Grpc.TRANSPORT_ATTR_LOCAL_ADDR, local);
+        }
+        attributes = l.transportReady(base.build());
+        if (keepAlive != null) {
+            keepAlive.onTransportStarted();
+        }
+        if (idle != null) {
+            onConnectionTimer(() -> idle.start(() -> goAway("max_idle"), connectionTimer));
+        }
+        long age = limits.maxConnectionAgeNanos();
+        if (age != ServerSettings.NEVER) {
+            // grpc-netty's jitter: ±10% per connection, so connections opened together do not all go at once.
+            long jittered = (long) ((0.9 + ThreadLocalRandom.current().nextDouble() * 0.2) * age);
+            synchronized (lock) {
+                if (!connectionClosed) {
+                    ageTimer = schedule(this::maxAgeReached, jittered);
+                }
+            }
+        }
+    }
+
+    private void maxAgeReached() {
+        goAway("max_age");
+        long grace = limits.maxConnectionAgeGraceNanos();
+        if (grace != ServerSettings.NEVER) {
+            synchronized (lock) {
+                if (!connectionClosed) {
+                    graceTimer = schedule(() -> connection.close("max connection age grace ("
+                            + TimeUnit.NANOSECONDS.toMillis(grace) + " ms) elapsed with calls still open"), grace);
+                }
+            }
+        }
+    }
+
+    private ScheduledFuture<?> schedule(Runnable task, long nanos) {
+        try {
+            return connectionTimer.schedule(task, nanos, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            return null;
+        }
+    }
+
+    private void onConnectionTimer(Runnable task) {
+        try {
+            connectionTimer.execute(task);
+        } catch (RejectedExecutionException e) {
+            // released after termination: nothing left to time
+        }
+    }
+
+    /** GOAWAY once: no new calls on the connection, closed when its calls end (the client reconnects for new ones). */
+    private void goAway(String why) {
+        if (goAwaySent.compareAndSet(false, true)) {
+            LOG.log(Level.FINE, "{0}: GOAWAY ({1})", new Object[] {this, why});
+            connection.goAway();
+        }
+    }
+
+    /** The server is shutting down (core has sent GOAWAY on every connection itself). */
+    void goAwaySentByServer() {
+        goAwaySent.set(true);
+    }
+
+    /** rdmarpc's handler for a call on this connection: grpc takes it from here (its ServerImpl finds the method). */
+    ServerCall.Listener<InputStream> startCall(ServerCall<InputStream, InputStream> call, dev.rdmarpc.core.Metadata coreHeaders) {
+        dataReceived();
+        ServerTransportListener l = listener;
         if (Headers.size(coreHeaders) > maxInboundMetadataSize) {
             call.close(dev.rdmarpc.core.Status.RESOURCE_EXHAUSTED.withDescription("request headers of " + Headers.size(coreHeaders)
                     + " bytes exceed the server's maximum inbound metadata size " + maxInboundMetadataSize), null);
@@ -95,9 +212,82 @@ final class RdmaServerTransport implements ServerTransport {
         String method = call.getMethodDescriptor().getFullMethodName();
         StatsTraceContext stats = StatsTraceContext.newServerContext(tracerFactories, method, headers);
         RdmaServerStream stream = new RdmaServerStream(this, call, stats);
+        streamOpened();
         l.streamCreated(stream, method, headers);
         stream.signalInitialReadiness();
         return stream.callListener();
+    }
+
+    /** Something arrived from the client: keepalive need not ping for a while (grpc-netty reports every read). */
+    void dataReceived() {
+        if (keepAlive != null) {
+            keepAlive.onDataReceived();
+        }
+    }
+
+    private void streamOpened() {
+        synchronized (lock) {
+            if (openStreams++ == 0 && idle != null) {
+                onConnectionTimer(idle::onTransportActive);
+            }
+        }
+    }
+
+    /** A stream's grpc listener has been closed. */
+    void streamClosed() {
+        boolean terminate;
+        synchronized (lock) {
+            openStreams--;
+            if (openStreams == 0 && idle != null && !connectionClosed) {
+                onConnectionTimer(idle::onTransportIdle);
+            }
+            terminate = openStreams == 0 && connectionClosed && !terminated;
+            if (terminate) {
+                terminated = true;
+            }
+        }
+        if (terminate) {
+            terminate();
+        }
+    }
+
+    /** The rdmarpc connection closed: grpc is told the transport terminated once its streams are closed too. */
+    void connectionClosed(String reason) {
+        boolean terminate;
+        synchronized (lock) {
+            connectionClosed = true;
+            if (ageTimer != null) {
+                ageTimer.cancel(false);
+            }
+            if (graceTimer != null) {
+                graceTimer.cancel(false);
+            }
+            terminate = openStreams == 0 && !terminated;
+            if (terminate) {
+                terminated = true;
+            }
+        }
+        LOG.log(Level.FINE, "{0}: connection closed ({1})", new Object[] {this, reason});
+        if (keepAlive != null) {
+            keepAlive.onTransportTermination();
+        }
+        if (idle != null) {
+            onConnectionTimer(idle::onTransportTermination);
+        }
+        if (terminate) {
+            terminate();
+        }
+    }
+
+    private void terminate() {
+        SharedResourceHolder.release(GrpcUtil.TIMER_SERVICE, scheduler);
+        if (connectionTimer != null) {
+            SharedResourceHolder.release(CONNECTION_TIMER, connectionTimer);
+        }
+        ServerTransportListener l = listener;
+        if (l != null) {
+            l.transportTerminated();
+        }
     }
 
     /** The server's largest request message, applied to decompressed requests as well (as grpc does). */
@@ -105,53 +295,26 @@ final class RdmaServerTransport implements ServerTransport {
         return maxInboundMessageSize;
     }
 
+    /** The transport's attributes as grpc's {@code ServerTransportFilter}s left them; every stream's. */
     Attributes attributes() {
         return attributes;
     }
 
-    RdmaInternalServer owner() {
-        return owner;
+    PeerConnection connection() {
+        return connection;
     }
 
+    /** Graceful: GOAWAY; the connection closes once its calls end. */
     @Override
     public void shutdown() {
-        server.shutdown();
-        watchTermination();
+        goAway("shutdown");
     }
 
+    /** Now: the connection closes and its calls fail UNAVAILABLE. */
     @Override
     public void shutdownNow(Status reason) {
-        server.shutdownNow();
-        watchTermination();
-    }
-
-    /** Reports termination to grpc once every rdmarpc connection has closed. */
-    private void watchTermination() {
-        if (!watchingTermination.compareAndSet(false, true)) {
-            return;
-        }
-        Thread t = new Thread(() -> {
-            try {
-                while (!server.awaitTermination(1, TimeUnit.SECONDS)) {
-                    // keep waiting: calls in flight finish first
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            terminate();
-        }, "rdmarpc-grpc-server-termination");
-        t.setDaemon(true);
-        t.start();
-    }
-
-    private void terminate() {
-        if (terminated.compareAndSet(false, true)) {
-            SharedResourceHolder.release(GrpcUtil.TIMER_SERVICE, scheduler);
-            ServerTransportListener l = listener;
-            if (l != null) {
-                l.transportTerminated();
-            }
-        }
+        goAwaySent.set(true);
+        connection.close(reason.getDescription() != null ? reason.getDescription() : reason.getCode().toString());
     }
 
     @Override
@@ -173,6 +336,24 @@ final class RdmaServerTransport implements ServerTransport {
 
     @Override
     public String toString() {
-        return "RdmaServerTransport{" + logId.getId() + ", " + owner.listenAddress() + "}";
+        return "RdmaServerTransport{" + logId.getId() + ", " + connection + "}";
+    }
+
+    /** grpc-netty's server pinger: PING the client; none answered within the timeout closes the connection. */
+    private final class Pinger implements KeepAliveManager.KeepAlivePinger {
+        @Override
+        public void ping() {
+            connection.ping().whenComplete((rtt, error) -> {
+                if (error == null) {
+                    dataReceived();
+                }
+                // a failed ping means the connection closed: connectionClosed reports it
+            });
+        }
+
+        @Override
+        public void onPingTimeout() {
+            connection.close("Keepalive failed. The connection is likely gone");
+        }
     }
 }

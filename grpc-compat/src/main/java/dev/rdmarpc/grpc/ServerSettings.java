@@ -8,15 +8,41 @@ import java.util.Map;
 /**
  * What an {@link RdmaServerBuilder} hands to its server.
  *
- * @param address                where to listen
- * @param transportMode          AUTO, RDMA or TCP
- * @param maxInboundMessageSize  largest request message accepted
- * @param maxInboundMetadataSize largest request headers accepted (grpc's measure)
- * @param flowControlWindow      per-stream receive window, 0 for rdmarpc's default
- * @param handshakeTimeoutMillis time a new connection has to send HELLO
- * @param methodTypes            kinds of the methods added as services, by full name
+ * @param address                    where to listen
+ * @param transportMode              AUTO, RDMA or TCP
+ * @param maxInboundMessageSize      largest request message accepted
+ * @param maxInboundMetadataSize     largest request headers accepted (grpc's measure)
+ * @param flowControlWindow          per-stream receive window, 0 for rdmarpc's default
+ * @param handshakeTimeoutMillis     time a new connection has to send HELLO
+ * @param methodTypes                kinds of the methods added as services, by full name
+ * @param connections                keepalive and connection lifetimes, per connection
  */
 record ServerSettings(InetSocketAddress address, TransportMode transportMode, int maxInboundMessageSize,
                       int maxInboundMetadataSize, int flowControlWindow, long handshakeTimeoutMillis,
-                      Map<String, io.grpc.MethodDescriptor.MethodType> methodTypes) {
+                      Map<String, io.grpc.MethodDescriptor.MethodType> methodTypes, Connections connections) {
+
+    /** No lifetime limit ({@code maxConnectionIdle}, {@code maxConnectionAge}, {@code maxConnectionAgeGrace}). */
+    static final long NEVER = Long.MAX_VALUE;
+
+    /**
+     * Per-connection keepalive and lifetimes, in nanoseconds ({@link #NEVER} or
+     * {@code GrpcUtil.SERVER_KEEPALIVE_TIME_NANOS_DISABLED} for off).
+     *
+     * @param keepAliveTimeNanos        PING a connection after this long without receiving anything
+     * @param keepAliveTimeoutNanos     close it if the PING's ACK has not arrived within this
+     * @param maxConnectionIdleNanos    GOAWAY a connection without calls for this long
+     * @param maxConnectionAgeNanos     GOAWAY a connection this old (grpc's ±10% jitter is added per connection)
+     * @param maxConnectionAgeGraceNanos close a connection still open this long after its age GOAWAY
+     */
+    record Connections(long keepAliveTimeNanos, long keepAliveTimeoutNanos, long maxConnectionIdleNanos,
+                       long maxConnectionAgeNanos, long maxConnectionAgeGraceNanos) {
+
+        boolean keepAliveEnabled() {
+            return keepAliveTimeNanos != io.grpc.internal.GrpcUtil.SERVER_KEEPALIVE_TIME_NANOS_DISABLED;
+        }
+
+        boolean needsTimer() {
+            return maxConnectionIdleNanos != NEVER || maxConnectionAgeNanos != NEVER;
+        }
+    }
 }
