@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A TCP proxy between an rdmarpc client and server on 127.0.0.1 that reads the frames passing
  * through (docs/PROTOCOL.md: 16-byte header, little-endian length) to count PINGs and their ACKs
- * and messages sent with and without the COMPRESSED flag, and that can make the server look dead: {@link #freeze()} stops forwarding in both directions on
+ * (each way) and messages sent with and without the COMPRESSED flag, and that can make the server look dead: {@link #freeze()} stops forwarding in both directions on
  * the connections open at that moment while keeping their sockets open. Connections accepted later
  * are forwarded normally. Both peers must stay on TCP.
  */
@@ -33,6 +33,10 @@ final class FrameProxy implements AutoCloseable {
     final AtomicInteger pings = new AtomicInteger();
     /** PING ACKs the server sent, forwarded or not. */
     final AtomicInteger pingAcks = new AtomicInteger();
+    /** PINGs the server sent (its keepalive), forwarded or not. */
+    final AtomicInteger serverPings = new AtomicInteger();
+    /** PING ACKs the client sent, forwarded or not. */
+    final AtomicInteger clientPingAcks = new AtomicInteger();
     /** Messages (MESSAGE frames with BEGIN) each way, and those flagged COMPRESSED. */
     final AtomicInteger messagesToServer = new AtomicInteger();
     final AtomicInteger compressedToServer = new AtomicInteger();
@@ -130,10 +134,11 @@ final class FrameProxy implements AutoCloseable {
                         }
                     }
                     if (type == FrameType.PING) {
-                        if ((flags & FrameFlags.ACK) == 0 && fromClient) {
-                            pings.incrementAndGet();
-                        } else if ((flags & FrameFlags.ACK) != 0 && !fromClient) {
-                            pingAcks.incrementAndGet();
+                        boolean ack = (flags & FrameFlags.ACK) != 0;
+                        if (fromClient) {
+                            (ack ? clientPingAcks : pings).incrementAndGet();
+                        } else {
+                            (ack ? pingAcks : serverPings).incrementAndGet();
                         }
                     }
                     if (frozen) {

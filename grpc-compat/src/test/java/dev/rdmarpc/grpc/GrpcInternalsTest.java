@@ -119,6 +119,9 @@ class GrpcInternalsTest {
         abstractMethods("io.grpc.internal.ServerListener",
                 "io.grpc.internal.ServerTransportListener transportCreated(io.grpc.internal.ServerTransport)",
                 "void serverShutdown()");
+        abstractMethods("io.grpc.internal.SharedResourceHolder$Resource",
+                "java.lang.Object create()",
+                "void close(java.lang.Object)");
         abstractMethods("io.grpc.internal.ServerTransportListener",
                 "io.grpc.Attributes transportReady(io.grpc.Attributes)",
                 "void streamCreated(io.grpc.internal.ServerStream, java.lang.String, io.grpc.Metadata)",
@@ -184,6 +187,23 @@ class GrpcInternalsTest {
         staticMethod(manager, "clampKeepAliveTimeoutInNanos", long.class, long.class);
         assertTrue(pinger.isAssignableFrom(clientPinger));
         clientPinger.getConstructor(Class.forName("io.grpc.internal.KeepAliveManager$ClientKeepAlivePinger$TransportWithDisconnectReason"));
+        // the server transport implements the pinger itself
+        abstractMethods("io.grpc.internal.KeepAliveManager$KeepAlivePinger", "void onPingTimeout()", "void ping()");
+        for (String name : List.of("DEFAULT_SERVER_KEEPALIVE_TIME_NANOS", "DEFAULT_SERVER_KEEPALIVE_TIMEOUT_NANOS",
+                "SERVER_KEEPALIVE_TIME_NANOS_DISABLED")) {
+            staticField(GrpcUtil.class, name, long.class);
+        }
+    }
+
+    @Test
+    void maxConnectionIdle() throws Exception {
+        Class<?> idle = Class.forName("io.grpc.internal.MaxConnectionIdleManager");
+        assertTrue(Modifier.isPublic(idle.getModifiers()));
+        idle.getConstructor(long.class);
+        method(idle, "start", void.class, Runnable.class, java.util.concurrent.ScheduledExecutorService.class);
+        for (String name : List.of("onTransportActive", "onTransportIdle", "onTransportTermination")) {
+            method(idle, name, void.class);
+        }
     }
 
     @Test
