@@ -21,6 +21,9 @@ final class Refusals {
                 || d.startsWith("cannot resolve ")
                 || (d.startsWith("channel to ") && d.endsWith(" is shut down"))
                 || (d.startsWith("no connection to ") && d.endsWith(" accepts new calls"))
-                || (d.startsWith("server ") && d.contains(" is going away: "));
+                || (d.startsWith("server ") && d.contains(" is going away: "))
+                // a server that has sent GOAWAY answers a new stream's HEADERS with this, before the
+                // application sees it; off the server's I/O thread its TRAILERS can overtake the GOAWAY
+                || d.equals("server is shutting down");
     }
 }

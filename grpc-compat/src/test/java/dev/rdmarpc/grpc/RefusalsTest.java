@@ -61,6 +61,10 @@ class RefusalsTest {
         assertFalse(Refusals.neverSent(Status.UNAVAILABLE));
         assertTrue(Refusals.neverSent(Status.UNAVAILABLE.withDescription("server /127.0.0.1:5 is going away: server is shutting down")));
         assertTrue(Refusals.neverSent(Status.UNAVAILABLE.withDescription("no connection to h:1 accepts new calls")));
+        assertTrue(Refusals.neverSent(Status.UNAVAILABLE.withDescription("server is shutting down")),
+                "a stream refused at its HEADERS by a server going away");
+        assertFalse(Refusals.neverSent(Status.UNAVAILABLE.withDescription("server is shutting down now")),
+                "shutdownNow aborts calls the application may have seen");
     }
 
     private static Status call(RpcChannel channel) throws Exception {
