@@ -109,4 +109,43 @@ class PeerConnectionTest extends LoopbackTest {
         assertArrayEquals(new byte[3], ClientCalls.blockingUnaryCall(channel, TestService.ECHO, CallOptions.DEFAULT, new byte[3]),
                 "the channel reconnects");
     }
+
+    @Test
+    void callsRacingRepeatedGoAwaysAllSucceed() throws Exception {
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.ConcurrentLinkedQueue<Throwable> failures = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        java.util.concurrent.atomic.AtomicInteger ok = new java.util.concurrent.atomic.AtomicInteger();
+        Thread[] callers = new Thread[4];
+        for (int t = 0; t < callers.length; t++) {
+            callers[t] = new Thread(() -> {
+                while (!stop.get()) {
+                    try {
+                        ClientCalls.blockingUnaryCall(channel, TestService.ECHO, CallOptions.DEFAULT, new byte[16]);
+                        ok.incrementAndGet();
+                    } catch (RuntimeException e) {
+                        failures.add(e);
+                    }
+                }
+            });
+            callers[t].start();
+        }
+        int goAways = 0;
+        try {
+            for (int round = 0; round < 8; round++) {
+                PeerConnection c = awaitOpened();
+                await(5_000, () -> ok.get() > 0, "calls are flowing");
+                Thread.sleep(50);
+                c.goAway();
+                goAways++;
+            }
+        } finally {
+            stop.set(true);
+            for (Thread t : callers) {
+                t.join(10_000);
+            }
+        }
+        assertTrue(failures.isEmpty(), () -> failures.size() + " calls failed across " + 8 + " GOAWAYs, first: " + failures.peek());
+        assertEquals(8, goAways);
+        assertTrue(ok.get() > 8, "calls completed: " + ok.get());
+    }
 }

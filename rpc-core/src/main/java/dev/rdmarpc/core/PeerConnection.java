@@ -9,6 +9,9 @@ public interface PeerConnection {
     /** The client's address. */
     SocketAddress remoteAddress();
 
+    /** The server's own address on this connection. */
+    SocketAddress localAddress();
+
     /** The transport now carrying the connection's frames: "tcp" or "rdma". */
     String transportName();
 
@@ -21,7 +24,10 @@ public interface PeerConnection {
      */
     CompletableFuture<Long> ping();
 
-    /** Graceful end: GOAWAY to the client, no new calls on this connection, closed once its open calls end. */
+    /**
+     * Graceful end: GOAWAY to the client, which opens no new calls here (calls it started before it heard are still
+     * served); the connection closes once its open calls end.
+     */
     void goAway();
 
     /** Closes the connection now; its open calls fail. */

@@ -93,9 +93,14 @@ final class ClientConnection extends Connection {
 
     @Override
     void onGoAway(Frames.GoAway goAway) {
-        draining = true;
+        List<ClientStream<?, ?>> open;
+        synchronized (this) {
+            // under open()'s lock: a stream is either registered before this (and judged below) or refused here
+            draining = true;
+            open = streams.snapshot();
+        }
         Status s = Status.UNAVAILABLE.withDescription("server " + peer() + " is going away: " + goAway.status().getDescription());
-        for (ClientStream<?, ?> st : streams.snapshot()) {
+        for (ClientStream<?, ?> st : open) {
             if (st.id() > goAway.lastStreamId()) {
                 st.transportFailed(s);
             }

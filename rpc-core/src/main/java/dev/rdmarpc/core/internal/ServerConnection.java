@@ -21,8 +21,13 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     private final StreamTable<ServerStream<?, ?>> streams = new StreamTable<>();
     /** Method paths and authorities of this connection's HEADERS, decoded once (frames arrive on one thread). */
     private final dev.rdmarpc.core.protocol.Utf8Cache headerStrings = new dev.rdmarpc.core.protocol.Utf8Cache(64);
+    /** Guards {@link #lastStreamId} against {@link #goingAway} so the final GOAWAY names every stream accepted. */
+    private final Object goAwayLock = new Object();
     private int lastStreamId;
+    /** Set once the final GOAWAY is decided: new streams are refused, the connection closes when empty. */
     private volatile boolean goingAway;
+    /** Set when the first GOAWAY (no new streams, please) went out. */
+    private boolean goAwayStarted;
     private final ScheduledFuture<?> helloTimeout;
 
     ServerConnection(ServerImpl server, ConnectionSettings settings, FrameConnection base) {
@@ -65,6 +70,11 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     @Override
     public String transportName() {
         return out.transportName();
+    }
+
+    @Override
+    public java.net.SocketAddress localAddress() {
+        return base.localAddress();
     }
 
     @Override
@@ -121,9 +131,13 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
         if ((streamId & 1) == 0 || streamId <= lastStreamId) {
             throw new ProtocolException("HEADERS opens stream " + streamId + ", which is not odd and above the last one (" + lastStreamId + ")");
         }
-        lastStreamId = streamId;
+        boolean refuse;
+        synchronized (goAwayLock) {
+            lastStreamId = streamId;
+            refuse = goingAway;
+        }
         RequestHeaders rh = Frames.decodeRequestHeaders(memory, offset, length, headerStrings);
-        if (goingAway) {
+        if (refuse) {
             send(Frames.trailers(settings.pool(), streamId,
                     Status.UNAVAILABLE.withDescription("server is shutting down"), null), true);
             return;
@@ -147,12 +161,48 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
         }
     }
 
-    /** Graceful shutdown: refuse new streams, close once the open ones finish. */
+    /**
+     * Graceful end in two steps, as HTTP/2 servers do: a first GOAWAY asks the client to open no more streams here,
+     * followed by a PING; the client's ACK comes after every HEADERS it sent before it saw the GOAWAY, so those are
+     * still served. Then (or after {@link #GOAWAY_ACK_WAIT_MILLIS} without an ACK) the final GOAWAY names the last
+     * stream served, later HEADERS are refused, and the connection closes once its streams end.
+     */
     @Override
     public void goAway() {
-        goingAway = true;
+        synchronized (goAwayLock) {
+            if (goAwayStarted) {
+                return;
+            }
+            goAwayStarted = true;
+        }
+        if (isClosed() || peerHello == null) {
+            finishGoAway();
+            return;
+        }
+        send(Frames.goAway(settings.pool(), Integer.MAX_VALUE, SHUTTING_DOWN), true);
+        ScheduledFuture<?> noAck = RpcExecutors.timer().schedule(this::finishGoAway, GOAWAY_ACK_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+        ping().whenComplete((rtt, error) -> {
+            noAck.cancel(false);
+            finishGoAway();
+        });
+    }
+
+    /** Longest wait for the client's PING ACK after the first GOAWAY. */
+    static final long GOAWAY_ACK_WAIT_MILLIS = 5_000;
+    private static final Status SHUTTING_DOWN = Status.UNAVAILABLE.withDescription("server is shutting down");
+
+    private void finishGoAway() {
+        int last;
+        synchronized (goAwayLock) {
+            if (goingAway) {
+                return;
+            }
+            goAwayStarted = true;
+            goingAway = true;
+            last = lastStreamId;
+        }
         if (!isClosed() && peerHello != null) {
-            send(Frames.goAway(settings.pool(), lastStreamId, Status.UNAVAILABLE.withDescription("server is shutting down")), true);
+            send(Frames.goAway(settings.pool(), last, SHUTTING_DOWN), true);
         }
         if (streams.isEmpty()) {
             close("server shut down");
