@@ -128,7 +128,7 @@ final class RdmaServerTransport implements ServerTransport {
         if (remote != null) {
             base.set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, remote);
         }
-        SocketAddress local = owner.listenAddress();
+        SocketAddress local = connection.localAddress() != null ? connection.localAddress() : owner.listenAddress();
         if (local != null) {
             base.set(Grpc.TRANSPORT_ATTR_LOCAL_ADDR, local);
         }
