@@ -90,10 +90,15 @@ abstract class Connection implements FrameHandler {
             return;
         }
         try {
-            out = offer.complete(peerCap, this);
+            FrameConnection upgraded = offer.complete(peerCap, this);
+            upgraded.setMaxInboundPayload(settings.maxFramePayload());
+            out = upgraded;
         } catch (Exception e) {
             offer.abandon();
             offer = null;
+            if (e instanceof ProtocolException) {
+                throw (ProtocolException) e; // the server's offer was impossible: this connection closes
+            }
             LOG.log(Level.INFO, "staying on {0} to {1}: {2} upgrade failed: {3}", base.transportName(), peer(), upgrader.name(), e.toString());
             requireUpgradeUnlessOptional(upgrader.name() + " upgrade failed: " + e.getMessage());
         }
@@ -115,11 +120,15 @@ abstract class Connection implements FrameHandler {
             }
             try {
                 FrameConnection upgraded = o.complete(peerCap, this);
+                upgraded.setMaxInboundPayload(settings.maxFramePayload());
                 chosen[0] = u;
                 pendingUpgrade = upgraded;
                 return o;
             } catch (Exception e) {
                 o.abandon();
+                if (e instanceof ProtocolException) {
+                    throw (ProtocolException) e; // the client's offer was impossible: this connection closes
+                }
                 LOG.log(Level.INFO, "staying on {0} with {1}: {2} upgrade failed: {3}", base.transportName(), peer(), u.name(), e.toString());
                 return null;
             }
