@@ -20,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * The interop suite over RDMA ({@link RdmaInteropRdma}), one dynamic test per case, for the RDMA
  * runs (scripts/rdma-vm-test.sh, RNIC hosts): the cases in {@link #REQUIRED} must pass; any other
  * case that runs and fails is reported as aborted with its failure, not hidden. Needs transport-rdma on the
- * test class path (the {@code rdma} profile of this module). Only those cases run unless
+ * test class path (a test dependency of this module). Only those cases run unless
  * {@code -Drdmarpc.grpc.interopAll=true} (the emulated RDMA guest is 15-35 times slower).
  */
 @Tag("rdma")
