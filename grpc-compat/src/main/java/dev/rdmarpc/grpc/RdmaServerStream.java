@@ -130,6 +130,12 @@ final class RdmaServerStream implements ServerStream {
             s = dev.rdmarpc.core.Status.INTERNAL.withDescription("response trailers cannot be sent: " + e.getMessage());
             md = null;
         }
+        if (!listenerClosed.get()) {
+            // The stream's stats end here, before the trailers can reach the client (grpc-netty ends them when the
+            // trailers are written, before it reads the connection's next request); otherwise a client's next call
+            // could start on the server before this one's stats end. Only the first streamClosed counts.
+            stats.streamClosed(status);
+        }
         Deliveries.enter();
         try {
             call.close(s, md);
