@@ -171,7 +171,10 @@ final class BenchRun {
         }
     }
 
-    /** Gets the transport's code compiled before its first cell: its smallest payload at the highest concurrency. */
+    /**
+     * Gets the transport's code compiled before its first cell: its smallest payload at the highest concurrency until
+     * steady, then briefly its largest payload.
+     */
     private void warmUp(Transport t, BenchClient client, Progress progress) {
         if (cfg.transportWarmup().isZero()) {
             return;
@@ -196,8 +199,38 @@ final class BenchRun {
                         steady < 0 ? String.format(java.util.Locale.ROOT, "not steady after %.1f s (measuring anyway)", each.toMillis() / 1e3)
                                 : String.format(java.util.Locale.ROOT, "steady after %.1f s", steady / 1e9)));
             }
+            warmUpLargest(t, client, kind, payload, each, progress);
         }
     }
+
+    /**
+     * A short run at the largest payload, one call at a time, so that the large-message paths (copies, big buffers,
+     * the collector's sizing) are compiled and settled before their cells too, not measured while they warm up.
+     */
+    private void warmUpLargest(Transport t, BenchClient client, CallKind kind, int warmedPayload, java.time.Duration each,
+                               Progress progress) {
+        int largest = cfg.payloads().stream().mapToInt(Integer::intValue).max().orElse(warmedPayload);
+        java.time.Duration time = each.dividedBy(4);
+        if (time.compareTo(LARGEST_WARMUP) > 0) {
+            time = LARGEST_WARMUP;
+        }
+        if (largest == warmedPayload || time.toMillis() < 300 || stop.isStopped()) {
+            return;
+        }
+        CellSpec spec = new CellSpec(t, new Workload(kind, largest, cfg.streamLength()), 1, cfg.mode(), cfg.rate(),
+                time, java.time.Duration.ZERO);
+        progress.status(t + " JIT warmup: " + spec.label());
+        CellResult r = new CellRunner(spec, client, () -> -1, stop, progress).run();
+        if (r.error() != null) {
+            progress.println("warning: " + t + " failed during its warmup: " + r.error());
+        } else if (!stop.isStopped()) {
+            progress.println(String.format(java.util.Locale.ROOT, "%-12s warmup (%s): %.1f s", t.cliName(), spec.label(),
+                    time.toMillis() / 1e3));
+        }
+    }
+
+    /** Longest warmup at the largest payload. */
+    private static final java.time.Duration LARGEST_WARMUP = java.time.Duration.ofMillis(1500);
 
     private java.time.Duration replyTimeout() {
         return cfg.serverTimeout().plus(cfg.connectTimeout()).plusSeconds(30);
