@@ -26,7 +26,7 @@
 #      RDMA_VM_TIMEOUT (seconds for the whole guest run, default 2400)
 #      RDMA_VM_JAVA_OPTS (extra JVM options for the test JVMs in the guest)
 #      PERF_SEND_SIZE (64), PERF_READ_SIZES ("65536 1048576"), PERF_ITERS (1000): perftest parameters for --perf
-#      PERF_RTT_CALLS (300), PERF_MIB (64): RdmaPerfMain's round trips and MiB per throughput run
+#      PERF_RTT_CALLS (3000: as many warm-up calls first, so the JIT has compiled the path), PERF_MIB (64): RdmaPerfMain's round trips and MiB per throughput run
 #      plus run-rxe.sh's ACCEL, CPU, RXE_VM_CACHE
 set -euo pipefail
 
@@ -230,7 +230,7 @@ done
 echo "rdma-vm-guest: === rdmarpc: RdmaPerfMain (event mode) ==="
 t0=\$(date +%s)
 $GUEST_JAVA -Xmx1g -Drdmarpc.rdma.spinMicros=0 -cp "\$RDMA_CP_transport_rdma" dev.rdmarpc.transport.rdma.RdmaPerfMain \\
-  ${PERF_RTT_CALLS:-300} ${PERF_MIB:-64} > "$WORK/perf-rdmarpc.txt" 2>&1
+  ${PERF_RTT_CALLS:-3000} ${PERF_MIB:-64} > "$WORK/perf-rdmarpc.txt" 2>&1
 rc=\$?
 grep -v '^rdmarpc-perf' "$WORK/perf-rdmarpc.txt" | tail -20
 echo "rdma-vm-guest: RdmaPerfMain: exit code \$rc in \$(( \$(date +%s) - t0 )) s"
