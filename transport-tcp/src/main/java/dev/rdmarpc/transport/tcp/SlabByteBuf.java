@@ -31,7 +31,7 @@ final class SlabByteBuf extends AbstractReferenceCountedByteBuf {
     private static final ValueLayout.OfLong LONG_BE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     private static final ValueLayout.OfLong LONG_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
-    /** Where this wrapper goes back when Netty releases it; null for a one-off wrapper. */
+    /** Where this wrapper goes back when Netty releases it. */
     private final SlabByteBufPool pool;
     /** The wrapped buffer, whose reference this wrapper holds until Netty releases it; null while pooled. */
     private SlabBuffer buffer;
@@ -49,24 +49,16 @@ final class SlabByteBuf extends AbstractReferenceCountedByteBuf {
         this.pool = pool;
     }
 
-    /** A one-off wrapper that takes over the caller's reference to {@code buffer}. */
-    static SlabByteBuf of(SlabBuffer buffer) {
-        SlabByteBuf b = new SlabByteBuf(null);
-        b.init(buffer);
-        return b;
-    }
-
     /** Points this (new or reused) wrapper at {@code buffer}, taking over the caller's reference. */
     void init(SlabBuffer buffer) {
-        SlabByteBuf b = this;
         int len = buffer.length();
-        b.buffer = buffer;
-        b.segment = buffer.segment();
-        b.length = len;
-        b.maxCapacity(len);
-        b.resetRefCnt();
-        b.setIndex(0, len);
-        b.markReaderIndex().markWriterIndex();
+        this.buffer = buffer;
+        this.segment = buffer.segment();
+        this.length = len;
+        maxCapacity(len);
+        resetRefCnt();
+        setIndex(0, len);
+        markReaderIndex().markWriterIndex();
     }
 
     @Override
@@ -77,9 +69,7 @@ final class SlabByteBuf extends AbstractReferenceCountedByteBuf {
         next = null;
         tail = null;
         b.release();
-        if (pool != null) {
-            pool.giveBack(this);
-        }
+        pool.giveBack(this);
     }
 
     @Override

@@ -31,7 +31,7 @@ class SlabByteBufTest {
     @Test
     void exposesExactlyTheContentAtTheSlabAddress() {
         SlabBuffer slab = filled(300);
-        SlabByteBuf buf = SlabByteBuf.of(slab);
+        SlabByteBuf buf = new SlabByteBufPool(1).wrap(slab);
         try {
             assertEquals(300, buf.readableBytes());
             assertEquals(300, buf.capacity());
@@ -70,7 +70,7 @@ class SlabByteBufTest {
     void aRetainedSliceReleasesOnlyItsOwnReference() {
         SlabBuffer block = filled(1000);
         SlabBuffer slice = block.retainedSlice(200, 100);
-        SlabByteBuf buf = SlabByteBuf.of(slice);
+        SlabByteBuf buf = new SlabByteBufPool(1).wrap(slice);
         byte[] out = new byte[100];
         buf.getBytes(0, out);
         byte[] expected = new byte[100];

@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class WriteQueueTest {
 
     private static SlabByteBuf send(int producer, int seq) {
-        SlabByteBuf b = SlabByteBuf.of(SlabPool.shared().allocate(8).setLength(8));
+        SlabByteBuf b = new SlabByteBufPool(1).wrap(SlabPool.shared().allocate(8).setLength(8));
         b.setInt(0, producer);
         b.setInt(4, seq);
         return b;
