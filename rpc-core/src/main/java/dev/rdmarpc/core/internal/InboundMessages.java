@@ -8,7 +8,6 @@ import dev.rdmarpc.core.protocol.ProtocolException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
-import java.util.ArrayDeque;
 
 /**
  * One stream's receive side: reassembles MESSAGE frames into whole messages in slab buffers,
@@ -49,12 +48,15 @@ final class InboundMessages {
     private boolean firstCompressed;
     /** Whether the message {@link #poll} returned last arrived compressed. */
     private boolean polledCompressed;
-    /** Messages queued behind {@link #first}, with their credits; created when a second message has to wait. */
-    private ArrayDeque<SlabBuffer> later;
-    private int[] deferredCredit;
-    private boolean[] deferredCompressed;
-    private int creditHead;
-    private int creditCount;
+    /**
+     * Messages queued behind {@link #first}, with their credits and flags: one ring in three parallel arrays,
+     * created when a second message has to wait.
+     */
+    private SlabBuffer[] later;
+    private int[] laterCredit;
+    private boolean[] laterCompressed;
+    private int laterHead;
+    private int laterCount;
 
     InboundMessages(SlabPool pool, int maxMessageSize, int window) {
         this.pool = pool;
@@ -138,26 +140,31 @@ final class InboundMessages {
             firstCompressed = compressed;
             return;
         }
-        if (later == null) {
-            later = new ArrayDeque<>(4);
-            deferredCredit = new int[4];
-            deferredCompressed = new boolean[4];
+        if (later == null || laterCount == later.length) {
+            grow();
         }
-        later.add(message);
-        if (creditCount == deferredCredit.length) {
-            int[] bigger = new int[deferredCredit.length * 2];
-            boolean[] biggerFlags = new boolean[bigger.length];
-            for (int i = 0; i < creditCount; i++) {
-                bigger[i] = deferredCredit[(creditHead + i) % deferredCredit.length];
-                biggerFlags[i] = deferredCompressed[(creditHead + i) % deferredCredit.length];
-            }
-            deferredCredit = bigger;
-            deferredCompressed = biggerFlags;
-            creditHead = 0;
+        int i = (laterHead + laterCount) % later.length;
+        later[i] = message;
+        laterCredit[i] = credit;
+        laterCompressed[i] = compressed;
+        laterCount++;
+    }
+
+    private void grow() {
+        int n = later == null ? 4 : later.length * 2;
+        SlabBuffer[] buffers = new SlabBuffer[n];
+        int[] credits = new int[n];
+        boolean[] flags = new boolean[n];
+        for (int k = 0; k < laterCount; k++) {
+            int i = (laterHead + k) % later.length;
+            buffers[k] = later[i];
+            credits[k] = laterCredit[i];
+            flags[k] = laterCompressed[i];
         }
-        deferredCredit[(creditHead + creditCount) % deferredCredit.length] = credit;
-        deferredCompressed[(creditHead + creditCount) % deferredCredit.length] = compressed;
-        creditCount++;
+        later = buffers;
+        laterCredit = credits;
+        laterCompressed = flags;
+        laterHead = 0;
     }
 
     /** Size announced by the last rejected message. */
@@ -173,7 +180,7 @@ final class InboundMessages {
 
     /** Whole messages waiting for the application. */
     int queued() {
-        return first == null ? 0 : 1 + creditCount;
+        return first == null ? 0 : 1 + laterCount;
     }
 
     boolean hasMessage() {
@@ -188,12 +195,13 @@ final class InboundMessages {
         }
         pendingCredit += firstCredit;
         polledCompressed = firstCompressed;
-        if (creditCount > 0) {
-            first = later.poll();
-            firstCredit = deferredCredit[creditHead];
-            firstCompressed = deferredCompressed[creditHead];
-            creditHead = (creditHead + 1) % deferredCredit.length;
-            creditCount--;
+        if (laterCount > 0) {
+            first = later[laterHead];
+            firstCredit = laterCredit[laterHead];
+            firstCompressed = laterCompressed[laterHead];
+            later[laterHead] = null;
+            laterHead = (laterHead + 1) % later.length;
+            laterCount--;
         } else {
             first = null;
         }
@@ -225,14 +233,12 @@ final class InboundMessages {
             first.release();
             first = null;
         }
-        if (later != null) {
-            SlabBuffer b;
-            while ((b = later.poll()) != null) {
-                b.release();
-            }
+        for (; laterCount > 0; laterCount--) {
+            later[laterHead].release();
+            later[laterHead] = null;
+            laterHead = (laterHead + 1) % later.length;
         }
-        creditCount = 0;
-        creditHead = 0;
+        laterHead = 0;
         if (assembling != null) {
             assembling.release();
             assembling = null;
