@@ -29,6 +29,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * stays on TCP at once.
  */
 final class RdmaDeviceContext {
+    /** {@code vendor_id} of Soft-RoCE (rxe) devices. */
+    static final int SOFT_ROCE_VENDOR_ID = 0xFFFFFF;
     private static final Object LOCK = new Object();
     private static volatile RdmaDeviceContext shared;
     private static volatile DeviceSelector.Unavailable unavailable;
@@ -226,6 +228,17 @@ final class RdmaDeviceContext {
 
     PortAttributes portAttributes() {
         return portAttributes;
+    }
+
+    /**
+     * Whether a BIND_MW or LOCAL_INV may only be posted on an empty send queue. Soft-RoCE (rxe, vendor id 0xFFFFFF)
+     * replays the local work requests still in its send queue when it retries after an RNR NAK or an ACK timeout:
+     * a replayed bind meets a window that is already bound and fails ({@code IBV_WC_MW_BIND_ERR}), or leaves the
+     * queue pair stuck. A local work request posted when every earlier one has completed is retired before any
+     * later retry can rewind to it.
+     */
+    boolean localOpsNeedEmptySendQueue() {
+        return attributes.vendorId() == SOFT_ROCE_VENDOR_ID;
     }
 
     boolean useWindows() {

@@ -68,7 +68,8 @@ final class RdmaEndpoint implements FrameConnection {
         this.handler = handler;
         RendezvousGrants grants = new RendezvousGrants(qp.protectionDomain(), context.useWindows());
         this.send = new SendPath(this, qp, pool, grants, arena, id, context.config().sendQueueDepth(),
-                peer.receiveBufferSize(), peer.credits(), context.readChunk());
+                peer.receiveBufferSize(), peer.credits(), context.readChunk(),
+                context.useWindows() && context.localOpsNeedEmptySendQueue());
         this.receive = new ReceivePath(this, send, handler, pool);
     }
 

@@ -27,6 +27,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * frame); the last credit is kept for a SEND that returns credits, so two peers never wait on each other. What
  * cannot be posted (no credit, send queue full) waits in order. Also posts the RDMA READs, BIND_MW and LOCAL_INV of
  * rendezvous. Every send-queue slot remembers what to release when its completion (or a later one) arrives.
+ * Where the device replays local work requests on a retry (Soft-RoCE), a BIND_MW or LOCAL_INV waits until the send
+ * queue is empty and every work request is signaled, so the queue's state is always known; see
+ * {@link RdmaDeviceContext#localOpsNeedEmptySendQueue()}.
  * All state is guarded by {@link #lock}.
  */
 final class SendPath {
@@ -58,6 +61,7 @@ final class SendPath {
     private final int sqDepth;
     private final int sqMask;
     private final int signalEvery;
+    private final boolean localOpsNeedEmptyQueue;
     private final Object[] slotRef;
     private final byte[] slotKind;
     private final SendWorkRequest wr;
@@ -76,7 +80,7 @@ final class SendPath {
     private boolean closing;
 
     SendPath(RdmaEndpoint endpoint, QueuePair qp, SlabPool pool, RendezvousGrants grants, Arena arena, int endpointId,
-             int sqDepth, int peerBufferSize, int peerCredits, int readChunk) {
+             int sqDepth, int peerBufferSize, int peerCredits, int readChunk, boolean localOpsNeedEmptyQueue) {
         this.endpoint = endpoint;
         this.qp = qp;
         this.pool = pool;
@@ -91,7 +95,8 @@ final class SendPath {
         this.readChunk = readChunk;
         this.sqDepth = sqDepth;
         this.sqMask = sqDepth - 1;
-        this.signalEvery = Math.max(1, sqDepth / 8);
+        this.localOpsNeedEmptyQueue = localOpsNeedEmptyQueue;
+        this.signalEvery = localOpsNeedEmptyQueue ? 1 : Math.max(1, sqDepth / 8);
         this.slotRef = new Object[sqDepth];
         this.slotKind = new byte[sqDepth];
         this.wr = new SendWorkRequest(arena, 2);
@@ -228,7 +233,7 @@ final class SendPath {
         int streamId = FrameHeader.streamId(hs, hoff);
         Grant g = grants.open(payload, poff, len, streamId);
         if (g.bindPending) {
-            if (ready.isEmpty() && hasRoom()) {
+            if (ready.isEmpty() && hasRoom() && localOpMayPost()) {
                 postBind(g);
             } else {
                 ready.add(g);
@@ -276,6 +281,16 @@ final class SendPath {
         return postedSeq - completedSeq < sqDepth - 1; // one slot stays free for the drain marker
     }
 
+    /** Whether a BIND_MW or LOCAL_INV may be posted now: always, or only on an empty send queue. */
+    private boolean localOpMayPost() {
+        return !localOpsNeedEmptyQueue || postedSeq == completedSeq;
+    }
+
+    /** Whether a local work request waits at the head of the queue for the send queue to empty. */
+    private boolean localOpWaiting() {
+        return localOpsNeedEmptyQueue && ready.peek() instanceof Grant;
+    }
+
     private void drain() {
         Object op;
         while (!closing && (op = ready.peek()) != null && hasRoom()) {
@@ -292,6 +307,9 @@ final class SendPath {
                 readyBytes -= b.length();
                 postSend(b);
             } else {
+                if (!localOpMayPost()) {
+                    return; // nothing else is posted until the queue empties, reads included
+                }
                 Grant g = (Grant) op;
                 ready.poll();
                 if (g.bindPending) {
@@ -343,7 +361,10 @@ final class SendPath {
         credits--;
         int len = b.length();
         int seq = postedSeq;
+        // counted before the post: the peer may answer, and a test read the counters, before post() returns
         if (len <= maxInline) {
+            RdmaMetrics.INLINE_SENDS.increment();
+            RdmaMetrics.INLINE_BYTES.add(len);
             wr.clear().wrId(wrId(seq)).opcode(SendWorkRequest.OPCODE_SEND)
                     .flags(SendWorkRequest.FLAG_INLINE | signalFlag()).sge(0, b.address(), len, 0);
             try {
@@ -352,8 +373,6 @@ final class SendPath {
                 b.release();
                 throw e;
             }
-            RdmaMetrics.INLINE_SENDS.increment();
-            RdmaMetrics.INLINE_BYTES.add(len);
             if (spare == null) {
                 spare = b; // the data was copied into the WQE: reuse the buffer
             } else {
@@ -367,6 +386,8 @@ final class SendPath {
             throw new IllegalStateException("a staging buffer's slab is not registered for RDMA");
         }
         unsignaled = 0;
+        RdmaMetrics.EAGER_SENDS.increment();
+        RdmaMetrics.EAGER_BYTES.add(len);
         wr.clear().wrId(wrId(seq)).opcode(SendWorkRequest.OPCODE_SEND).flags(SendWorkRequest.FLAG_SIGNALED)
                 .sge(0, b.address(), len, mr.lkey());
         try {
@@ -375,8 +396,6 @@ final class SendPath {
             b.release();
             throw e;
         }
-        RdmaMetrics.EAGER_SENDS.increment();
-        RdmaMetrics.EAGER_BYTES.add(len);
     }
 
     /** Puts the owed credits in the first header that has a free credit field, or appends a credit frame. */
@@ -445,7 +464,7 @@ final class SendPath {
             if (closing) {
                 return;
             }
-            if (readsWaiting.isEmpty()) {
+            if (readsWaiting.isEmpty() && !localOpWaiting()) {
                 postReads(it);
             }
             if (it.postedBytes < it.length) {
@@ -491,7 +510,7 @@ final class SendPath {
             }
             if (g.window == null) {
                 grants.release(g);
-            } else if (ready.isEmpty() && hasRoom()) {
+            } else if (ready.isEmpty() && hasRoom() && localOpMayPost()) {
                 postInvalidate(g);
             } else {
                 ready.add(g);
