@@ -1,6 +1,7 @@
 package dev.rdmarpc.transport.rdma;
 
 import java.lang.System.Logger.Level;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -18,6 +19,8 @@ final class Fallbacks {
     static final String QP_FAILED = "qp-transition-failed";
     /** The device context has no room for another queue pair. */
     static final String CAPACITY = "capacity";
+    /** Every reason, in the order the meters list them. */
+    static final List<String> REASONS = List.of(NO_DEVICE, MEMLOCK, PEER_WITHOUT_RDMA, QP_FAILED, CAPACITY);
 
     private static final Set<String> LOGGED = ConcurrentHashMap.newKeySet();
 

@@ -39,7 +39,10 @@ final class MicrometerBinding {
         counter(r, "rdmarpc.rdma.drain.timeouts", null, null, RdmaMetrics.DRAIN_TIMEOUTS,
                 "closed queue pairs destroyed without their flush completions");
         counter(r, "rdmarpc.rdma.upgrades", null, null, RdmaMetrics.UPGRADES, "connections moved to RDMA");
-        counter(r, "rdmarpc.rdma.fallbacks", null, null, RdmaMetrics.FALLBACKS, "connections left on TCP");
+        for (String reason : Fallbacks.REASONS) {
+            counter(r, "rdmarpc.rdma.fallbacks", "reason", reason, RdmaMetrics.fallbackReason(reason),
+                    "connections left on TCP, by reason");
+        }
         counter(r, "rdmarpc.rdma.protocol.errors", null, null, RdmaMetrics.PROTOCOL_ERRORS,
                 "RDMA connections closed for bad input");
         gauge(r, "rdmarpc.rdma.connections", RdmaMetrics.CONNECTIONS, "open RDMA connections");

@@ -76,7 +76,12 @@ public final class RdmaMetrics {
     /** Every counter now. */
     public static Snapshot snapshot() {
         Map<String, Long> reasons = new TreeMap<>();
-        FALLBACK_REASONS.forEach((k, v) -> reasons.put(k, v.sum()));
+        FALLBACK_REASONS.forEach((k, v) -> {
+            long n = v.sum();
+            if (n != 0) {
+                reasons.put(k, n);
+            }
+        });
         long min = MIN_POSTED_RECEIVES.get();
         return new Snapshot(INLINE_SENDS.sum(), INLINE_BYTES.sum(), EAGER_SENDS.sum(), EAGER_BYTES.sum(),
                 RENDEZVOUS_SENDS.sum(), RENDEZVOUS_BYTES.sum(), RENDEZVOUS_READS.sum(), RENDEZVOUS_READ_BYTES.sum(),
@@ -101,7 +106,7 @@ public final class RdmaMetrics {
 
     static void fallback(String reasonKey) {
         FALLBACKS.increment();
-        FALLBACK_REASONS.computeIfAbsent(reasonKey, k -> new LongAdder()).increment();
+        fallbackReason(reasonKey).increment();
     }
 
     static void postedReceives(long posted) {
@@ -114,7 +119,8 @@ public final class RdmaMetrics {
         }
     }
 
-    static Map<String, LongAdder> fallbackReasons() {
-        return FALLBACK_REASONS;
+    /** The counter of one fallback reason (created at first use). */
+    static LongAdder fallbackReason(String reasonKey) {
+        return FALLBACK_REASONS.computeIfAbsent(reasonKey, k -> new LongAdder());
     }
 }

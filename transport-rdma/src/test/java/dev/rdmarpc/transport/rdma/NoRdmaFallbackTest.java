@@ -26,8 +26,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * On a machine without RDMA (ENOSYS, no device) the upgrader is on the class path, says no at once, logs why once and
- * counts it (also as the Micrometer meter {@code rdmarpc.rdma.fallbacks} of the registry a server or channel is built
- * with); calls run over TCP, and a channel that insists on RDMA fails with a clear status.
+ * counts it (also as the Micrometer meter {@code rdmarpc.rdma.fallbacks}, tagged by reason, of the registry a server
+ * or channel is built with); calls run over TCP, and a channel that insists on RDMA fails with a clear status.
  */
 class NoRdmaFallbackTest {
 
@@ -62,8 +62,11 @@ class NoRdmaFallbackTest {
         EchoService service = new EchoService();
         RpcServer server = RpcServer.forPort(0).addService(service.definition()).meterRegistry(registry).build().start();
         try (RpcChannel auto = RpcChannel.forAddress("127.0.0.1", server.getPort()).meterRegistry(registry).build()) {
-            FunctionCounter fallbacks = registry.find("rdmarpc.rdma.fallbacks").functionCounter();
-            assertNotNull(fallbacks, () -> "rdmarpc.rdma.fallbacks is registered: " + meterNames(registry));
+            FunctionCounter fallbacks = registry.find("rdmarpc.rdma.fallbacks").tag("reason", Fallbacks.NO_DEVICE)
+                    .functionCounter();
+            assertNotNull(fallbacks, () -> "rdmarpc.rdma.fallbacks{reason=no-device} is registered: " + meterNames(registry));
+            assertEquals(Fallbacks.REASONS.size(), registry.find("rdmarpc.rdma.fallbacks").functionCounters().size(),
+                    () -> "one rdmarpc.rdma.fallbacks meter per reason: " + meterNames(registry));
             for (String name : new String[] {"rdmarpc.rdma.sends", "rdmarpc.rdma.upgrades", "rdmarpc.rdma.protocol.errors",
                     "rdmarpc.rdma.srq.posted", "rdmarpc.rdma.connections"}) {
                 assertNotNull(registry.find(name).meter(), () -> name + " is registered: " + meterNames(registry));
@@ -75,7 +78,9 @@ class NoRdmaFallbackTest {
             assertEquals("tcp", auto.currentTransport());
             assertTrue(fallbacks.count() >= before + 1, "the fallback moved the meter: " + before + " -> "
                     + fallbacks.count());
-            assertEquals(RdmaMetrics.snapshot().fallbacks(), (long) fallbacks.count(), "meter and counter agree");
+            double allReasons = registry.find("rdmarpc.rdma.fallbacks").functionCounters().stream()
+                    .mapToDouble(FunctionCounter::count).sum();
+            assertEquals(RdmaMetrics.snapshot().fallbacks(), (long) allReasons, "the reasons add up to the counter");
         } finally {
             server.shutdownNow();
             server.awaitTermination(5, TimeUnit.SECONDS);
