@@ -19,14 +19,18 @@
 #      --cmd runs any shell command in the guest after the above (cwd = project root; $JAVA is the JDK's java,
 #      $RDMA_CP_<module> with - as _ is a module's staged test class path),
 #   5. prints per-module test counts and exits non-zero if a test failed, if no test ran, or if the guest failed.
-#      A module whose RDMA tests fail is run once more in the same boot; the result counts, and the first
-#      attempt's failures are printed as FLAKY with their report kept in <module>/target/rdma-reports-first-attempt/.
+#      With RDMA_TEST_RERUN=1 a module whose RDMA tests fail is run once more in the same boot; the second attempt
+#      counts, and the first attempt's failures are printed as FLAKY with their report kept in
+#      <module>/target/rdma-reports-first-attempt/.
 #
 # Modules: RDMA_TEST_MODULES (default "transport-rdma grpc-compat"); --modules "" runs no tests (with --perf,
 # --kv or --cmd only).
 # env: RDMA_TEST_TIMEOUT_SCALE (default 30: multiplies the tests' timeouts in the guest)
 #      RDMA_VM_TIMEOUT (seconds for the whole guest run, default 2400)
 #      RDMA_VM_JAVA_OPTS (extra JVM options for the test JVMs in the guest)
+#      RDMA_TEST_CLASSES (fully qualified test classes to run instead of scanning every module's test classes)
+#      RDMA_TEST_REPEAT (default 1: runs each module's tests this many times in the boot; every run must pass)
+#      RDMA_TEST_RERUN (default 0: the first failure is final; 1 runs a failing module once more)
 #      PERF_SEND_SIZE (64), PERF_READ_SIZES ("65536 1048576"), PERF_ITERS (1000): perftest parameters for --perf
 #      PERF_RTT_CALLS (3000: as many warm-up calls first, so the JIT has compiled the path), PERF_MIB (64): RdmaPerfMain's round trips and MiB per throughput run
 #      plus run-rxe.sh's ACCEL, CPU, RXE_VM_CACHE
@@ -48,11 +52,15 @@ while [ $# -gt 0 ]; do
     --cmd) USER_CMD=$2; shift 2;;
     --modules) MODULES=$2; shift 2;;
     --no-build) BUILD=0; shift;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0;;
+    -h|--help) sed -n '2,36p' "$0"; exit 0;;
     *) echo "rdma-vm-test: unknown argument $1 (see --help)" >&2; exit 2;;
   esac
 done
 SCALE=${RDMA_TEST_TIMEOUT_SCALE:-30}
+REPEAT=${RDMA_TEST_REPEAT:-1}
+RERUN=${RDMA_TEST_RERUN:-0}
+[[ "$REPEAT" =~ ^[1-9][0-9]*$ ]] || { echo "rdma-vm-test: RDMA_TEST_REPEAT must be a positive integer" >&2; exit 2; }
+[[ "$RERUN" =~ ^[01]$ ]] || { echo "rdma-vm-test: RDMA_TEST_RERUN must be 0 or 1" >&2; exit 2; }
 WORK=target/rdma-vm            # relative to ROOT; the guest sees ROOT at the same path
 mkdir -p "$WORK"
 
@@ -104,7 +112,9 @@ say "JDK: $JAVA_HOME ($("$JAVA_BIN" -version 2>&1 | head -1))"
 MODS=($MODULES)
 [ ${#MODS[@]} -gt 0 ] || [ "$PERF" = 1 ] || [ "$KV" = 1 ] || [ -n "$USER_CMD" ] || die "no modules given"
 BUILD_MODS=("${MODS[@]}")     # modules whose test class path is staged
-if [ "$PERF" = 1 ] && [[ " ${MODS[*]} " != *" transport-rdma "* ]]; then BUILD_MODS+=(transport-rdma); fi
+if { [ "$PERF" = 1 ] || [ -n "$USER_CMD" ]; } && [[ " ${MODS[*]} " != *" transport-rdma "* ]]; then
+  BUILD_MODS+=(transport-rdma)
+fi
 MVN=(./mvnw -B -q)
 CP_FILE=target/rdma-test-classpath.txt
 # The console launcher brings its own JUnit Platform + Jupiter; keep them off the tests' class path.
@@ -178,6 +188,21 @@ for m in "${MODS[@]}"; do
   rm -rf "$m/target/rdma-reports" "$m/target/rdma-reports-first-attempt"
 done
 rm -f "$WORK"/perf-*.txt "$WORK"/kv-*.txt
+# What the launcher runs in a module: every staged test class, or only those of RDMA_TEST_CLASSES found there.
+selection() {
+  if [ -z "${RDMA_TEST_CLASSES:-}" ]; then
+    echo "--scan-class-path \"\$ROOT/$STAGE/$1/test-classes\""
+    return
+  fi
+  local c out=
+  for c in $RDMA_TEST_CLASSES; do
+    [ ! -f "$STAGE/$1/test-classes/${c//.//}.class" ] || out="$out --select-class $c"
+  done
+  echo "$out"
+}
+for m in "${MODS[@]}"; do
+  [ -n "$(selection "$m")" ] || die "none of RDMA_TEST_CLASSES ($RDMA_TEST_CLASSES) is a test class of $m (choose modules with --modules)"
+done
 
 # ---------- 4. one guest boot: every module's test JVM, then perftest and our figures, the KV sample, --cmd ----------
 GUEST=$WORK/guest.sh
@@ -194,32 +219,32 @@ GUEST_JAVA="$JAVA_BIN $JVM_FLAGS -XX:+UseSerialGC"
   echo "echo \"rdma-vm-guest: \$(ibv_devices | sed -n 3p | xargs), \$(rdma link show | head -1)\""
   for m in "${MODS[@]}"; do
     cat <<GUESTMOD
-echo "rdma-vm-guest: === $m: RDMA-tagged tests ==="
-t0=\$(date +%s)
-cd "\$ROOT/$m"
-$GUEST_JAVA -XX:TieredStopAtLevel=1 -Xmx512m \\
-  -Drdmarpc.test.timeoutScale=$SCALE ${RDMA_VM_JAVA_OPTS:-} \\
-  -jar "\$ROOT/$LAUNCHER" execute --disable-banner --details=tree --fail-if-no-tests \\
-  --class-path "\$RDMA_CP_${m//-/_}" \\
-  --scan-class-path "\$ROOT/$STAGE/$m/test-classes" --include-engine=junit-jupiter --include-tag rdma \\
-  --reports-dir target/rdma-reports
-rc=\$?
-echo "rdma-vm-guest: $m: exit code \$rc in \$(( \$(date +%s) - t0 )) s"
-if [ \$rc != 0 ] && [ -d target/rdma-reports ]; then
-  # One more attempt tells a flaky failure from a broken build; the first attempt's report is kept and listed.
-  rm -rf target/rdma-reports-first-attempt; mv target/rdma-reports target/rdma-reports-first-attempt
-  echo "rdma-vm-guest: $m: FAILED on the first attempt; running its RDMA tests once more"
-  t0=\$(date +%s)
+tests() {  # runs $m's RDMA-tagged tests once, reports into target/rdma-reports
   $GUEST_JAVA -XX:TieredStopAtLevel=1 -Xmx512m \\
     -Drdmarpc.test.timeoutScale=$SCALE ${RDMA_VM_JAVA_OPTS:-} \\
     -jar "\$ROOT/$LAUNCHER" execute --disable-banner --details=tree --fail-if-no-tests \\
     --class-path "\$RDMA_CP_${m//-/_}" \\
-    --scan-class-path "\$ROOT/$STAGE/$m/test-classes" --include-engine=junit-jupiter --include-tag rdma \\
+    $(selection "$m") --include-engine=junit-jupiter --include-tag rdma \\
     --reports-dir target/rdma-reports
+}
+cd "\$ROOT/$m"
+for run in \$(seq 1 $REPEAT); do
+  echo "rdma-vm-guest: === $m: RDMA-tagged tests (run \$run of $REPEAT) ==="
+  t0=\$(date +%s)
+  tests
   rc=\$?
-  echo "rdma-vm-guest: $m: second attempt exit code \$rc in \$(( \$(date +%s) - t0 )) s"
-fi
-[ \$rc = 0 ] || overall=\$rc
+  echo "rdma-vm-guest: $m: exit code \$rc in \$(( \$(date +%s) - t0 )) s"
+  if [ \$rc != 0 ] && [ $RERUN = 1 ] && [ -d target/rdma-reports ]; then
+    # One more attempt tells a flaky failure from a broken build; the first attempt's report is kept and listed.
+    rm -rf target/rdma-reports-first-attempt; mv target/rdma-reports target/rdma-reports-first-attempt
+    echo "rdma-vm-guest: $m: FAILED on the first attempt; running its RDMA tests once more"
+    t0=\$(date +%s)
+    tests
+    rc=\$?
+    echo "rdma-vm-guest: $m: second attempt exit code \$rc in \$(( \$(date +%s) - t0 )) s"
+  fi
+  [ \$rc = 0 ] || { overall=\$rc; break; }
+done
 cd "\$ROOT"
 GUESTMOD
   done
