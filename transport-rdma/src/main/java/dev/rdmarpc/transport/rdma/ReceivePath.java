@@ -13,7 +13,7 @@ import java.lang.foreign.MemorySegment;
 /**
  * One connection's receive side, on the poller thread: checks every frame of a received SEND
  * ({@link FrameHeader#validate}), takes the receive credits its headers carry, hands frames to core's
- * {@link FrameHandler} (payload = a view of the receive buffer, valid during the call), answers an RTS with RDMA READs
+ * {@link FrameHandler} (payload = bytes of the receive buffer, valid during the call, given without a slice), answers an RTS with RDMA READs
  * into a slab of its own and, once read, a FIN and a normal frame for core, and passes FIN to the send side. While a
  * READ is in flight later frames wait in an {@link InboundQueue}, so core sees them in order.
  */
@@ -102,7 +102,7 @@ final class ReceivePath {
     /** A frame for core: now, or behind a rendezvous still being read. Returns true if it was queued. */
     private boolean frame(SlabBuffer buffer, int off, int type, int flags, int streamId, int credit, int len) {
         if (queue.isEmpty()) {
-            deliver(type, flags, streamId, credit, buffer.segment().asSlice(off + FrameHeader.SIZE, len));
+            deliver(type, flags, streamId, credit, buffer.segment(), off + FrameHeader.SIZE, len);
             return false;
         }
         Item it = queue.push(InboundQueue.FRAME);
@@ -152,7 +152,7 @@ final class ReceivePath {
                 SlabBuffer dest = it.buffer;
                 it.buffer = null;
                 try {
-                    deliver(it.type, it.flags, it.streamId, 0, dest.segment().asSlice(0, it.length));
+                    deliver(it.type, it.flags, it.streamId, 0, dest.segment(), 0, it.length);
                 } finally {
                     dest.release();
                     queue.pop();
@@ -161,8 +161,8 @@ final class ReceivePath {
                 SlabBuffer b = it.buffer;
                 it.buffer = null;
                 try {
-                    deliver(it.type, it.flags, it.streamId, it.credit,
-                            b.segment().asSlice(it.offset + FrameHeader.SIZE, it.length));
+                    deliver(it.type, it.flags, it.streamId, it.credit, b.segment(), it.offset + FrameHeader.SIZE,
+                            it.length);
                 } finally {
                     queue.pop();
                     if (b.release()) {
@@ -173,9 +173,10 @@ final class ReceivePath {
         }
     }
 
-    private void deliver(int type, int flags, int streamId, int credit, MemorySegment payload) {
+    /** Hands core one frame whose payload is {@code length} bytes of {@code memory} at {@code offset} (no slice). */
+    private void deliver(int type, int flags, int streamId, int credit, MemorySegment memory, long offset, int length) {
         try {
-            handler.onFrame(type, flags, streamId, credit, payload);
+            handler.onFrame(type, flags, streamId, credit, memory, offset, length);
         } catch (RuntimeException e) {
             endpoint.closeOnError(e);
         }
