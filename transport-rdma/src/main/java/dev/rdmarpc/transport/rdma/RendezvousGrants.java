@@ -139,6 +139,17 @@ final class RendezvousGrants {
         freeGrants.add(g);
     }
 
+    /**
+     * Connection teardown, before the queue pair is destroyed: frees every window. A bound type-2 window holds a
+     * reference to its queue pair (rxe waits for it in {@code ibv_destroy_qp}), so windows go first; the grants'
+     * buffers are freed by {@link #releaseAll} after the queue pair.
+     */
+    void closeWindows() {
+        for (Window w : allWindows) {
+            w.mw.close();
+        }
+    }
+
     /** Connection teardown, after the queue pair is destroyed: ends every grant and frees the windows. */
     void releaseAll() {
         for (int i = 0; i < table.length; i++) {

@@ -694,12 +694,17 @@ final class SendPath {
         readsWaiting.clear();
     }
 
-    /** Destroys the QP, then frees every buffer and window still held by the send queue and by grants. */
+    /** Frees the windows, destroys the QP, then frees every buffer still held by the send queue and by grants. */
     void finishClose() {
         lock.lock();
         try {
             closing = true;
             releaseUnposted();
+            try {
+                grants.closeWindows();
+            } catch (RuntimeException e) {
+                Fallbacks.LOG.log(System.Logger.Level.WARNING, "ibv_dealloc_mw on qp {0} failed: {1}", qp.qpNum(), e.toString());
+            }
             try {
                 qp.close();
             } catch (RuntimeException e) {
