@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -27,6 +29,7 @@ import org.junit.jupiter.api.Test;
 class PeerConnectionTest extends LoopbackTest {
     private final BlockingQueue<PeerConnection> opened = new LinkedBlockingQueue<>();
     private final BlockingQueue<String> closed = new LinkedBlockingQueue<>();
+    private final BlockingQueue<PeerConnection> pinged = new LinkedBlockingQueue<>();
 
     @Override
     protected RpcServer.Builder configureServer(RpcServer.Builder b) {
@@ -39,6 +42,11 @@ class PeerConnectionTest extends LoopbackTest {
             @Override
             public void connectionClosed(PeerConnection connection, String reason) {
                 closed.add(reason);
+            }
+
+            @Override
+            public void pingReceived(PeerConnection connection) {
+                pinged.add(connection);
             }
         });
     }
@@ -75,6 +83,18 @@ class PeerConnectionTest extends LoopbackTest {
         hanging.cancel(true);
         await(5_000, () -> c.activeCalls() == 0, "the cancelled call left the connection");
         assertEquals(0, opened.size(), "one connection");
+    }
+
+    @Test
+    void theListenerIsToldOfEveryPingTheClientSends() throws Exception {
+        ClientCalls.blockingUnaryCall(channel, TestService.ECHO, CallOptions.DEFAULT, new byte[8]);
+        PeerConnection c = awaitOpened();
+        for (int i = 0; i < 3; i++) {
+            assertTrue(channel.ping().get(5, TimeUnit.SECONDS) > 0, "the server answered");
+            assertSame(c, pinged.poll(5, TimeUnit.SECONDS), "pingReceived names the client's connection");
+        }
+        assertTrue(c.ping().get(5, TimeUnit.SECONDS) > 0);
+        assertNull(pinged.poll(200, TimeUnit.MILLISECONDS), "the server's own PING's ACK is not a received PING");
     }
 
     @Test

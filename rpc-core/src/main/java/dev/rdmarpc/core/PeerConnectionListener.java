@@ -9,4 +9,11 @@ public interface PeerConnectionListener {
     /** The connection closed, for {@code reason}. */
     default void connectionClosed(PeerConnection connection, String reason) {
     }
+
+    /**
+     * The client sent a PING, which core has already answered; on the connection's I/O thread, so keep it short. A
+     * server that limits how often clients may ping (as grpc's {@code permitKeepAliveTime}) counts them here.
+     */
+    default void pingReceived(PeerConnection connection) {
+    }
 }

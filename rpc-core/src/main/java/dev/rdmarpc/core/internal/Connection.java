@@ -158,6 +158,7 @@ abstract class Connection implements FrameHandler {
                 long data = Frames.decodePing(memory.asSlice(offset, length));
                 if ((flags & FrameFlags.ACK) == 0) {
                     send(Frames.ping(settings.pool(), data, true), true);
+                    onPingReceived();
                 } else {
                     onPingAck(data);
                 }
@@ -202,6 +203,10 @@ abstract class Connection implements FrameHandler {
     }
 
     /** The peer acknowledged a PING this side sent. */
+    /** The peer sent a PING (answered already). */
+    void onPingReceived() {
+    }
+
     private void onPingAck(long data) {
         PendingPing p;
         synchronized (pings) {

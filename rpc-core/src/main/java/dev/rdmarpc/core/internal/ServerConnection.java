@@ -43,6 +43,13 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     }
 
     @Override
+    void onPingReceived() {
+        if (peerHello != null) {
+            server.pingReceived(this);
+        }
+    }
+
+    @Override
     void onHello(Hello hello) {
         if (peerHello != null) {
             throw new ProtocolException("second HELLO");

@@ -120,6 +120,17 @@ public final class ServerImpl {
         }
     }
 
+    void pingReceived(ServerConnection c) {
+        dev.rdmarpc.core.PeerConnectionListener l = connectionListener;
+        if (l != null) {
+            try {
+                l.pingReceived(c);
+            } catch (RuntimeException e) {
+                Connection.LOG.log(System.Logger.Level.WARNING, "PeerConnectionListener.pingReceived threw", e);
+            }
+        }
+    }
+
     void connectionClosed(ServerConnection c, boolean established, String reason) {
         connections.remove(c);
         dev.rdmarpc.core.PeerConnectionListener l = connectionListener;
