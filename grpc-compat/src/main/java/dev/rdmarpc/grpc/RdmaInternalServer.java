@@ -85,6 +85,15 @@ final class RdmaInternalServer implements InternalServer, PeerConnectionListener
         }
     }
 
+    /** The client pinged (core answered): its transport checks the client keeps to permitKeepAliveTime. */
+    @Override
+    public void pingReceived(PeerConnection connection) {
+        RdmaServerTransport t = transports.get(connection);
+        if (t != null) {
+            t.pingReceived();
+        }
+    }
+
     /** Every method name not served natively: a pass-through definition whose calls go to grpc. */
     private ServerMethodDefinition<?, ?> lookup(String fullMethodName) {
         ServerMethodDefinition<?, ?> d = definitions.get(fullMethodName);

@@ -31,9 +31,8 @@ import java.util.concurrent.TimeUnit;
  * client's {@code grpc-accept-encoding}; messages travel with rdmarpc's COMPRESSED flag).
  *
  * <p>Each client connection is one grpc transport (what {@code ServerTransportFilter}s see), with
- * grpc's server keepalive, {@code maxConnectionIdle} and {@code maxConnectionAge} per connection.
- * Not carried: TLS, and enforcing {@code permitKeepAlive*} (accepted; rdmarpc answers every client
- * PING).
+ * grpc's server keepalive, {@code maxConnectionIdle}, {@code maxConnectionAge} and the
+ * {@code permitKeepAlive*} limits on client PINGs per connection. Not carried: TLS.
  */
 public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerBuilder> {
     /** grpc-netty's: a time at least this long means never. */
@@ -51,6 +50,8 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
     private long keepAliveTimeNanos = GrpcUtil.DEFAULT_SERVER_KEEPALIVE_TIME_NANOS;
     private long keepAliveTimeoutNanos = GrpcUtil.DEFAULT_SERVER_KEEPALIVE_TIMEOUT_NANOS;
     private long maxConnectionIdleNanos = ServerSettings.NEVER;
+    private long permitKeepAliveTimeNanos = TimeUnit.MINUTES.toNanos(5);
+    private boolean permitKeepAliveWithoutCalls;
     private long maxConnectionAgeNanos = ServerSettings.NEVER;
     private long maxConnectionAgeGraceNanos = ServerSettings.NEVER;
 
@@ -227,20 +228,23 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
     }
 
     /**
-     * Accepted, not enforced: rdmarpc answers every client PING. grpc's {@code KeepAliveEnforcer}
-     * needs to see each PING received, which rdmarpc core does not report to grpc-compat.
+     * The shortest interval at which a client may PING (default 5 minutes, as grpc-netty). A client that pings more
+     * often, twice past grpc's {@code KeepAliveEnforcer} allowance, gets GOAWAY with "too_many_pings" and its
+     * connection is closed, as with grpc-netty.
      */
     @Override
     public RdmaServerBuilder permitKeepAliveTime(long keepAliveTime, TimeUnit timeUnit) {
         if (keepAliveTime < 0) {
             throw new IllegalArgumentException("permit keepalive time must be non-negative: " + keepAliveTime);
         }
+        this.permitKeepAliveTimeNanos = timeUnit.toNanos(keepAliveTime);
         return this;
     }
 
-    /** Accepted, not enforced (see {@link #permitKeepAliveTime}). */
+    /** Whether a client may PING while it has no call (default false, as grpc-netty); see {@link #permitKeepAliveTime}. */
     @Override
     public RdmaServerBuilder permitKeepAliveWithoutCalls(boolean permit) {
+        this.permitKeepAliveWithoutCalls = permit;
         return this;
     }
 
@@ -259,6 +263,7 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
         return new RdmaInternalServer(new ServerSettings(address, transportMode, maxInboundMessageSize,
                 maxInboundMetadataSize, flowControlWindow, handshakeTimeoutMillis, Map.copyOf(methodTypes),
                 new ServerSettings.Connections(keepAliveTimeNanos, keepAliveTimeoutNanos, maxConnectionIdleNanos,
-                        maxConnectionAgeNanos, maxConnectionAgeGraceNanos)), tracerFactories);
+                        maxConnectionAgeNanos, maxConnectionAgeGraceNanos, permitKeepAliveTimeNanos,
+                        permitKeepAliveWithoutCalls)), tracerFactories);
     }
 }

@@ -71,6 +71,7 @@ final class RdmaServerStream implements ServerStream {
             cancel(Status.INTERNAL.withDescription("response headers cannot be sent: " + e.getMessage()));
             return;
         }
+        transport.responseSent();
         Deliveries.enter();
         try {
             call.sendHeaders(md);
@@ -93,6 +94,7 @@ final class RdmaServerStream implements ServerStream {
                 m = Compression.compress(compressor, m);
                 wireSize = m.available();
             }
+            transport.responseSent();
             Deliveries.enter();
             try {
                 call.sendMessage(m);

@@ -16,6 +16,7 @@ import io.grpc.Status;
 import io.grpc.internal.GrpcAttributes;
 import io.grpc.internal.GrpcUtil;
 import io.grpc.internal.KeepAliveManager;
+import io.grpc.internal.KeepAliveEnforcer;
 import io.grpc.internal.MaxConnectionIdleManager;
 import io.grpc.internal.ServerListener;
 import io.grpc.internal.ServerTransport;
@@ -47,6 +48,8 @@ import java.util.logging.Logger;
  */
 final class RdmaServerTransport implements ServerTransport {
     private static final Logger LOG = Logger.getLogger(RdmaServerTransport.class.getName());
+    /** The reason a client that pings too often is given, as grpc-netty words it in its GOAWAY. */
+    static final String TOO_MANY_PINGS = "too_many_pings";
 
     /**
      * One thread for every transport's idle and age timers: grpc's {@link MaxConnectionIdleManager}
@@ -87,6 +90,10 @@ final class RdmaServerTransport implements ServerTransport {
     private final ScheduledExecutorService connectionTimer;
     private final KeepAliveManager keepAlive;
     private final MaxConnectionIdleManager idle;
+    /** Counts the client's PINGs against permitKeepAliveTime; guarded by {@link #lock}. */
+    private final KeepAliveEnforcer pings;
+    /** Whether a response went out since the client's last PING (its strikes then start over). */
+    private volatile boolean respondedSincePing;
     private final AtomicBoolean goAwaySent = new AtomicBoolean();
     private final Object lock = new Object();
     private volatile ServerTransportListener listener;
@@ -115,6 +122,38 @@ final class RdmaServerTransport implements ServerTransport {
         this.idle = limits.maxConnectionIdleNanos() != ServerSettings.NEVER
                 ? new MaxConnectionIdleManager(limits.maxConnectionIdleNanos())
                 : null;
+        this.pings = new KeepAliveEnforcer(limits.permitKeepAliveWithoutCalls(), limits.permitKeepAliveTimeNanos(),
+                TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * The client sent a PING (core's I/O thread). Past grpc's allowance of pings closer than permitKeepAliveTime it
+     * gets what grpc-netty sends: GOAWAY for "too_many_pings", and the connection is closed.
+     */
+    void pingReceived() {
+        boolean acceptable;
+        synchronized (lock) {
+            if (respondedSincePing) {
+                respondedSincePing = false;
+                pings.resetCounters();
+            }
+            acceptable = pings.pingAcceptable();
+        }
+        if (!acceptable) {
+            LOG.log(Level.FINE, "{0}: too many pings, closing", this);
+            goAwaySent.set(true);
+            connection.close(TOO_MANY_PINGS);
+        }
+    }
+
+    /**
+     * The server sent a response's headers or a message: as in grpc-netty, the client's ping strikes start over (at
+     * its next PING; a plain flag here, so a message costs no lock).
+     */
+    void responseSent() {
+        if (!respondedSincePing) {
+            respondedSincePing = true;
+        }
     }
 
     /** The connection exchanged HELLO: grpc learns of the transport, and it is ready at once. */
@@ -227,8 +266,11 @@ final class RdmaServerTransport implements ServerTransport {
 
     private void streamOpened() {
         synchronized (lock) {
-            if (openStreams++ == 0 && idle != null) {
-                onConnectionTimer(idle::onTransportActive);
+            if (openStreams++ == 0) {
+                pings.onTransportActive();
+                if (idle != null) {
+                    onConnectionTimer(idle::onTransportActive);
+                }
             }
         }
     }
@@ -238,6 +280,9 @@ final class RdmaServerTransport implements ServerTransport {
         boolean terminate;
         synchronized (lock) {
             openStreams--;
+            if (openStreams == 0) {
+                pings.onTransportIdle();
+            }
             if (openStreams == 0 && idle != null && !connectionClosed) {
                 onConnectionTimer(idle::onTransportIdle);
             }

@@ -33,9 +33,12 @@ record ServerSettings(InetSocketAddress address, TransportMode transportMode, in
      * @param maxConnectionIdleNanos    GOAWAY a connection without calls for this long
      * @param maxConnectionAgeNanos     GOAWAY a connection this old (grpc's ±10% jitter is added per connection)
      * @param maxConnectionAgeGraceNanos close a connection still open this long after its age GOAWAY
+     * @param permitKeepAliveTimeNanos  the shortest interval at which a client may PING (grpc's {@code KeepAliveEnforcer})
+     * @param permitKeepAliveWithoutCalls whether a client may PING while it has no call
      */
     record Connections(long keepAliveTimeNanos, long keepAliveTimeoutNanos, long maxConnectionIdleNanos,
-                       long maxConnectionAgeNanos, long maxConnectionAgeGraceNanos) {
+                       long maxConnectionAgeNanos, long maxConnectionAgeGraceNanos, long permitKeepAliveTimeNanos,
+                       boolean permitKeepAliveWithoutCalls) {
 
         boolean keepAliveEnabled() {
             return keepAliveTimeNanos != io.grpc.internal.GrpcUtil.SERVER_KEEPALIVE_TIME_NANOS_DISABLED;

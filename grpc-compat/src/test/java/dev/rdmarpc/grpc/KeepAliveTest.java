@@ -14,6 +14,7 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.internal.ClientTransport;
 import io.grpc.internal.DisconnectError;
 import io.grpc.internal.GrpcUtil;
+import io.grpc.internal.KeepAliveEnforcer;
 import io.grpc.internal.ManagedClientTransport;
 import io.grpc.internal.SharedResourceHolder;
 import io.grpc.stub.ClientCalls;
@@ -43,7 +44,8 @@ import static org.junit.jupiter.api.Assertions.fail;
  * Client keepalive and {@code ClientTransport.ping} over TCP on 127.0.0.1. The channel talks to a
  * real rdmarpc server through a {@link FrameProxy} that counts the PINGs on the wire and can make
  * the server look dead (its connection open, nothing forwarded). Keepalive times are below grpc's
- * 10 s minimum here ({@code keepAliveUnclamped}) so the tests need not wait for it.
+ * 10 s minimum here ({@code keepAliveUnclamped}) so the tests need not wait for it; the server permits them, except
+ * where a test checks that it closes the connection of a client that pings too often.
  */
 @ExtendWith(SlabLeakCheck.class)
 class KeepAliveTest {
@@ -56,6 +58,11 @@ class KeepAliveTest {
 
     @BeforeEach
     void start() throws IOException {
+        // these clients ping every few milliseconds: the server must permit it (grpc-netty's tests do the same)
+        startServer(b -> b.permitKeepAliveTime(0, TimeUnit.NANOSECONDS).permitKeepAliveWithoutCalls(true));
+    }
+
+    private void startServer(java.util.function.UnaryOperator<RdmaServerBuilder> limits) throws IOException {
         ServerServiceDefinition service = ServerServiceDefinition.builder("test.Semantics")
                 .addMethod(SemanticsTest.ECHO, ServerCalls.asyncUnaryCall((req, obs) -> {
                     obs.onNext(req);
@@ -79,7 +86,7 @@ class KeepAliveTest {
                     };
                 }))
                 .build();
-        server = RdmaServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).transportMode(TransportMode.TCP)
+        server = limits.apply(RdmaServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).transportMode(TransportMode.TCP))
                 .addService(ServerInterceptors.intercept(service)).build().start();
         proxy = new FrameProxy(server.getPort());
     }
@@ -141,6 +148,46 @@ class KeepAliveTest {
         await("keepalive PINGs on an idle connection", () -> proxy.pingAcks.get() >= before + 3);
         assertEquals("b", ClientCalls.blockingUnaryCall(ch, SemanticsTest.ECHO, CallOptions.DEFAULT, "b"));
         assertEquals(1, proxy.connections.get());
+    }
+
+    @Test
+    void aClientPingingMoreOftenThanTheServerPermitsIsDisconnected() throws Exception {
+        proxy.close();
+        server.shutdownNow();
+        assertTrue(server.awaitTermination(5, TimeUnit.SECONDS));
+        startServer(b -> b.permitKeepAliveTime(1, TimeUnit.MINUTES)); // calls open: one PING a minute is fine
+        ManagedChannel ch = channel(50, 5_000, false);
+        ClientCall<String, String> hang = ch.newCall(SemanticsTest.HANG, CallOptions.DEFAULT);
+        CompletableFuture<Status> closed = new CompletableFuture<>();
+        hang.start(new ClientCall.Listener<>() {
+            @Override
+            public void onClose(Status status, Metadata trailers) {
+                closed.complete(status);
+            }
+        }, new Metadata());
+        hang.sendMessage("x");
+        assertTrue(hangStarted.await(10, TimeUnit.SECONDS));
+        Status status = closed.get(10, TimeUnit.SECONDS);
+        assertEquals(Status.Code.UNAVAILABLE, status.getCode(), status.toString());
+        // grpc's KeepAliveEnforcer allows two strikes: the third early PING closes the connection (one more may be on
+        // its way through the proxy by then)
+        int pings = proxy.pings.get();
+        assertTrue(pings >= KeepAliveEnforcer.MAX_PING_STRIKES + 1 && pings <= KeepAliveEnforcer.MAX_PING_STRIKES + 2,
+                pings + " PINGs sent before the server closed the connection");
+        // a well-behaved client on the same server is served
+        try (AutoCloseableChannel polite = new AutoCloseableChannel(RdmaChannelBuilder.forAddress("127.0.0.1", server.getPort())
+                .transportMode(TransportMode.TCP).build())) {
+            assertEquals("ok", ClientCalls.blockingUnaryCall(polite.channel(), SemanticsTest.ECHO, CallOptions.DEFAULT, "ok"));
+        }
+    }
+
+    /** A channel for try-with-resources. */
+    private record AutoCloseableChannel(ManagedChannel channel) implements AutoCloseable {
+        @Override
+        public void close() throws InterruptedException {
+            channel.shutdownNow();
+            channel.awaitTermination(5, TimeUnit.SECONDS);
+        }
     }
 
     @Test
