@@ -67,7 +67,6 @@ public final class RpcChannel implements Channel, AutoCloseable {
         return impl.currentTransport();
     }
 
-    /** Lets calls in flight finish, refuses new ones, then closes the connection. */
     /**
      * Measures the round trip to the server with a PING frame (connecting first if needed): the future completes
      * with the time in nanoseconds, or fails with a {@link StatusException} (UNAVAILABLE) when the server cannot be
@@ -77,6 +76,7 @@ public final class RpcChannel implements Channel, AutoCloseable {
         return impl.ping();
     }
 
+    /** Lets calls in flight finish, refuses new ones, then closes the connection. */
     public void shutdown() {
         impl.shutdown();
     }

@@ -202,11 +202,11 @@ abstract class Connection implements FrameHandler {
         return rtt;
     }
 
-    /** The peer acknowledged a PING this side sent. */
     /** The peer sent a PING (answered already). */
     void onPingReceived() {
     }
 
+    /** The peer acknowledged a PING this side sent. */
     private void onPingAck(long data) {
         PendingPing p;
         synchronized (pings) {

@@ -110,38 +110,31 @@ public final class ServerImpl {
     }
 
     void connectionOpened(ServerConnection c) {
-        dev.rdmarpc.core.PeerConnectionListener l = connectionListener;
-        if (l != null) {
-            try {
-                l.connectionOpened(c);
-            } catch (RuntimeException e) {
-                Connection.LOG.log(System.Logger.Level.WARNING, "PeerConnectionListener.connectionOpened threw", e);
-            }
-        }
+        tell("connectionOpened", l -> l.connectionOpened(c));
     }
 
     void pingReceived(ServerConnection c) {
-        dev.rdmarpc.core.PeerConnectionListener l = connectionListener;
-        if (l != null) {
-            try {
-                l.pingReceived(c);
-            } catch (RuntimeException e) {
-                Connection.LOG.log(System.Logger.Level.WARNING, "PeerConnectionListener.pingReceived threw", e);
-            }
-        }
+        tell("pingReceived", l -> l.pingReceived(c));
     }
 
     void connectionClosed(ServerConnection c, boolean established, String reason) {
         connections.remove(c);
-        dev.rdmarpc.core.PeerConnectionListener l = connectionListener;
-        if (l != null && established) {
-            try {
-                l.connectionClosed(c, reason);
-            } catch (RuntimeException e) {
-                Connection.LOG.log(System.Logger.Level.WARNING, "PeerConnectionListener.connectionClosed threw", e);
-            }
+        if (established) {
+            tell("connectionClosed", l -> l.connectionClosed(c, reason));
         }
         maybeTerminate();
+    }
+
+    /** Calls the connection listener, if any; what it throws is logged, not passed on to the connection. */
+    private void tell(String event, java.util.function.Consumer<dev.rdmarpc.core.PeerConnectionListener> call) {
+        dev.rdmarpc.core.PeerConnectionListener l = connectionListener;
+        if (l != null) {
+            try {
+                call.accept(l);
+            } catch (RuntimeException e) {
+                Connection.LOG.log(System.Logger.Level.WARNING, "PeerConnectionListener." + event + " threw", e);
+            }
+        }
     }
 
     private void maybeTerminate() {
