@@ -5,6 +5,7 @@ import io.grpc.Compressor;
 import io.grpc.Decompressor;
 import io.grpc.Drainable;
 import io.grpc.Status;
+import io.grpc.StatusException;
 import io.grpc.internal.StatsTraceContext;
 
 import java.io.ByteArrayOutputStream;
@@ -42,19 +43,29 @@ final class Compression {
         return new StreamMarshaller.Compressed(out.toByteArray());
     }
 
-    /** grpc's deframer's failure for a compressed message on a stream without a decompressor. */
-    static Status notConfigured() {
-        return Status.INTERNAL.withDescription("Can't decode compressed gRPC message as compression not configured");
-    }
-
     /**
-     * The decompressed message, read lazily as grpc's deframer does: reading past {@code maxSize}
-     * decompressed bytes fails with RESOURCE_EXHAUSTED (in the reader, i.e. grpc's message parsing),
-     * and the decompressed size is reported to the stream's tracers as it is read.
+     * A message that arrived compressed, as grpc's deframer takes it: counts it on the stream's tracers and returns it
+     * decompressed, read lazily; reading past {@code maxSize} decompressed bytes fails with RESOURCE_EXHAUSTED (in
+     * the reader, i.e. grpc's message parsing), and the decompressed size is reported as it is read.
+     *
+     * @param decompressor the call's decompressor, null when the call negotiated none
+     * @throws StatusException INTERNAL, as grpc's deframer, without a decompressor or when decompression cannot start
      */
-    static InputStream decompressing(Decompressor decompressor, InputStream compressed, int maxSize,
-                                     StatsTraceContext stats) throws IOException {
-        return new SizeEnforcing(decompressor.decompress(compressed), maxSize, stats);
+    static InputStream received(Decompressor decompressor, InputStream compressed, int seq, int size, int maxSize,
+                                StatsTraceContext stats) throws StatusException {
+        if (decompressor == null) {
+            throw Status.INTERNAL.withDescription("Can't decode compressed gRPC message as compression not configured")
+                    .asException();
+        }
+        stats.inboundMessage(seq);
+        stats.inboundWireSize(size);
+        stats.inboundMessageRead(seq, size, -1);
+        try {
+            return new SizeEnforcing(decompressor.decompress(compressed), maxSize, stats);
+        } catch (IOException e) {
+            throw Status.INTERNAL.withDescription("cannot decompress a " + decompressor.getMessageEncoding() + " message")
+                    .withCause(e).asException();
+        }
     }
 
     /** As grpc's {@code MessageDeframer.SizeEnforcingInputStream}. */

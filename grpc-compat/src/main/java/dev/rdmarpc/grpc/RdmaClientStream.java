@@ -11,6 +11,7 @@ import io.grpc.DecompressorRegistry;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
+import io.grpc.StatusException;
 import io.grpc.internal.ClientStream;
 import io.grpc.internal.ClientStreamListener;
 import io.grpc.internal.ClientStreamListener.RpcProgress;
@@ -338,23 +339,13 @@ final class RdmaClientStream implements ClientStream {
             }
             int seq = inboundSeqNo++;
             if (message instanceof StreamMarshaller.Compressed) {
-                Decompressor d = decompressor;
-                if (d == null) {
-                    fail(Compression.notConfigured());
-                    return;
-                }
-                stats.inboundMessage(seq);
-                stats.inboundWireSize(size);
-                stats.inboundMessageRead(seq, size, -1);
                 int limit = max >= 0 ? Math.min(max, transport.maxInboundMessageSize()) : transport.maxInboundMessageSize();
-                InputStream plain;
                 try {
-                    plain = Compression.decompressing(d, message, limit, stats);
-                } catch (IOException e) {
-                    fail(Status.INTERNAL.withDescription("cannot decompress a " + d.getMessageEncoding() + " message").withCause(e));
-                    return;
+                    listener.messagesAvailable(new SingleMessageProducer(
+                            Compression.received(decompressor, message, seq, size, limit, stats)));
+                } catch (StatusException e) {
+                    fail(e.getStatus());
                 }
-                listener.messagesAvailable(new SingleMessageProducer(plain));
                 return;
             }
             stats.inboundMessage(seq);

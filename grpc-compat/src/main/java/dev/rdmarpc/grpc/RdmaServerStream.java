@@ -7,6 +7,7 @@ import io.grpc.Compressor;
 import io.grpc.Decompressor;
 import io.grpc.Metadata;
 import io.grpc.Status;
+import io.grpc.StatusException;
 import io.grpc.internal.GrpcUtil;
 import io.grpc.internal.ServerStream;
 import io.grpc.internal.ServerStreamListener;
@@ -273,22 +274,12 @@ final class RdmaServerStream implements ServerStream {
             }
             int seq = inboundSeqNo++;
             if (message instanceof StreamMarshaller.Compressed) {
-                Decompressor d = decompressor;
-                if (d == null) {
-                    inboundFailed(Compression.notConfigured());
-                    return;
-                }
-                stats.inboundMessage(seq);
-                stats.inboundWireSize(size);
-                stats.inboundMessageRead(seq, size, -1);
-                InputStream plain;
                 try {
-                    plain = Compression.decompressing(d, message, transport.maxInboundMessageSize(), stats);
-                } catch (IOException e) {
-                    inboundFailed(Status.INTERNAL.withDescription("cannot decompress a " + d.getMessageEncoding() + " message").withCause(e));
-                    return;
+                    listener.messagesAvailable(new SingleMessageProducer(
+                            Compression.received(decompressor, message, seq, size, transport.maxInboundMessageSize(), stats)));
+                } catch (StatusException e) {
+                    inboundFailed(e.getStatus());
                 }
-                listener.messagesAvailable(new SingleMessageProducer(plain));
                 return;
             }
             stats.inboundMessage(seq);

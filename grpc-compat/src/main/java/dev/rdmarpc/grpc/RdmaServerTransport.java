@@ -48,7 +48,7 @@ import java.util.logging.Logger;
  */
 final class RdmaServerTransport implements ServerTransport {
     private static final Logger LOG = Logger.getLogger(RdmaServerTransport.class.getName());
-    /** The reason a client that pings too often is given, as grpc-netty words it in its GOAWAY. */
+    /** Why the connection of a client that pings too often is closed, in grpc-netty's words. */
     static final String TOO_MANY_PINGS = "too_many_pings";
 
     /**
@@ -127,8 +127,8 @@ final class RdmaServerTransport implements ServerTransport {
     }
 
     /**
-     * The client sent a PING (core's I/O thread). Past grpc's allowance of pings closer than permitKeepAliveTime it
-     * gets what grpc-netty sends: GOAWAY for "too_many_pings", and the connection is closed.
+     * The client sent a PING (core's I/O thread). Past grpc's allowance of pings closer than permitKeepAliveTime its
+     * connection is closed for "too_many_pings" (grpc-netty also names that in a GOAWAY; core's close sends none).
      */
     void pingReceived() {
         boolean acceptable;
@@ -279,12 +279,11 @@ final class RdmaServerTransport implements ServerTransport {
     void streamClosed() {
         boolean terminate;
         synchronized (lock) {
-            openStreams--;
-            if (openStreams == 0) {
+            if (--openStreams == 0) {
                 pings.onTransportIdle();
-            }
-            if (openStreams == 0 && idle != null && !connectionClosed) {
-                onConnectionTimer(idle::onTransportIdle);
+                if (idle != null && !connectionClosed) {
+                    onConnectionTimer(idle::onTransportIdle);
+                }
             }
             terminate = openStreams == 0 && connectionClosed && !terminated;
             if (terminate) {

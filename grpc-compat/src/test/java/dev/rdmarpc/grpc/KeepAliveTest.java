@@ -120,11 +120,9 @@ class KeepAliveTest {
         }
     }
 
-    @Test
-    void pingsWhileACallIsOpenAndTheConnectionStays() throws Exception {
-        ManagedChannel ch = channel(50, 5_000, false);
+    /** Opens a HANG call on {@code ch} and waits until the server has it; {@code closed} gets its status. */
+    private ClientCall<String, String> startHang(ManagedChannel ch, CompletableFuture<Status> closed) throws InterruptedException {
         ClientCall<String, String> hang = ch.newCall(SemanticsTest.HANG, CallOptions.DEFAULT);
-        CompletableFuture<Status> closed = new CompletableFuture<>();
         hang.start(new ClientCall.Listener<>() {
             @Override
             public void onClose(Status status, Metadata trailers) {
@@ -133,6 +131,14 @@ class KeepAliveTest {
         }, new Metadata());
         hang.sendMessage("x");
         assertTrue(hangStarted.await(10, TimeUnit.SECONDS));
+        return hang;
+    }
+
+    @Test
+    void pingsWhileACallIsOpenAndTheConnectionStays() throws Exception {
+        ManagedChannel ch = channel(50, 5_000, false);
+        CompletableFuture<Status> closed = new CompletableFuture<>();
+        ClientCall<String, String> hang = startHang(ch, closed);
         await("three keepalive PINGs answered", () -> proxy.pingAcks.get() >= 3);
         assertEquals("still", ClientCalls.blockingUnaryCall(ch, SemanticsTest.ECHO, CallOptions.DEFAULT, "still"));
         hang.halfClose();
@@ -157,16 +163,8 @@ class KeepAliveTest {
         assertTrue(server.awaitTermination(5, TimeUnit.SECONDS));
         startServer(b -> b.permitKeepAliveTime(1, TimeUnit.MINUTES)); // calls open: one PING a minute is fine
         ManagedChannel ch = channel(50, 5_000, false);
-        ClientCall<String, String> hang = ch.newCall(SemanticsTest.HANG, CallOptions.DEFAULT);
         CompletableFuture<Status> closed = new CompletableFuture<>();
-        hang.start(new ClientCall.Listener<>() {
-            @Override
-            public void onClose(Status status, Metadata trailers) {
-                closed.complete(status);
-            }
-        }, new Metadata());
-        hang.sendMessage("x");
-        assertTrue(hangStarted.await(10, TimeUnit.SECONDS));
+        startHang(ch, closed);
         Status status = closed.get(10, TimeUnit.SECONDS);
         assertEquals(Status.Code.UNAVAILABLE, status.getCode(), status.toString());
         // grpc's KeepAliveEnforcer allows two strikes: the third early PING closes the connection (one more may be on
