@@ -28,7 +28,6 @@ public final class RdmaMetrics {
     static final LongAdder SRQ_POSTS = new LongAdder();
     static final LongAdder COMPLETION_ERRORS = new LongAdder();
     static final LongAdder UPGRADES = new LongAdder();
-    static final LongAdder FALLBACKS = new LongAdder();
     static final LongAdder PROTOCOL_ERRORS = new LongAdder();
     static final LongAdder POLLER_WAKEUPS = new LongAdder();
     static final LongAdder DRAIN_TIMEOUTS = new LongAdder();
@@ -76,17 +75,19 @@ public final class RdmaMetrics {
     /** Every counter now. */
     public static Snapshot snapshot() {
         Map<String, Long> reasons = new TreeMap<>();
-        FALLBACK_REASONS.forEach((k, v) -> {
-            long n = v.sum();
+        long fallbacks = 0;
+        for (Map.Entry<String, LongAdder> e : FALLBACK_REASONS.entrySet()) {
+            long n = e.getValue().sum();
             if (n != 0) {
-                reasons.put(k, n);
+                reasons.put(e.getKey(), n);
+                fallbacks += n;
             }
-        });
+        }
         long min = MIN_POSTED_RECEIVES.get();
         return new Snapshot(INLINE_SENDS.sum(), INLINE_BYTES.sum(), EAGER_SENDS.sum(), EAGER_BYTES.sum(),
                 RENDEZVOUS_SENDS.sum(), RENDEZVOUS_BYTES.sum(), RENDEZVOUS_READS.sum(), RENDEZVOUS_READ_BYTES.sum(),
                 RECEIVES.sum(), RECEIVE_BYTES.sum(), CREDIT_STALLS.sum(), CREDIT_UPDATES.sum(), SRQ_LIMIT_EVENTS.sum(),
-                SRQ_POSTS.sum(), COMPLETION_ERRORS.sum(), DRAIN_TIMEOUTS.sum(), UPGRADES.sum(), FALLBACKS.sum(), PROTOCOL_ERRORS.sum(),
+                SRQ_POSTS.sum(), COMPLETION_ERRORS.sum(), DRAIN_TIMEOUTS.sum(), UPGRADES.sum(), fallbacks, PROTOCOL_ERRORS.sum(),
                 CONNECTIONS.get(), SLAB_REGIONS.get(), RENDEZVOUS_REGIONS.get(), BOUND_WINDOWS.get(),
                 POSTED_RECEIVES.get(), min == Long.MAX_VALUE ? -1 : min, Map.copyOf(reasons));
     }
@@ -105,7 +106,6 @@ public final class RdmaMetrics {
     }
 
     static void fallback(String reasonKey) {
-        FALLBACKS.increment();
         fallbackReason(reasonKey).increment();
     }
 

@@ -233,7 +233,7 @@ final class SendPath {
         int streamId = FrameHeader.streamId(hs, hoff);
         Grant g = grants.open(payload, poff, len, streamId);
         if (g.bindPending) {
-            if (ready.isEmpty() && hasRoom() && localOpMayPost()) {
+            if (localOpCanPostNow()) {
                 postBind(g);
             } else {
                 ready.add(g);
@@ -284,6 +284,11 @@ final class SendPath {
     /** Whether a BIND_MW or LOCAL_INV may be posted now: always, or only on an empty send queue. */
     private boolean localOpMayPost() {
         return !localOpsNeedEmptyQueue || postedSeq == completedSeq;
+    }
+
+    /** Whether a BIND_MW or LOCAL_INV can skip the queue: nothing waits before it, and it may be posted now. */
+    private boolean localOpCanPostNow() {
+        return ready.isEmpty() && hasRoom() && localOpMayPost();
     }
 
     /** Whether a local work request waits at the head of the queue for the send queue to empty. */
@@ -510,7 +515,7 @@ final class SendPath {
             }
             if (g.window == null) {
                 grants.release(g);
-            } else if (ready.isEmpty() && hasRoom() && localOpMayPost()) {
+            } else if (localOpCanPostNow()) {
                 postInvalidate(g);
             } else {
                 ready.add(g);
