@@ -1,10 +1,9 @@
 package dev.rdmarpc.grpc;
 
-import dev.rdmarpc.core.internal.RpcExecutors;
-
 import java.lang.System.Logger.Level;
 import java.util.ArrayDeque;
 import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
 
 /**
  * Where rdmarpc runs the call callbacks that grpc-compat turns into grpc stream-listener calls.
@@ -20,8 +19,8 @@ import java.util.concurrent.Executor;
  *       into core has returned (as grpc's in-process transport delivers);</li>
  *   <li>on a Netty event loop (the TCP transport's I/O threads), the drain is queued on that
  *       loop: it runs on the same thread once the frame being handled is done;</li>
- *   <li>anywhere else (core's timer thread, the RDMA completion poller), it is handed to core's
- *       callback pool.</li>
+ *   <li>anywhere else (core's timer thread, the RDMA completion poller), it is handed to
+ *       {@link #pool()}.</li>
  * </ul>
  * A call's callbacks still run one at a time and in order: core schedules one drain at a time.
  * Once core runs inline drains outside the call's lock, this can become a direct executor.
@@ -32,7 +31,8 @@ final class Deliveries {
     /** The executor grpc-compat gives core for every call. */
     static final Executor EXECUTOR = Deliveries::execute;
 
-    private static final Executor POOL = RpcExecutors.defaultCallbackExecutor();
+    private static final Executor POOL = Executors.newCachedThreadPool(
+            Thread.ofPlatform().name("rdmarpc-grpc-callback-", 1).daemon().factory());
     private static final boolean NETTY = nettyPresent();
     private static final ThreadLocal<Trampoline> TRAMPOLINE = ThreadLocal.withInitial(Trampoline::new);
 
@@ -43,6 +43,11 @@ final class Deliveries {
     }
 
     private Deliveries() {
+    }
+
+    /** A cached pool of daemon threads: for drains that run neither inline nor on a Netty loop, and other async work. */
+    static Executor pool() {
+        return POOL;
     }
 
     private static void execute(Runnable task) {

@@ -3,9 +3,7 @@ package dev.rdmarpc.grpc;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.SettableFuture;
 import dev.rdmarpc.core.RpcChannel;
-import dev.rdmarpc.core.internal.ChannelImpl;
-import dev.rdmarpc.core.internal.RpcExecutors;
-import dev.rdmarpc.core.spi.FrameConnection;
+import dev.rdmarpc.core.RpcConnection;
 import io.grpc.Attributes;
 import io.grpc.CallOptions;
 import io.grpc.ClientStreamTracer;
@@ -39,8 +37,8 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 
 /**
- * One grpc client transport: exactly one rdmarpc connection (a core {@link ChannelImpl} that is
- * never allowed to reconnect). It is ready once HELLO is exchanged; when the connection closes it
+ * One grpc client transport: exactly one rdmarpc connection (a core {@link RpcConnection}, shut
+ * down when it closes so that it never reconnects). It is ready once HELLO is exchanged; when the connection closes it
  * reports shutdown and, once its streams are gone, termination, and grpc opens a new transport.
  * With keepalive configured it runs grpc's {@link KeepAliveManager} as grpc-netty does: rdmarpc
  * PINGs after {@code keepAliveTime} without received data, and a shutdown with UNAVAILABLE when a
@@ -59,7 +57,7 @@ final class RdmaClientTransport implements ConnectionClientTransport,
     private final Object lock = new Object();
 
     private Listener listener;
-    private volatile ChannelImpl channel;
+    private volatile RpcConnection channel;
     private volatile Attributes attributes;
     private volatile SocketAddress localAddress;
     private volatile String transportName;
@@ -103,7 +101,7 @@ final class RdmaClientTransport implements ConnectionClientTransport,
     @Override
     public Runnable start(Listener transportListener) {
         this.listener = transportListener;
-        ChannelImpl impl;
+        RpcConnection impl;
         try {
             String host = address.isUnresolved() ? address.getHostString() : address.getAddress().getHostAddress();
             RpcChannel.Builder b = RpcChannel.forAddress(host, address.getPort())
@@ -114,13 +112,13 @@ final class RdmaClientTransport implements ConnectionClientTransport,
             if (settings.flowControlWindow() > 0) {
                 b.flowControlWindow(settings.flowControlWindow());
             }
-            impl = b.buildImpl();
+            impl = b.buildConnection();
         } catch (RuntimeException e) {
             Status s = Status.UNAVAILABLE.withDescription("cannot open an rdmarpc connection to " + address + ": " + e).withCause(e);
             return () -> connectionLost(s, SimpleDisconnectError.UNKNOWN);
         }
         channel = impl;
-        impl.setConnectionClosedListener(why -> connectionLost(Statuses.toGrpc(why), SimpleDisconnectError.CONNECTION_RESET));
+        impl.setCloseListener(why -> connectionLost(Statuses.toGrpc(why), SimpleDisconnectError.CONNECTION_RESET));
         // Asynchronously: grpc's listener must not be called from inside start().
         impl.connect().whenCompleteAsync((v, error) -> {
             if (error == null) {
@@ -133,16 +131,13 @@ final class RdmaClientTransport implements ConnectionClientTransport,
                         : Statuses.toGrpc(s);
                 connectionLost(status, SimpleDisconnectError.UNKNOWN);
             }
-        }, RpcExecutors.defaultCallbackExecutor());
+        }, Deliveries.pool());
         return null;
     }
 
-    private void connected(ChannelImpl impl) {
-        FrameConnection fc = impl.currentConnection();
-        if (fc != null) {
-            localAddress = fc.localAddress();
-            transportName = fc.transportName();
-        }
+    private void connected(RpcConnection impl) {
+        localAddress = impl.localAddress();
+        transportName = impl.transportName();
         Attributes filtered = listener.filterTransport(baseAttributes(localAddress));
         synchronized (lock) {
             attributes = filtered;
@@ -180,7 +175,7 @@ final class RdmaClientTransport implements ConnectionClientTransport,
         if (keepAlive != null) {
             keepAlive.onTransportTermination();
         }
-        ChannelImpl impl = channel;
+        RpcConnection impl = channel;
         if (impl != null) {
             impl.shutdown(); // never reconnect: grpc makes a new transport
         }
@@ -254,7 +249,7 @@ final class RdmaClientTransport implements ConnectionClientTransport,
         }
     }
 
-    ChannelImpl channel() {
+    RpcConnection channel() {
         return channel;
     }
 
@@ -294,7 +289,7 @@ final class RdmaClientTransport implements ConnectionClientTransport,
         synchronized (lock) {
             down = shutdownStatus;
         }
-        ChannelImpl impl = channel;
+        RpcConnection impl = channel;
         if (down == null && impl == null) {
             down = Status.UNAVAILABLE.withDescription("the rdmarpc transport to " + address + " is not started");
         }
@@ -340,7 +335,7 @@ final class RdmaClientTransport implements ConnectionClientTransport,
             keepAlive.onTransportTermination();
         }
         listener.transportShutdown(reason, error);
-        ChannelImpl impl = channel;
+        RpcConnection impl = channel;
         if (impl != null) {
             impl.shutdown();
         }
@@ -365,7 +360,7 @@ final class RdmaClientTransport implements ConnectionClientTransport,
         for (RdmaClientStream s : copy) {
             s.cancel(reason);
         }
-        ChannelImpl impl = channel;
+        RpcConnection impl = channel;
         if (impl != null) {
             impl.shutdownNow();
         }

@@ -1,5 +1,6 @@
 package dev.rdmarpc.grpc;
 
+import dev.rdmarpc.core.spi.ConnectionUpgrader;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.TestFactory;
@@ -12,6 +13,7 @@ import org.opentest4j.TestAbortedException;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.ServiceLoader;
 import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.fail;
@@ -34,7 +36,7 @@ class RdmaInteropOverRdmaTest {
 
     @org.junit.jupiter.api.BeforeAll
     static void rdmaTransportPresent() {
-        if (dev.rdmarpc.core.internal.Transports.upgraders().isEmpty()) {
+        if (ServiceLoader.load(ConnectionUpgrader.class).findFirst().isEmpty()) {
             fail("no RDMA connection upgrader on the test class path: transport-rdma must be a test dependency");
         }
     }

@@ -198,14 +198,18 @@ public final class RpcChannel implements Channel, AutoCloseable {
         }
 
         public RpcChannel build() {
-            return new RpcChannel(buildImpl());
+            return new RpcChannel(newImpl());
         }
 
         /**
-         * Builds the channel implementation without the public wrapper. Internal: for transports
-         * layered on rdmarpc (grpc-compat), which manage connections themselves.
+         * Builds a single connection to the target instead of a channel: for code that manages its
+         * connections itself (a transport layered on rdmarpc, such as grpc-compat).
          */
-        public ChannelImpl buildImpl() {
+        public RpcConnection buildConnection() {
+            return new RpcConnection(newImpl());
+        }
+
+        private ChannelImpl newImpl() {
             ConnectionSettings settings = new ConnectionSettings(pool, flowControlWindow, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
                     maxInboundMessageSize, transportMode, transportMode == TransportMode.TCP ? List.of() : Transports.upgraders());
             var transport = Transports.streamTransport().newClientTransport(

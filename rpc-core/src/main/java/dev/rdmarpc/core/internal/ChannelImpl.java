@@ -16,8 +16,9 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The client channel behind {@link dev.rdmarpc.core.RpcChannel}: one connection to its target at a
- * time, opened on first use and again after it closes or the server sends GOAWAY.
+ * The client channel behind {@link dev.rdmarpc.core.RpcChannel} and {@link dev.rdmarpc.core.RpcConnection}: one
+ * connection to its target at a time, opened on first use and again after it closes or the server sends GOAWAY.
+ * Internal: public only for those two.
  */
 public final class ChannelImpl {
     private final String host;
@@ -213,10 +214,7 @@ public final class ChannelImpl {
         return connection().thenApply(c -> null);
     }
 
-    /**
-     * Called once per connection when it closes, with why (UNAVAILABLE). Internal: grpc-compat
-     * reports transport termination with it.
-     */
+    /** Called once per connection when it closes, with why (UNAVAILABLE): {@code RpcConnection}'s close listener. */
     public void setConnectionClosedListener(java.util.function.Consumer<Status> listener) {
         this.closedListener = listener;
     }
@@ -277,7 +275,7 @@ public final class ChannelImpl {
         return terminated.await(timeout, unit);
     }
 
-    /** For tests: the current connection's frame connection, or null. */
+    /** The current connection's frame connection, or null (kept after it closes, until termination). */
     public synchronized FrameConnection currentConnection() {
         return current == null ? null : current.out;
     }

@@ -1,0 +1,98 @@
+package dev.rdmarpc.core;
+
+import dev.rdmarpc.core.internal.ChannelImpl;
+import dev.rdmarpc.core.spi.FrameConnection;
+
+import java.net.SocketAddress;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * One client connection to a server, for code that manages its connections itself (a transport layered on
+ * rdmarpc, such as grpc-compat): its owner opens it with {@link #connect()}, hears when it closes, and shuts
+ * it down then. Built with {@link RpcChannel.Builder#buildConnection()}. Thread-safe.
+ *
+ * <p>A call started after the connection closed or received GOAWAY, before the owner shut it down, opens a
+ * new connection, as {@link RpcChannel} does.
+ */
+public final class RpcConnection implements Channel {
+    private final ChannelImpl impl;
+
+    RpcConnection(ChannelImpl impl) {
+        this.impl = impl;
+    }
+
+    /**
+     * Opens the connection: the future completes once HELLO is exchanged (and the upgrade to RDMA, if any, is
+     * done), or fails with a {@link StatusException} (UNAVAILABLE) naming why it could not.
+     */
+    public CompletableFuture<Void> connect() {
+        return impl.connect();
+    }
+
+    /**
+     * Sets what is told, once per connection, that the connection closed, with why (UNAVAILABLE). Set it
+     * before {@link #connect()}; it runs on the thread that saw the close (possibly an I/O thread: it must not
+     * block).
+     */
+    public void setCloseListener(Consumer<Status> listener) {
+        impl.setConnectionClosedListener(listener);
+    }
+
+    /** The connection's local address, or null before it is connected. */
+    public SocketAddress localAddress() {
+        FrameConnection c = impl.currentConnection();
+        return c == null ? null : c.localAddress();
+    }
+
+    /** "rdma" or "tcp": the transport the connection's frames travel on, or null before it is connected. */
+    public String transportName() {
+        FrameConnection c = impl.currentConnection();
+        return c == null ? null : c.transportName();
+    }
+
+    @Override
+    public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(MethodDescriptor<ReqT, RespT> method, CallOptions options) {
+        return impl.newCall(method, options);
+    }
+
+    @Override
+    public String authority() {
+        return impl.authority();
+    }
+
+    /**
+     * Measures the round trip to the server with a PING frame: the future completes with the time in
+     * nanoseconds, or fails with a {@link StatusException} (UNAVAILABLE) when the connection is or goes away
+     * before the answer. After {@link #shutdown()} it still pings the connection while calls finish on it.
+     */
+    public CompletableFuture<Long> ping() {
+        return impl.ping();
+    }
+
+    /** Lets calls in flight finish, refuses new ones, then closes the connection. */
+    public void shutdown() {
+        impl.shutdown();
+    }
+
+    /** Fails every call in flight with UNAVAILABLE and closes the connection now. */
+    public void shutdownNow() {
+        impl.shutdownNow();
+    }
+
+    /** Whether {@link #shutdown()} or {@link #shutdownNow()} was called. */
+    public boolean isShutdown() {
+        return impl.isShutdown();
+    }
+
+    /** Whether it is shut down and its connection closed. */
+    public boolean isTerminated() {
+        return impl.isTerminated();
+    }
+
+    /** Waits until it is terminated or the timeout passes; returns whether it is terminated. */
+    public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+        return impl.awaitTermination(timeout, unit);
+    }
+}
