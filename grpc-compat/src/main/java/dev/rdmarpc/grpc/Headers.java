@@ -1,5 +1,6 @@
 package dev.rdmarpc.grpc;
 
+import dev.rdmarpc.core.RawMetadata;
 import io.grpc.InternalMetadata;
 import io.grpc.Metadata;
 import io.grpc.internal.GrpcUtil;
@@ -55,7 +56,7 @@ final class Headers {
             }
             String name = new String(kv[i], StandardCharsets.US_ASCII);
             if (!excluded.contains(name)) {
-                out.putRaw(name, kv[i + 1]);
+                RawMetadata.putRaw(out, name, kv[i + 1]);
             }
         }
         return out;
@@ -70,12 +71,12 @@ final class Headers {
         byte[][] kv = new byte[n * 2][];
         int used = 0;
         for (int i = 0; i < n; i++) {
-            String name = md.nameAt(i);
+            String name = RawMetadata.nameAt(md, i);
             if (excluded.contains(name)) {
                 continue;
             }
             kv[used * 2] = name.getBytes(StandardCharsets.US_ASCII);
-            kv[used * 2 + 1] = md.rawValueAt(i);
+            kv[used * 2 + 1] = RawMetadata.rawValueAt(md, i);
             used++;
         }
         return InternalMetadata.newMetadata(used, kv);
@@ -85,7 +86,7 @@ final class Headers {
     static long size(dev.rdmarpc.core.Metadata md) {
         long size = 0;
         for (int i = 0; i < md.size(); i++) {
-            size += 32 + md.nameAt(i).length() + md.rawValueAt(i).length;
+            size += 32 + RawMetadata.nameAt(md, i).length() + RawMetadata.rawValueAt(md, i).length;
         }
         return size;
     }

@@ -1,6 +1,7 @@
 package dev.rdmarpc.grpc;
 
 import dev.rdmarpc.core.ClientCall;
+import dev.rdmarpc.core.RawMetadata;
 import io.grpc.Attributes;
 import io.grpc.CallOptions;
 import io.grpc.Codec;
@@ -81,7 +82,7 @@ final class RdmaClientStream implements ClientStream {
         dev.rdmarpc.core.Metadata md;
         try {
             md = Headers.toCore(headers, Headers.REQUEST_EXCLUDED);
-            md.putRaw("user-agent", transport.userAgent().getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            RawMetadata.putRaw(md, "user-agent", transport.userAgent().getBytes(java.nio.charset.StandardCharsets.US_ASCII));
         } catch (IllegalArgumentException e) {
             closeListener(Status.INTERNAL.withDescription("request metadata cannot be sent: " + e.getMessage()).withCause(e),
                     RpcProgress.PROCESSED, new Metadata());

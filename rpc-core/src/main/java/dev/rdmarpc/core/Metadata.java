@@ -197,18 +197,18 @@ public final class Metadata {
         return names.isEmpty();
     }
 
-    /** Entry name at index, for encoders. */
-    public String nameAt(int i) {
+    /** Entry name at index, for encoders ({@link RawMetadata}). */
+    String nameAt(int i) {
         return names.get(i);
     }
 
-    /** Raw entry value at index (not copied; do not modify), for encoders. */
-    public byte[] rawValueAt(int i) {
+    /** Raw entry value at index (not copied; do not modify), for encoders ({@link RawMetadata}). */
+    byte[] rawValueAt(int i) {
         return values.get(i);
     }
 
-    /** Appends a raw entry, for decoders; validates the name and, for ASCII keys, the value. */
-    public void putRaw(String name, byte[] value) {
+    /** Appends a raw entry, for decoders ({@link RawMetadata}); validates the name and, for ASCII keys, the value. */
+    void putRaw(String name, byte[] value) {
         String n = validateName(name);
         if (!n.endsWith(BINARY_SUFFIX)) {
             for (byte b : value) {

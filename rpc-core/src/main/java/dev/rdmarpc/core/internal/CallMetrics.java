@@ -1,7 +1,7 @@
 package dev.rdmarpc.core.internal;
 
 /** Call metrics of a server or a channel; {@link #NOOP} when no meter registry is configured. */
-public interface CallMetrics {
+interface CallMetrics {
     CallMetrics NOOP = new CallMetrics() {
     };
 

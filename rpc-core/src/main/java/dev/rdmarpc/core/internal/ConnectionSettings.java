@@ -7,7 +7,8 @@ import dev.rdmarpc.core.spi.ConnectionUpgrader;
 import java.util.List;
 
 /**
- * What one side of every connection it makes or accepts advertises and enforces.
+ * What one side of every connection it makes or accepts advertises and enforces. Internal: public only for
+ * RpcChannel and RpcServer.
  *
  * @param pool             slab pool for frames and messages
  * @param initialWindow    per-stream receive window, in MESSAGE payload bytes

@@ -9,7 +9,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** The shared default callback executor and deadline timer (daemon threads). */
+/** The shared default callback executor and deadline timer (daemon threads). Internal: public only for RpcChannel and RpcServer. */
 public final class RpcExecutors {
     private static final Executor CALLBACKS = newCallbackExecutor("rdmarpc-callback");
     private static final ScheduledExecutorService TIMER = newTimer();
@@ -23,7 +23,7 @@ public final class RpcExecutors {
     }
 
     /** Single-thread scheduler for deadlines and handshake timeouts. */
-    public static ScheduledExecutorService timer() {
+    static ScheduledExecutorService timer() {
         return TIMER;
     }
 

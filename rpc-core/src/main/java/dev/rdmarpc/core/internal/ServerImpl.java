@@ -16,7 +16,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
-/** The server behind {@link dev.rdmarpc.core.RpcServer}: method registry, connections, shutdown. */
+/** The server behind {@link dev.rdmarpc.core.RpcServer}: method registry, connections, shutdown. Internal: public only for RpcServer. */
 public final class ServerImpl {
     private final InetSocketAddress address;
     private final Map<String, ServerMethodDefinition<?, ?>> methods = new HashMap<>();
@@ -76,10 +76,6 @@ public final class ServerImpl {
             throw new IllegalStateException("server not started");
         }
         return bound.getPort();
-    }
-
-    public synchronized InetSocketAddress boundAddress() {
-        return bound;
     }
 
     ServerMethodDefinition<?, ?> lookup(String fullMethodName) {

@@ -8,7 +8,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.ServiceLoader;
 
-/** Finds the stream transport and the connection upgraders on the class path. */
+/** Finds the stream transport and the connection upgraders on the class path. Internal: public only for RpcChannel and RpcServer. */
 public final class Transports {
     private Transports() {
     }

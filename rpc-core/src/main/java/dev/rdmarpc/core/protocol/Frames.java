@@ -1,6 +1,7 @@
 package dev.rdmarpc.core.protocol;
 
 import dev.rdmarpc.core.Metadata;
+import dev.rdmarpc.core.RawMetadata;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
@@ -52,7 +53,7 @@ public final class Frames {
         }
         int size = 2;
         for (int i = 0; i < md.size(); i++) {
-            size += 2 + md.nameAt(i).length() + 4 + md.rawValueAt(i).length;
+            size += 2 + RawMetadata.nameAt(md, i).length() + 4 + RawMetadata.rawValueAt(md, i).length;
         }
         return size;
     }
@@ -67,8 +68,8 @@ public final class Frames {
         }
         w.u16(md.size());
         for (int i = 0; i < md.size(); i++) {
-            byte[] name = md.nameAt(i).getBytes(StandardCharsets.US_ASCII);
-            byte[] value = md.rawValueAt(i);
+            byte[] name = RawMetadata.nameAt(md, i).getBytes(StandardCharsets.US_ASCII);
+            byte[] value = RawMetadata.rawValueAt(md, i);
             w.u16(name.length).bytes(name).i32(value.length).bytes(value);
         }
     }
@@ -86,7 +87,7 @@ public final class Frames {
                 throw new ProtocolException("negative metadata value length");
             }
             try {
-                md.putRaw(name, r.bytes(len));
+                RawMetadata.putRaw(md, name, r.bytes(len));
             } catch (IllegalArgumentException e) {
                 throw new ProtocolException("bad metadata: " + e.getMessage());
             }

@@ -20,7 +20,7 @@ package dev.rdmarpc.transport.rdma;
  * @param ackTimeout      local ACK timeout code ({@code ackTimeout}; 14 ≈ 67 ms)
  * @param retryCount      transport retries before a connection fails ({@code retryCount})
  */
-public record RdmaConfig(String device, int port, int gidIndex, int receiveBufferSize, int srqDepth, int credits,
+record RdmaConfig(String device, int port, int gidIndex, int receiveBufferSize, int srqDepth, int credits,
                          int sendQueueDepth, int maxInline, long spinMicros, String rendezvous, int maxConnections,
                          int minRnrTimer, int ackTimeout, int retryCount) {
 

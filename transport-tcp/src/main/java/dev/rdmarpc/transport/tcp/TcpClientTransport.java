@@ -16,7 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 /** Opens TCP connections to rdmarpc servers over Netty, on its own small group of I/O threads. */
-public final class TcpClientTransport implements ClientTransport {
+final class TcpClientTransport implements ClientTransport {
     /** I/O threads when the config says 0. */
     static final int DEFAULT_IO_THREADS = 1;
 

@@ -16,7 +16,7 @@ import java.net.InetSocketAddress;
 import java.util.Objects;
 
 /** Listens on one TCP address over Netty and serves every accepted connection on its own I/O threads. */
-public final class TcpServerTransport implements ServerTransport {
+final class TcpServerTransport implements ServerTransport {
     /** I/O threads when the config says 0 (the listening socket shares them). */
     static final int DEFAULT_IO_THREADS = Math.min(2, Runtime.getRuntime().availableProcessors());
 
