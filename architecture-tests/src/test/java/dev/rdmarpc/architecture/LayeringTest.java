@@ -1,0 +1,112 @@
+package dev.rdmarpc.architecture;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.junit.AnalyzeClasses;
+import com.tngtech.archunit.junit.ArchTest;
+import com.tngtech.archunit.lang.ArchRule;
+import dev.rdmarpc.core.RawMetadata;
+
+import java.util.List;
+
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideOutsideOfPackage;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+
+/**
+ * The layering between rdmarpc's modules and packages, checked on the main classes of every module. Each rule is
+ * an {@code @ArchTest} method: Surefire 3.5.3 does not run {@code @ArchTest} fields.
+ */
+@AnalyzeClasses(packages = "dev.rdmarpc", importOptions = ImportOption.DoNotIncludeTests.class)
+class LayeringTest {
+    /** The packages of rpc-core a transport may use: the API, the transport SPI, the wire protocol and buffers. */
+    private static final String[] CORE_FOR_TRANSPORTS = {
+            "dev.rdmarpc.core", "dev.rdmarpc.core.spi", "dev.rdmarpc.core.protocol", "dev.rdmarpc.core.buffer"};
+
+    @ArchTest
+    static void coreDependsOnNoTransportGrpcNettyOrUpperModule(JavaClasses classes) {
+        noClasses()
+                .that().resideInAPackage("dev.rdmarpc.core..")
+                .should().dependOnClassesThat().resideInAnyPackage(
+                        "dev.rdmarpc.transport..", "io.grpc..", "io.netty..",
+                        "dev.rdmarpc.grpc..", "dev.rdmarpc.codegen..", "dev.rdmarpc.samples..", "dev.rdmarpc.bench..")
+                .because("rpc-core is the bottom layer: transports plug into its SPI, everything else builds on it")
+                .check(classes);
+    }
+
+    @ArchTest
+    static void tcpTransportUsesOnlyCoreApiAndSpi(JavaClasses classes) {
+        transportUsesOnlyCoreApiAndSpi("dev.rdmarpc.transport.tcp").check(classes);
+    }
+
+    @ArchTest
+    static void rdmaTransportUsesOnlyCoreApiAndSpi(JavaClasses classes) {
+        transportUsesOnlyCoreApiAndSpi("dev.rdmarpc.transport.rdma").check(classes);
+    }
+
+    @ArchTest
+    static void grpcCompatUsesNoCoreInternalsOrTransports(JavaClasses classes) {
+        noClasses()
+                .that().resideInAPackage("dev.rdmarpc.grpc..")
+                .should().dependOnClassesThat().resideInAnyPackage("dev.rdmarpc.core.internal..", "dev.rdmarpc.transport..")
+                .because("grpc-compat is built on rpc-core's public API; transports are found at run time")
+                .check(classes);
+    }
+
+    @ArchTest
+    static void nothingDependsOnSamples(JavaClasses classes) {
+        noClasses()
+                .that().resideOutsideOfPackage("dev.rdmarpc.samples..")
+                .should().dependOnClassesThat().resideInAPackage("dev.rdmarpc.samples..")
+                .check(classes);
+    }
+
+    @ArchTest
+    static void nothingDependsOnBenchmarks(JavaClasses classes) {
+        noClasses()
+                .that().resideOutsideOfPackage("dev.rdmarpc.bench..")
+                .should().dependOnClassesThat().resideInAPackage("dev.rdmarpc.bench..")
+                .check(classes);
+    }
+
+    @ArchTest
+    static void coreInternalsOnlyBehindCoreFacades(JavaClasses classes) {
+        classes()
+                .that().resideInAPackage("dev.rdmarpc.core.internal..")
+                .should().onlyHaveDependentClassesThat().resideInAnyPackage("dev.rdmarpc.core", "dev.rdmarpc.core.internal..")
+                .because("only RpcChannel, RpcConnection and RpcServer reach the implementation")
+                .check(classes);
+    }
+
+    @ArchTest
+    static void rawMetadataOnlyForWireCodecAndGrpcCompat(JavaClasses classes) {
+        classes()
+                .that().belongToAnyOf(RawMetadata.class)
+                .should().onlyHaveDependentClassesThat().resideInAnyPackage("dev.rdmarpc.core..", "dev.rdmarpc.grpc..")
+                .because("raw metadata entries are for the wire codec and the grpc metadata bridge, not for applications")
+                .check(classes);
+    }
+
+    /** Guards the rules above against passing on a class path that lacks a module. */
+    @ArchTest
+    static void everyModuleIsImported(JavaClasses classes) {
+        List<String> packages = List.of("dev.rdmarpc.core", "dev.rdmarpc.transport.tcp", "dev.rdmarpc.transport.rdma",
+                "dev.rdmarpc.codegen", "dev.rdmarpc.grpc", "dev.rdmarpc.samples", "dev.rdmarpc.bench");
+        for (String p : packages) {
+            if (!classes.containPackage(p)) {
+                throw new AssertionError("no main class of package " + p + " was imported: is its module a dependency?");
+            }
+        }
+    }
+
+    private static ArchRule transportUsesOnlyCoreApiAndSpi(String transportPackage) {
+        String[] allowed = new String[CORE_FOR_TRANSPORTS.length + 1];
+        System.arraycopy(CORE_FOR_TRANSPORTS, 0, allowed, 0, CORE_FOR_TRANSPORTS.length);
+        allowed[CORE_FOR_TRANSPORTS.length] = transportPackage + "..";
+        return classes()
+                .that().resideInAPackage(transportPackage + "..")
+                .should().onlyDependOnClassesThat(resideOutsideOfPackage("dev.rdmarpc..").or(resideInAnyPackage(allowed)))
+                .because("a transport plugs into rpc-core's SPI and uses no other rdmarpc module, nor core's internals");
+    }
+}
