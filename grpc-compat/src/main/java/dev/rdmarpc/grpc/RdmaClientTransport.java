@@ -38,8 +38,9 @@ import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * One grpc client transport: exactly one rdmarpc connection (a core {@link RpcConnection}, shut
- * down when it closes so that it never reconnects). It is ready once HELLO is exchanged; when the connection closes it
- * reports shutdown and, once its streams are gone, termination, and grpc opens a new transport.
+ * down when it closes so that it never reconnects). It is ready once HELLO is exchanged; when the
+ * connection closes it reports shutdown and, once its streams are gone, termination, and grpc
+ * opens a new transport.
  * With keepalive configured it runs grpc's {@link KeepAliveManager} as grpc-netty does: rdmarpc
  * PINGs after {@code keepAliveTime} without received data, and a shutdown with UNAVAILABLE when a
  * PING's ACK does not arrive within {@code keepAliveTimeout}.
