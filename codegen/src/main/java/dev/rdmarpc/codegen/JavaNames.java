@@ -160,13 +160,30 @@ final class JavaNames {
      * grpc-java's Java method name for an rpc: first letter lower-cased, underscores dropped with the
      * letter after each upper-cased, and a trailing underscore on a reserved word
      * ({@code BatchPut} becomes {@code batchPut}, {@code get_all} {@code getAll}, {@code Import} {@code import_}).
+     * Names of {@code Object}'s methods stay as they are: every generated method takes a request or an observer,
+     * so {@code hashCode(request, observer)} only overloads {@code hashCode()}, as in grpc-java's stubs.
      */
     static String methodName(String rpcName) {
-        StringBuilder w = new StringBuilder(rpcName.length());
-        w.append(Character.toLowerCase(rpcName.charAt(0)));
+        String name = lowerCamel(rpcName);
+        return RESERVED.contains(name) ? name + "_" : name;
+    }
+
+    /**
+     * grpc-java's name of the static getter of an rpc's method descriptor: {@code get_<rpc>_method} lower-camel-cased
+     * as {@link #methodName} does, so {@code get_stats} gives {@code getGetStatsMethod} and {@code hashCode}
+     * {@code getHashCodeMethod}.
+     */
+    static String descriptorGetterName(String rpcName) {
+        return lowerCamel("get_" + rpcName + "_method");
+    }
+
+    /** First letter lower-cased, underscores dropped and the letter after each upper-cased. */
+    private static String lowerCamel(String word) {
+        StringBuilder w = new StringBuilder(word.length());
+        w.append(Character.toLowerCase(word.charAt(0)));
         boolean afterUnderscore = false;
-        for (int i = 1; i < rpcName.length(); i++) {
-            char c = rpcName.charAt(i);
+        for (int i = 1; i < word.length(); i++) {
+            char c = word.charAt(i);
             if (c == '_') {
                 afterUnderscore = true;
             } else {
@@ -174,8 +191,7 @@ final class JavaNames {
                 afterUnderscore = false;
             }
         }
-        String name = w.toString();
-        return RESERVED.contains(name) ? name + "_" : name;
+        return w.toString();
     }
 
     /** Joins two dotted names, either of which may be empty. */

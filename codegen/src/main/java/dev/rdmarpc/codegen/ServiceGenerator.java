@@ -81,14 +81,21 @@ final class ServiceGenerator {
         for (int i = 0; i < service.getMethodCount(); i++) {
             MethodDescriptorProto m = service.getMethod(i);
             String javaName = JavaNames.methodName(m.getName());
-            String clash = javaNamesSeen.putIfAbsent(javaName, m.getName());
-            if (clash != null) {
-                throw new CodeGenerationException(file.getName() + ": service " + serviceName + ": rpcs " + clash + " and "
-                        + m.getName() + " both map to the Java method name " + javaName);
-            }
-            methods.add(new Method(m, i, javaName, "get" + m.getName() + "Method",
+            String getter = JavaNames.descriptorGetterName(m.getName());
+            requireUnique(javaNamesSeen, javaName, m.getName(), "Java method name");
+            requireUnique(javaNamesSeen, getter + "()", m.getName(), "descriptor getter");
+            methods.add(new Method(m, i, javaName, getter,
                     types.javaName(m.getInputType()), types.javaName(m.getOutputType()),
                     m.getOptions().getDeprecated()));
+        }
+    }
+
+    /** Fails when another rpc of the service already maps to {@code javaName}. */
+    private void requireUnique(Map<String, String> seen, String javaName, String rpc, String what) {
+        String clash = seen.putIfAbsent(javaName, rpc);
+        if (clash != null) {
+            throw new CodeGenerationException(file.getName() + ": service " + serviceName + ": rpcs " + clash + " and "
+                    + rpc + " both map to the " + what + " " + javaName);
         }
     }
 

@@ -123,4 +123,18 @@ class JavaNamesTest {
             assertEquals(c.get(1), JavaNames.methodName(c.get(0)), c.get(0));
         }
     }
+
+    @Test
+    void descriptorGettersFollowGrpcJava() {
+        for (List<String> c : List.of(
+                List.of("Put", "getPutMethod"),
+                List.of("get_stats", "getGetStatsMethod"),
+                List.of("hashCode", "getHashCodeMethod"),
+                List.of("import", "getImportMethod"),
+                List.of("_leading", "getLeadingMethod"),
+                List.of("GET_ALL", "getGETALLMethod"),
+                List.of("with_2x", "getWith2xMethod"))) {
+            assertEquals(c.get(1), JavaNames.descriptorGetterName(c.get(0)), c.get(0));
+        }
+    }
 }

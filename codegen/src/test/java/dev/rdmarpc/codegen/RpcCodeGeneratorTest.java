@@ -139,6 +139,12 @@ class RpcCodeGeneratorTest {
         CodeGeneratorResponse r2 = RpcCodeGenerator.generate(request(clash));
         assertTrue(r2.getError().contains("getAll"), r2.getError());
 
+        FileDescriptorProto getterClash = kvFile().toBuilder().setService(0, ServiceDescriptorProto.newBuilder().setName("S")
+                .addMethod(rpc("_stats", ".kv.Put", ".kv.Put", false, false))
+                .addMethod(rpc("stats", ".kv.Put", ".kv.Put", false, false))).build();
+        CodeGeneratorResponse getterError = RpcCodeGenerator.generate(request(getterClash));
+        assertTrue(getterError.getError().contains("descriptor getter getStatsMethod()"), getterError.getError());
+
         CodeGeneratorResponse r3 = RpcCodeGenerator.generate(request(kvFile()).toBuilder().setParameter("lite").build());
         assertTrue(r3.getError().contains("no options"), r3.getError());
 

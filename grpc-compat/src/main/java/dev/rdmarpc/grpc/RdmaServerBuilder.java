@@ -229,8 +229,9 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
 
     /**
      * The shortest interval at which a client may PING (default 5 minutes, as grpc-netty). A client that pings more
-     * often, twice past grpc's {@code KeepAliveEnforcer} allowance, gets GOAWAY with "too_many_pings" and its
-     * connection is closed, as with grpc-netty.
+     * often, twice past grpc's {@code KeepAliveEnforcer} allowance, has its connection closed (its calls fail
+     * UNAVAILABLE). Unlike grpc-netty no GOAWAY "too_many_pings" is sent first, so a grpc client does not raise its
+     * keepalive time.
      */
     @Override
     public RdmaServerBuilder permitKeepAliveTime(long keepAliveTime, TimeUnit timeUnit) {

@@ -96,11 +96,11 @@ class GeneratedShapeTest {
                 EchoRequest.getDefaultInstance(), EchoResponse.getDefaultInstance());
         assertDescriptor(EchoRpc.getBatchPutMethod(), "rdmarpc.test.echo.Echo/BatchPut", MethodType.UNARY,
                 Payload.getDefaultInstance(), Payload.getDefaultInstance());
-        assertDescriptor(EchoRpc.getget_all_headersMethod(), "rdmarpc.test.echo.Echo/get_all_headers", MethodType.SERVER_STREAMING,
+        assertDescriptor(EchoRpc.getGetAllHeadersMethod(), "rdmarpc.test.echo.Echo/get_all_headers", MethodType.SERVER_STREAMING,
                 Envelope.getDefaultInstance(), Envelope.Header.getDefaultInstance());
         assertDescriptor(EchoRpc.getImportMethod(), "rdmarpc.test.echo.Echo/Import", MethodType.UNARY,
                 Empty.getDefaultInstance(), Empty.getDefaultInstance());
-        assertDescriptor(EchoRpc.getdefaultMethod(), "rdmarpc.test.echo.Echo/default", MethodType.CLIENT_STREAMING,
+        assertDescriptor(EchoRpc.getDefaultMethod(), "rdmarpc.test.echo.Echo/default", MethodType.CLIENT_STREAMING,
                 EchoRequest.getDefaultInstance(), Empty.getDefaultInstance());
         assertDescriptor(EchoRpc.getNotImplementedBidiMethod(), "rdmarpc.test.echo.Echo/NotImplementedBidi", MethodType.BIDI_STREAMING,
                 EchoRequest.getDefaultInstance(), EchoResponse.getDefaultInstance());
@@ -253,9 +253,13 @@ class GeneratedShapeTest {
         assertEquals(List.of("Unary", "ServerStream", "ClientStream", "BidiStream", "BatchPut", "get_all_headers", "Import",
                         "default", "NotImplemented", "NotImplementedBidi"),
                 definition.getMethods().stream().map(m -> m.method().getBareMethodName()).toList());
-        for (ServerMethodDefinition<?, ?> m : definition.getMethods()) {
-            Method getter = EchoRpc.class.getMethod("get" + m.method().getBareMethodName() + "Method");
-            assertSame(getter.invoke(null), m.method());
+        List<String> getters = List.of("getUnaryMethod", "getServerStreamMethod", "getClientStreamMethod", "getBidiStreamMethod",
+                "getBatchPutMethod", "getGetAllHeadersMethod", "getImportMethod", "getDefaultMethod", "getNotImplementedMethod",
+                "getNotImplementedBidiMethod");
+        List<ServerMethodDefinition<?, ?>> methods = List.copyOf(definition.getMethods());
+        for (int i = 0; i < getters.size(); i++) {
+            Method getter = EchoRpc.class.getMethod(getters.get(i));
+            assertSame(getter.invoke(null), methods.get(i).method());
         }
         assertTrue(Modifier.isFinal(EchoRpc.EchoImplBase.class.getMethod("bindService").getModifiers()));
 

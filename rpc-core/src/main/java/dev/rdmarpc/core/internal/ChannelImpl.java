@@ -155,7 +155,6 @@ public final class ChannelImpl {
         }
         CompletableFuture<ClientConnection> result = new CompletableFuture<>();
         pending = result;
-        ClientConnection[] created = new ClientConnection[1];
         InetSocketAddress address;
         try {
             address = new InetSocketAddress(host, port);
@@ -166,8 +165,19 @@ public final class ChannelImpl {
             result.completeExceptionally(Status.UNAVAILABLE.withDescription("cannot resolve " + authority + ": " + e).withCause(e).asException());
             return result;
         }
+        dial(address, result, settings);
+        return result;
+    }
+
+    /**
+     * Opens one connection with {@code s} and completes {@code result} with it once HELLO is done. A connection this
+     * client closed because its side of the upgrade failed after the server had moved is replaced, under the same
+     * {@code result}, by one that does not offer the upgrade.
+     */
+    private void dial(InetSocketAddress address, CompletableFuture<ClientConnection> result, ConnectionSettings s) {
+        ClientConnection[] created = new ClientConnection[1];
         transport.connect(address, fc -> {
-            ClientConnection cc = new ClientConnection(settings, fc, authority, this);
+            ClientConnection cc = new ClientConnection(s, fc, authority, this);
             created[0] = cc;
             return cc;
         }, connectTimeoutMillis).whenComplete((fc, error) -> {
@@ -189,10 +199,12 @@ public final class ChannelImpl {
             }, connectTimeoutMillis, TimeUnit.MILLISECONDS);
             cc.ready().whenComplete((c, e) -> {
                 timeout.cancel(false);
-                if (e != null) {
-                    result.completeExceptionally(e);
-                } else {
+                if (e == null) {
                     result.complete(c);
+                } else if (cc.upgradeFailedAfterServerMoved() && !s.upgraders().isEmpty()) {
+                    redialWithoutUpgrade(address, result, s);
+                } else {
+                    result.completeExceptionally(e);
                 }
             });
             try {
@@ -201,7 +213,16 @@ public final class ChannelImpl {
                 cc.close("failed to send HELLO: " + e);
             }
         });
-        return result;
+    }
+
+    private void redialWithoutUpgrade(InetSocketAddress address, CompletableFuture<ClientConnection> result, ConnectionSettings s) {
+        try {
+            dial(address, result, new ConnectionSettings(s.pool(), s.initialWindow(), s.maxFramePayload(), s.maxMessageSize(),
+                    s.mode(), java.util.List.of()));
+        } catch (RuntimeException e) {
+            result.completeExceptionally(Status.UNAVAILABLE.withDescription("cannot connect to " + authority + ": " + describe(e))
+                    .withCause(e).asException());
+        }
     }
 
     private static String describe(Throwable t) {
@@ -221,6 +242,9 @@ public final class ChannelImpl {
 
     void connectionClosed(ClientConnection c, Status why) {
         metrics.connectionClosed(c.out.transportName());
+        if (c.upgradeFailedAfterServerMoved()) {
+            return; // never ready, and replaced at once (see dial): not a loss of the channel's connection
+        }
         java.util.function.Consumer<Status> l = closedListener;
         if (l != null) {
             l.accept(why);

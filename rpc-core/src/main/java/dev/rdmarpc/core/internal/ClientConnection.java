@@ -55,8 +55,9 @@ final class ClientConnection extends Connection {
         }
         base.setMaxInboundPayload(settings.maxFramePayload());
         peerHello = hello;
-        completeClientUpgrade(hello);
-        ready.complete(this);
+        if (completeClientUpgrade(hello)) {
+            ready.complete(this);
+        }
     }
 
     /**

@@ -31,6 +31,8 @@ abstract class Connection implements FrameHandler {
     private volatile boolean closed;
     private ConnectionUpgrader.Offer offer;
     private ConnectionUpgrader upgrader;
+    /** Set when this client closed the connection because its side of the upgrade failed after the server moved. */
+    private volatile boolean upgradeFailedAfterServerMoved;
     /** PINGs sent and not yet acknowledged, by their data; guarded by itself. */
     private final Map<Long, PendingPing> pings = new java.util.HashMap<>();
     private long nextPingData = System.nanoTime();
@@ -76,32 +78,46 @@ abstract class Connection implements FrameHandler {
         return new Hello(Hello.VERSION, settings.initialWindow(), settings.maxFramePayload(), settings.maxMessageSize(), caps);
     }
 
-    /** Client side: after the server's HELLO, complete or drop the upgrade. */
-    void completeClientUpgrade(Hello serverHello) {
+    /**
+     * Client side: after the server's HELLO, complete or drop the upgrade. Returns false when the connection is being
+     * closed instead: the server's HELLO offered the upgrade, so the server already sends on the upgraded path, and
+     * this side's transition failed; staying on the base path would leave the two sides on different paths.
+     */
+    boolean completeClientUpgrade(Hello serverHello) {
         if (offer == null) {
             requireUpgradeUnlessOptional("this side has no usable RDMA device");
-            return;
+            return true;
         }
         byte[] peerCap = serverHello.capabilities().get(upgrader.capabilityId());
         if (peerCap == null) {
             offer.abandon();
             offer = null;
             requireUpgradeUnlessOptional("the server offered no " + upgrader.name());
-            return;
+            return true;
         }
         try {
             FrameConnection upgraded = offer.complete(peerCap, this);
             upgraded.setMaxInboundPayload(settings.maxFramePayload());
             out = upgraded;
+            return true;
         } catch (Exception e) {
             offer.abandon();
             offer = null;
             if (e instanceof ProtocolException) {
                 throw (ProtocolException) e; // the server's offer was impossible: this connection closes
             }
-            LOG.log(Level.INFO, "staying on {0} to {1}: {2} upgrade failed: {3}", base.transportName(), peer(), upgrader.name(), e.toString());
             requireUpgradeUnlessOptional(upgrader.name() + " upgrade failed: " + e.getMessage());
+            LOG.log(Level.INFO, "closing connection to {0}: the {1} upgrade failed on this side after the server had moved"
+                    + " to it ({2}); the next connection stays on {3}", peer(), upgrader.name(), e.toString(), base.transportName());
+            upgradeFailedAfterServerMoved = true;
+            close(upgrader.name() + " upgrade failed on the client after the server had moved to it: " + e.getMessage());
+            return false;
         }
+    }
+
+    /** Whether this client closed the connection because its side of the upgrade failed (see {@link #completeClientUpgrade}). */
+    boolean upgradeFailedAfterServerMoved() {
+        return upgradeFailedAfterServerMoved;
     }
 
     /** Server side: try the upgrade the client offered; returns the server's offer to advertise, or null. */

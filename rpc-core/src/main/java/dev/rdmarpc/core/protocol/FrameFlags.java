@@ -6,7 +6,11 @@ public final class FrameFlags {
     public static final int BEGIN = 0x01;
     /** MESSAGE: last frame of a message. */
     public static final int END = 0x02;
-    /** MESSAGE: the message bytes are compressed (reserved; no compressor is negotiated yet). */
+    /**
+     * MESSAGE, BEGIN frame only: the message bytes are compressed. Core compresses nothing itself: the encoding is
+     * agreed in the call's metadata (grpc-compat uses grpc's {@code grpc-encoding}) and the marshaller sets and reads
+     * the flag ({@code Marshaller.isCompressed}, {@code Marshaller.parse(…, compressed)}).
+     */
     public static final int COMPRESSED = 0x04;
     /** HEADERS or MESSAGE from the client: the client sends nothing more (half close). */
     public static final int END_STREAM = 0x08;

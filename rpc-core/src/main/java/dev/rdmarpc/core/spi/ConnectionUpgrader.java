@@ -38,8 +38,11 @@ public interface ConnectionUpgrader {
          * Brings the upgraded connection up with the peer's capability bytes; frames read from it
          * go to {@code handler}. Server side, this runs before the server's HELLO is sent back.
          *
-         * @throws Exception when the peer's parameters are impossible or a transition fails; the
-         *                   caller then stays on the base connection (or fails in forced-RDMA mode)
+         * @throws Exception when the peer's parameters are impossible (a {@code ProtocolException}: the connection
+         *                   closes) or a transition fails. On the server the connection then stays on the base
+         *                   connection and its HELLO offers nothing; on the client, whose server has already moved,
+         *                   the connection is closed and the next one is opened without offering the upgrade. In
+         *                   forced-RDMA mode the connection fails instead.
          */
         FrameConnection complete(byte[] peerCapability, FrameHandler handler) throws Exception;
 

@@ -15,8 +15,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Finds the device, port and GID to use: the configured ones, or the first device with an ACTIVE port and, on RoCE,
- * its RoCE v2 IPv4-mapped GID (sysfs {@code gid_attrs/types}), which routes like the TCP connection beside it.
+ * Finds the device, port and GID to use: the configured ones ({@code rdmarpc.rdma.device}, {@code .port},
+ * {@code .gidIndex}), or the first device in libibverbs' list with an ACTIVE port, its first active port and, on RoCE,
+ * the best-scored non-zero GID among the first 32 entries: RoCE v2 and IPv4-mapped, then RoCE v2, then IPv4-mapped
+ * (sysfs {@code gid_attrs/types}), else index 0. The choice does not look at the address or route of the TCP
+ * connection beside it; on a host with several RDMA ports or addresses, configure it.
  * "No RDMA here" (no library, ENOSYS, no device, no active port) is an {@link Unavailable} with the reason.
  */
 final class DeviceSelector {
