@@ -117,6 +117,7 @@ final class Report {
                 .field("rate", cfg.mode() == LoadMode.OPEN ? cfg.rate() : Double.NaN)
                 .field("warmup_s", cfg.warmup().toMillis() / 1000.0)
                 .field("duration_s", cfg.duration().toMillis() / 1000.0)
+                .field("calls_per_cell", cfg.callsPerCell() > 0 ? cfg.callsPerCell() : Double.NaN)
                 .field("executor", cfg.directExecutor() ? "direct" : "default")
                 .field("connections", cfg.connections())
                 .field("stream_length", cfg.streamLength())

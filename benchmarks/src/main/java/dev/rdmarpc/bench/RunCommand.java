@@ -73,6 +73,11 @@ public final class RunCommand implements Callable<Integer> {
             description = "Measured time per transport, payload and concurrency. Default: ${DEFAULT-VALUE}.")
     Duration duration;
 
+    @Option(names = "--calls", paramLabel = "N",
+            description = "Measure each cell for exactly N calls instead of a time window; --duration is then the most they may "
+                    + "take (a cell that does not finish them in time fails).")
+    Long callsPerCell;
+
     @Option(names = "--quick", description = "A smoke run (well under 40 s): payloads 64,64k; concurrency 1,16; transport "
             + "warmup 1.5 s; warmup 0.3 s; duration 1 s (options given explicitly still win).")
     boolean quick;
@@ -147,6 +152,7 @@ public final class RunCommand implements Callable<Integer> {
             require(c >= 1 && c <= 100_000, "--concurrency must be between 1 and 100000, got " + c);
         }
         require(!dur.isZero(), "--duration must be positive");
+        require(callsPerCell == null || callsPerCell >= 1, "--calls must be at least 1");
         require(streamLength >= 1 && streamLength <= 1_000_000, "--stream-length must be between 1 and 1000000");
         require(connections >= 1 && connections <= 1024, "--connections must be between 1 and 1024");
         require(maxMessage >= 1024, "--max-message must be at least 1k");
@@ -166,7 +172,7 @@ public final class RunCommand implements Callable<Integer> {
         List<String> jvmArgs = serverJvmArgs == null || serverJvmArgs.isBlank() ? List.of() : List.of(serverJvmArgs.trim().split("\\s+"));
         return new RunConfig(List.copyOf(new LinkedHashSet<>(transports)), List.copyOf(new LinkedHashSet<>(calls)),
                 List.copyOf(new LinkedHashSet<>(pay)), List.copyOf(new LinkedHashSet<>(conc)), mode, r, streamLength, twu, wu, dur,
-                out, server, executor.equals("direct"), connections, maxMessage, serverTimeout, connectTimeout, jvmArgs,
+                callsPerCell == null ? 0 : callsPerCell, out, server, executor.equals("direct"), connections, maxMessage, serverTimeout, connectTimeout, jvmArgs,
                 List.copyOf(serverArgs), !noPlot);
     }
 

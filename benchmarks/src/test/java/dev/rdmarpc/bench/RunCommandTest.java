@@ -44,6 +44,13 @@ class RunCommandTest {
     }
 
     @Test
+    void callsPerCellReplacesTheTimeWindow() {
+        assertEquals(0, parse().callsPerCell());
+        assertEquals(500, parse("--calls", "500").callsPerCell());
+        assertEquals(BenchException.BAD_INPUT, assertThrows(BenchException.class, () -> parse("--calls", "0")).exitCode());
+    }
+
+    @Test
     void laterOptionsOverrideEarlierOnes() {
         assertEquals("b", parse("--out", "a", "--out", "b").out().toString());
     }
