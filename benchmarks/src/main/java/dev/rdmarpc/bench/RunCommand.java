@@ -28,8 +28,7 @@ public final class RunCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--transports", split = ",", paramLabel = "NAME", converter = Converters.TransportConverter.class,
-            defaultValue = DEFAULT_TRANSPORTS,
+    @Option(names = "--transports", split = ",", paramLabel = "NAME", defaultValue = DEFAULT_TRANSPORTS,
             description = "Transports to measure, in this order: native (rdmarpc, RDMA when possible else TCP), native-tcp, "
                     + "native-rdma, grpc-compat, grpc-netty (the baseline), netty-raw (the TCP floor). Default: ${DEFAULT-VALUE}.")
     List<Transport> transports;
@@ -42,7 +41,7 @@ public final class RunCommand implements Callable<Integer> {
             description = "Concurrent calls (closed loop) or lanes the schedule is spread over (open loop). Default: ${DEFAULT-VALUE}.")
     List<Integer> concurrency;
 
-    @Option(names = "--mode", paramLabel = "closed|open", converter = Converters.LoadModeConverter.class, defaultValue = "closed",
+    @Option(names = "--mode", paramLabel = "closed|open", defaultValue = "closed",
             description = "closed: each lane sends its next call when the last one completes; open: calls are sent at --rate "
                     + "and latency is measured from each call's intended send time (no coordinated omission). Default: ${DEFAULT-VALUE}.")
     LoadMode mode;
@@ -50,7 +49,7 @@ public final class RunCommand implements Callable<Integer> {
     @Option(names = "--rate", paramLabel = "CALLS/S", description = "Calls per second in open mode (all lanes together).")
     Double rate;
 
-    @Option(names = "--call", split = ",", paramLabel = "KIND", converter = Converters.CallKindConverter.class, defaultValue = "unary",
+    @Option(names = "--call", split = ",", paramLabel = "KIND", defaultValue = "unary",
             description = "unary (payload echoed), server-stream (--stream-length responses of the payload size), "
                     + "bidi (one round trip on a long-lived stream). Default: ${DEFAULT-VALUE}.")
     List<CallKind> calls;
