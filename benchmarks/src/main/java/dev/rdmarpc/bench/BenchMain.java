@@ -17,8 +17,17 @@ public final class BenchMain {
     /** Runs the command line and returns the exit code (for tests). */
     public static int execute(String... args) {
         System.setProperty("java.awt.headless", "true");
-        CommandLine cl = new CommandLine(new RunCommand());
+        return commandLine(new RunCommand()).execute(args);
+    }
+
+    /**
+     * The command line of {@code rdmarpc-bench} around {@code run}: later options win, enum values are
+     * matched by their command-line names in any case, and failures end with the run's exit codes.
+     */
+    static CommandLine commandLine(RunCommand run) {
+        CommandLine cl = new CommandLine(run);
         cl.setOverwrittenOptionsAllowed(true);
+        cl.setCaseInsensitiveEnumValuesAllowed(true);
         cl.getSubcommands().get("jmh").setStopAtUnmatched(true);
         cl.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
             PrintWriter err = commandLine.getErr();
@@ -32,6 +41,6 @@ public final class BenchMain {
             err.flush();
             return BenchException.FAILED;
         });
-        return cl.execute(args);
+        return cl;
     }
 }

@@ -150,7 +150,7 @@ final class BenchRun {
                                     break;
                                 }
                                 CellSpec spec = new CellSpec(t, new Workload(kind, payload, cfg.streamLength()), conc,
-                                        cfg.mode(), cfg.rate(), cfg.warmup(), cfg.duration());
+                                        cfg.mode(), cfg.rate(), cfg.warmup(), cfg.duration(), cfg.callsPerCell());
                                 progress.cell(++cellIndex, t + (t == Transport.NATIVE ? "(" + client.negotiated() + ")" : "")
                                         + " " + spec.label());
                                 CellResult r = new CellRunner(spec, client, () -> serverCpu(ctl), stop, progress).run();
@@ -187,7 +187,7 @@ final class BenchRun {
                 return;
             }
             CellSpec spec = new CellSpec(t, new Workload(kind, payload, cfg.streamLength()), conc, cfg.mode(), cfg.rate(),
-                    each, java.time.Duration.ZERO);
+                    each, java.time.Duration.ZERO, 0);
             progress.status(t + " JIT warmup: " + spec.label());
             CellRunner runner = new CellRunner(spec, client, () -> -1, stop, progress).untilSteady();
             CellResult r = runner.run();
@@ -218,7 +218,7 @@ final class BenchRun {
             return;
         }
         CellSpec spec = new CellSpec(t, new Workload(kind, largest, cfg.streamLength()), 1, cfg.mode(), cfg.rate(),
-                time, java.time.Duration.ZERO);
+                time, java.time.Duration.ZERO, 0);
         progress.status(t + " JIT warmup: " + spec.label());
         CellResult r = new CellRunner(spec, client, () -> -1, stop, progress).run();
         if (r.error() != null) {

@@ -17,9 +17,9 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
 
 /**
- * Runs one cell: drives the lanes in closed or open loop through warmup and the measured window,
- * recording every completed call's latency in an HdrHistogram {@link Recorder} (wait-free for the
- * completing threads).
+ * Runs one cell: drives the lanes in closed or open loop through warmup and the measured window
+ * (a time, or a given number of calls), recording every completed call's latency in an HdrHistogram
+ * {@link Recorder} (wait-free for the completing threads).
  */
 final class CellRunner implements LaneListener {
     /** Most calls in flight in open mode; past it the schedule waits (latency still counts from the intended time). */
@@ -41,6 +41,14 @@ final class CellRunner implements LaneListener {
     private final AtomicInteger liveLanes = new AtomicInteger();
     private final Set<Lane> deadLanes = ConcurrentHashMap.newKeySet();
     private final AtomicReference<Throwable> firstError = new AtomicReference<>();
+    /** Calls the lanes may still send: unlimited, or the counted calls left to send. */
+    private final AtomicLong callsLeft = new AtomicLong(Long.MAX_VALUE);
+    /** Counted calls not yet completed or failed. */
+    private final AtomicLong unsettled = new AtomicLong(Long.MAX_VALUE);
+    private final boolean counted;
+    private volatile long lastSettledNanos;
+    private volatile boolean allSettled;
+    private volatile Thread waiter;
     private volatile boolean running;
     private boolean untilSteady;
     private long steadyAfterNanos = -1;
@@ -51,6 +59,7 @@ final class CellRunner implements LaneListener {
         this.serverCpu = serverCpu;
         this.stop = stop;
         this.progress = progress;
+        this.counted = spec.calls() > 0;
     }
 
     /** Makes the warmup end as soon as the call rate is steady ({@code spec.warmup()} is then the most it takes). */
@@ -65,24 +74,24 @@ final class CellRunner implements LaneListener {
             lanes[i] = client.newLane(i, spec.workload(), this);
         }
         liveLanes.set(lanes.length);
-        running = true;
-        Thread pacer = null;
-        if (spec.mode() == LoadMode.CLOSED) {
-            for (Lane lane : lanes) {
-                inFlight.incrementAndGet();
-                lane.call(System.nanoTime());
-            }
-        } else {
-            pacer = new Thread(() -> pace(lanes), "bench-pacer");
-            pacer.setDaemon(true);
-            pacer.start();
-        }
+        waiter = Thread.currentThread();
 
-        progress.phase("warmup", spec.warmup().toNanos(), completed::sum);
-        if (untilSteady) {
-            warmUntilSteady();
-        } else {
-            stop.sleepUntil(System.nanoTime() + spec.warmup().toNanos(), this::allLanesDead);
+        Thread pacer = null;
+        if (!counted || spec.warmup().isPositive()) {
+            pacer = startLoad(lanes);
+            progress.phase("warmup", spec.warmup().toNanos(), completed::sum);
+            if (untilSteady) {
+                warmUntilSteady();
+            } else {
+                stop.sleepUntil(System.nanoTime() + spec.warmup().toNanos(), this::allLanesDead);
+            }
+        }
+        if (counted) {
+            // the counted calls start from idle lanes, so that exactly those calls are measured
+            stopLoad(pacer);
+            pacer = null;
+            callsLeft.set(spec.calls());
+            unsettled.set(spec.calls());
         }
 
         // the measured window
@@ -91,18 +100,61 @@ final class CellRunner implements LaneListener {
         long clientCpu0 = ProcessCpu.nanos();
         long serverCpu0 = serverCpu.getAsLong();
         long t0 = System.nanoTime();
+        if (counted && !stop.isStopped()) {
+            pacer = startLoad(lanes);
+        }
         progress.phase("measure", spec.duration().toNanos(), () -> completed.sum() - calls0);
         boolean whole = !stop.isStopped()
-                && stop.sleepUntil(t0 + spec.duration().toNanos(), this::allLanesDead);
+                && stop.sleepUntil(t0 + spec.duration().toNanos(), counted ? this::countedCallsSettled : this::allLanesDead);
         Histogram h = recorder.getIntervalHistogram();
-        long t1 = System.nanoTime();
+        long t1 = allSettled ? lastSettledNanos : System.nanoTime();
         long calls = h.getTotalCount();
         long clientCpu1 = ProcessCpu.nanos();
         long serverCpu1 = serverCpu.getAsLong();
+        boolean partial = stop.isStopped() && !whole && !allSettled;
 
         // wind down: no new calls, let those in flight finish so the next cell starts clean
-        running = false;
         progress.phase("drain", 0, completed::sum);
+        stopLoad(pacer);
+        for (Lane lane : lanes) {
+            lane.close();
+        }
+        Throwable err = firstError.get();
+        String error = err == null ? null : describe(err);
+        if (error == null && inFlight.get() > 0 && !allLanesDead()) {
+            error = inFlight.get() + " calls still unanswered " + TimeUnit.NANOSECONDS.toSeconds(DRAIN_NANOS) + " s after the window";
+        }
+        if (error == null && counted && !partial && calls < spec.calls()) {
+            error = "only " + calls + " of " + spec.calls() + " calls completed within " + spec.duration().toMillis() + " ms";
+        }
+        return new CellResult(spec, client.negotiated(), h, calls, errors.sum(), (t1 - t0) / 1e9,
+                clientCpu0 < 0 || clientCpu1 < 0 ? -1 : clientCpu1 - clientCpu0,
+                serverCpu0 < 0 || serverCpu1 < 0 ? -1 : serverCpu1 - serverCpu0,
+                partial, error);
+    }
+
+    /** Starts sending calls: every lane's first call in closed mode, the pacer thread (returned) in open mode. */
+    private Thread startLoad(Lane[] lanes) {
+        running = true;
+        if (spec.mode() == LoadMode.CLOSED) {
+            for (Lane lane : lanes) {
+                if (callsLeft.getAndDecrement() <= 0) {
+                    break;
+                }
+                inFlight.incrementAndGet();
+                lane.call(System.nanoTime());
+            }
+            return null;
+        }
+        Thread pacer = new Thread(() -> pace(lanes), "bench-pacer");
+        pacer.setDaemon(true);
+        pacer.start();
+        return pacer;
+    }
+
+    /** Stops sending calls and waits (at most {@link #DRAIN_NANOS}) for those in flight to finish. */
+    private void stopLoad(Thread pacer) {
+        running = false;
         if (pacer != null) {
             pacer.interrupt();
             try {
@@ -115,18 +167,11 @@ final class CellRunner implements LaneListener {
         while (inFlight.get() > 0 && System.nanoTime() < drainEnd && !allLanesDead()) {
             LockSupport.parkNanos(1_000_000);
         }
-        for (Lane lane : lanes) {
-            lane.close();
-        }
-        Throwable err = firstError.get();
-        String error = err == null ? null : describe(err);
-        if (error == null && inFlight.get() > 0 && !allLanesDead()) {
-            error = inFlight.get() + " calls still unanswered " + TimeUnit.NANOSECONDS.toSeconds(DRAIN_NANOS) + " s after the window";
-        }
-        return new CellResult(spec, client.negotiated(), h, calls, errors.sum(), (t1 - t0) / 1e9,
-                clientCpu0 < 0 || clientCpu1 < 0 ? -1 : clientCpu1 - clientCpu0,
-                serverCpu0 < 0 || serverCpu1 < 0 ? -1 : serverCpu1 - serverCpu0,
-                !whole && stop.isStopped(), error);
+    }
+
+    /** Whether every counted call has completed or failed (or no lane is left to make them). */
+    private boolean countedCallsSettled() {
+        return allSettled || allLanesDead();
     }
 
     /**
@@ -189,6 +234,9 @@ final class CellRunner implements LaneListener {
                 LockSupport.parkNanos(20_000);
                 continue;
             }
+            if (counted && callsLeft.getAndDecrement() <= 0) {
+                return;
+            }
             inFlight.incrementAndGet();
             lanes[lane].call(next);
             lane = lane + 1 == lanes.length ? 0 : lane + 1;
@@ -201,15 +249,30 @@ final class CellRunner implements LaneListener {
         long now = System.nanoTime();
         recorder.recordValue(Math.max(0, now - startNanos));
         completed.increment();
-        if (running && spec.mode() == LoadMode.CLOSED) {
+        if (counted) {
+            settled(now);
+        }
+        if (running && spec.mode() == LoadMode.CLOSED && (!counted || callsLeft.getAndDecrement() > 0)) {
             lane.call(now);
         } else {
             inFlight.decrementAndGet();
         }
     }
 
+    /** A counted call completed or failed at {@code now}; the last one ends the window. */
+    private void settled(long now) {
+        if (unsettled.decrementAndGet() == 0) {
+            lastSettledNanos = now;
+            allSettled = true;
+            LockSupport.unpark(waiter);
+        }
+    }
+
     @Override
     public void onError(Lane lane, long startNanos, Throwable error) {
+        if (counted) {
+            settled(System.nanoTime());
+        }
         inFlight.decrementAndGet();
         if (!stop.isStopped()) {
             // failures after Ctrl-C are the run being torn down, not the transport's

@@ -13,10 +13,11 @@ import java.time.Duration;
  * @param mode        closed or open loop
  * @param rate        calls per second in open mode (0 in closed mode)
  * @param warmup      time run before measuring
- * @param duration    time measured
+ * @param duration    time measured; with {@code calls} set, the most the counted calls may take
+ * @param calls       0 to measure for {@code duration}; otherwise exactly this many calls are sent and measured
  */
 record CellSpec(Transport transport, Workload workload, int concurrency, LoadMode mode, double rate,
-                Duration warmup, Duration duration) {
+                Duration warmup, Duration duration, long calls) {
 
     /** "unary 64B c=16". */
     String label() {

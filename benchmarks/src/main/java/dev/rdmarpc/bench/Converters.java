@@ -6,45 +6,9 @@ import picocli.CommandLine.TypeConversionException;
 import java.time.Duration;
 import java.util.Locale;
 
-/** picocli converters that answer bad values with one clear sentence. */
+/** picocli converters for sizes and durations that answer bad values with one clear sentence. */
 final class Converters {
     private Converters() {
-    }
-
-    /** A transport name. */
-    static final class TransportConverter implements ITypeConverter<Transport> {
-        @Override
-        public Transport convert(String value) {
-            try {
-                return Transport.parse(value);
-            } catch (IllegalArgumentException e) {
-                throw new TypeConversionException(e.getMessage());
-            }
-        }
-    }
-
-    /** A call kind. */
-    static final class CallKindConverter implements ITypeConverter<CallKind> {
-        @Override
-        public CallKind convert(String value) {
-            try {
-                return CallKind.parse(value);
-            } catch (IllegalArgumentException e) {
-                throw new TypeConversionException(e.getMessage());
-            }
-        }
-    }
-
-    /** A load mode. */
-    static final class LoadModeConverter implements ITypeConverter<LoadMode> {
-        @Override
-        public LoadMode convert(String value) {
-            try {
-                return LoadMode.parse(value);
-            } catch (IllegalArgumentException e) {
-                throw new TypeConversionException(e.getMessage());
-            }
-        }
     }
 
     /** A byte size: 64, 4k, 1m. */

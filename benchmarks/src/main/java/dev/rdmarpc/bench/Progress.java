@@ -6,8 +6,8 @@ import java.util.function.LongSupplier;
 
 /**
  * The one-line progress display: current transport and workload, phase, elapsed time and calls so
- * far, redrawn in place every 200 ms on a terminal. Off a terminal it stays silent; finished cells
- * are printed as lines in both cases.
+ * far, redrawn in place every 200 ms on a terminal. Off a terminal it prints a line as each cell
+ * starts instead; finished cells are printed as lines in both cases.
  */
 final class Progress implements AutoCloseable {
     private final PrintStream out;
@@ -40,10 +40,17 @@ final class Progress implements AutoCloseable {
         return c != null && c.isTerminal();
     }
 
+    /** A cell starts: from here on it is measured (or stopped) and its result reported. */
     void cell(int index, String what) {
         cell = index;
         label = what;
         phase = "";
+        if (!terminal) {
+            synchronized (this) {
+                out.println(String.format(Locale.ROOT, "[%d/%d] %s", index, totalCells, what));
+                out.flush();
+            }
+        }
     }
 
     void status(String what) {

@@ -1,9 +1,13 @@
 package dev.rdmarpc.bench;
 
+import com.google.gson.stream.JsonWriter;
 import org.HdrHistogram.Histogram;
 
 import java.io.IOException;
 import java.io.PrintStream;
+import java.io.StringWriter;
+import java.math.BigDecimal;
+import java.math.MathContext;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -88,86 +92,102 @@ final class Report {
         Files.writeString(dir.resolve("results.txt"), table(results, skipped), StandardCharsets.UTF_8);
     }
 
-    static String json(RunConfig cfg, RunInfo info, List<CellResult> results, List<Skipped> skipped) {
-        Json j = new Json().beginObject();
-        j.field("tool", "rdmarpc-bench").field("format", 1);
-        j.field("started", info.started().toString()).field("finished", info.finished().toString());
-        j.field("interrupted", info.interrupted());
-        j.key("units").beginObject()
-                .field("latency", "microseconds, from the call's send time (open loop: its intended send time)")
-                .field("mb_per_s", "payload bytes of both directions per second / 10^6")
-                .field("cpu_us_per_call", "process CPU time (user+system, from the OS) per completed call")
-                .field("ratio_to_grpc_netty", "this figure divided by grpc-netty's for the same workload in the same run")
+    /** results.json: the run's facts and settings, every cell's figures and the transports skipped. */
+    static String json(RunConfig cfg, RunInfo info, List<CellResult> results, List<Skipped> skipped) throws IOException {
+        StringWriter out = new StringWriter();
+        JsonWriter j = new JsonWriter(out);
+        j.setIndent("  ");
+        j.beginObject();
+        j.name("tool").value("rdmarpc-bench").name("format").value(1);
+        j.name("started").value(info.started().toString()).name("finished").value(info.finished().toString());
+        j.name("interrupted").value(info.interrupted());
+        j.name("units").beginObject()
+                .name("latency").value("microseconds, from the call's send time (open loop: its intended send time)")
+                .name("mb_per_s").value("payload bytes of both directions per second / 10^6")
+                .name("cpu_us_per_call").value("process CPU time (user+system, from the OS) per completed call")
+                .name("ratio_to_grpc_netty").value("this figure divided by grpc-netty's for the same workload in the same run")
                 .endObject();
-        j.key("host").beginObject()
-                .field("client_cpus", Runtime.getRuntime().availableProcessors())
-                .field("os", System.getProperty("os.name") + " " + System.getProperty("os.version") + " " + System.getProperty("os.arch"))
-                .field("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"))
-                .field("server", info.server());
+        j.name("host").beginObject()
+                .name("client_cpus").value(Runtime.getRuntime().availableProcessors())
+                .name("os").value(System.getProperty("os.name") + " " + System.getProperty("os.version") + " " + System.getProperty("os.arch"))
+                .name("java").value(System.getProperty("java.vm.name") + " " + System.getProperty("java.version"))
+                .name("server").value(info.server());
         for (Map.Entry<String, String> e : info.serverInfo().entrySet()) {
-            j.field("server_" + e.getKey(), e.getValue());
+            j.name("server_" + e.getKey()).value(e.getValue());
         }
-        j.key("jvm_flags").beginArray();
+        j.name("jvm_flags").beginArray();
         for (String f : info.jvmFlags()) {
             j.value(f);
         }
         j.endArray().endObject();
-        j.key("settings").beginObject()
-                .field("mode", cfg.mode().cliName())
-                .field("rate", cfg.mode() == LoadMode.OPEN ? cfg.rate() : Double.NaN)
-                .field("warmup_s", cfg.warmup().toMillis() / 1000.0)
-                .field("duration_s", cfg.duration().toMillis() / 1000.0)
-                .field("executor", cfg.directExecutor() ? "direct" : "default")
-                .field("connections", cfg.connections())
-                .field("stream_length", cfg.streamLength())
-                .field("max_message", cfg.maxMessage())
+        j.name("settings").beginObject()
+                .name("mode").value(cfg.mode().cliName())
+                .name("rate").jsonValue(figure(cfg.mode() == LoadMode.OPEN ? cfg.rate() : Double.NaN))
+                .name("warmup_s").jsonValue(figure(cfg.warmup().toMillis() / 1000.0))
+                .name("duration_s").jsonValue(figure(cfg.duration().toMillis() / 1000.0))
+                .name("calls_per_cell").jsonValue(figure(cfg.callsPerCell() > 0 ? cfg.callsPerCell() : Double.NaN))
+                .name("executor").value(cfg.directExecutor() ? "direct" : "default")
+                .name("connections").value(cfg.connections())
+                .name("stream_length").value(cfg.streamLength())
+                .name("max_message").value(cfg.maxMessage())
                 .endObject();
-        j.key("results").beginArray();
+        j.name("results").beginArray();
         for (CellResult r : results) {
             CellSpec s = r.spec();
             j.beginObject()
-                    .field("transport", s.transport().cliName())
-                    .field("negotiated", r.negotiated())
-                    .field("call", s.workload().kind().cliName())
-                    .field("payload", s.workload().payloadSize())
-                    .field("concurrency", s.concurrency())
-                    .field("mode", s.mode().cliName());
+                    .name("transport").value(s.transport().cliName())
+                    .name("negotiated").value(r.negotiated())
+                    .name("call").value(s.workload().kind().cliName())
+                    .name("payload").value(s.workload().payloadSize())
+                    .name("concurrency").value(s.concurrency())
+                    .name("mode").value(s.mode().cliName());
             if (s.mode() == LoadMode.OPEN) {
-                j.field("rate", s.rate());
+                j.name("rate").jsonValue(figure(s.rate()));
             }
             if (s.workload().kind() == CallKind.SERVER_STREAM) {
-                j.field("stream_length", s.workload().streamLength());
+                j.name("stream_length").value(s.workload().streamLength());
             }
-            j.field("calls", r.calls()).field("errors", r.errors()).field("seconds", r.seconds());
+            j.name("calls").value(r.calls()).name("errors").value(r.errors()).name("seconds").jsonValue(figure(r.seconds()));
             for (Metric m : METRICS) {
-                j.field(m.key(), m.value().applyAsDouble(r));
+                j.name(m.key()).jsonValue(figure(m.value().applyAsDouble(r)));
             }
-            j.field("mean_us", r.meanUs())
-                    .field("client_cpu_cores", r.clientCores())
-                    .field("server_cpu_cores", r.serverCores())
-                    .field("partial", r.partial())
-                    .field("error", r.error())
-                    .field("hgrm", r.histogram().getTotalCount() > 0 ? hgrmName(r) : null);
+            j.name("mean_us").jsonValue(figure(r.meanUs()))
+                    .name("client_cpu_cores").jsonValue(figure(r.clientCores()))
+                    .name("server_cpu_cores").jsonValue(figure(r.serverCores()))
+                    .name("partial").value(r.partial())
+                    .name("error").value(r.error())
+                    .name("hgrm").value(r.histogram().getTotalCount() > 0 ? hgrmName(r) : null);
             CellResult base = baselineOf(results, r);
-            j.key("ratio_to_grpc_netty");
+            j.name("ratio_to_grpc_netty");
             if (base == null) {
                 j.nullValue();
             } else {
                 j.beginObject();
                 for (Metric m : METRICS) {
-                    j.field(m.key(), ratio(m.value().applyAsDouble(r), m.value().applyAsDouble(base)));
+                    j.name(m.key()).jsonValue(figure(ratio(m.value().applyAsDouble(r), m.value().applyAsDouble(base))));
                 }
                 j.endObject();
             }
             j.endObject();
         }
         j.endArray();
-        j.key("skipped").beginArray();
+        j.name("skipped").beginArray();
         for (Skipped s : skipped) {
-            j.beginObject().field("transport", s.transport().cliName()).field("reason", s.reason()).endObject();
+            j.beginObject().name("transport").value(s.transport().cliName()).name("reason").value(s.reason()).endObject();
         }
-        j.endArray();
-        return j.endObject().toString();
+        j.endArray().endObject().close();
+        return out.append('\n').toString();
+    }
+
+    /** A figure as JSON: null when not a number, whole numbers without a fraction, others to six significant digits. */
+    static String figure(double d) {
+        if (Double.isNaN(d) || Double.isInfinite(d)) {
+            return "null";
+        }
+        if (d == Math.rint(d) && Math.abs(d) < 1e15) {
+            return Long.toString((long) d);
+        }
+        return new BigDecimal(d).round(new MathContext(6)).stripTrailingZeros().toPlainString();
     }
 
     /** The results as a text table, grouped by workload, with ratios to grpc-netty. */

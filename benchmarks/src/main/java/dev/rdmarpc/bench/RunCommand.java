@@ -28,8 +28,7 @@ public final class RunCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--transports", split = ",", paramLabel = "NAME", converter = Converters.TransportConverter.class,
-            defaultValue = DEFAULT_TRANSPORTS,
+    @Option(names = "--transports", split = ",", paramLabel = "NAME", defaultValue = DEFAULT_TRANSPORTS,
             description = "Transports to measure, in this order: native (rdmarpc, RDMA when possible else TCP), native-tcp, "
                     + "native-rdma, grpc-compat, grpc-netty (the baseline), netty-raw (the TCP floor). Default: ${DEFAULT-VALUE}.")
     List<Transport> transports;
@@ -42,7 +41,7 @@ public final class RunCommand implements Callable<Integer> {
             description = "Concurrent calls (closed loop) or lanes the schedule is spread over (open loop). Default: ${DEFAULT-VALUE}.")
     List<Integer> concurrency;
 
-    @Option(names = "--mode", paramLabel = "closed|open", converter = Converters.LoadModeConverter.class, defaultValue = "closed",
+    @Option(names = "--mode", paramLabel = "closed|open", defaultValue = "closed",
             description = "closed: each lane sends its next call when the last one completes; open: calls are sent at --rate "
                     + "and latency is measured from each call's intended send time (no coordinated omission). Default: ${DEFAULT-VALUE}.")
     LoadMode mode;
@@ -50,7 +49,7 @@ public final class RunCommand implements Callable<Integer> {
     @Option(names = "--rate", paramLabel = "CALLS/S", description = "Calls per second in open mode (all lanes together).")
     Double rate;
 
-    @Option(names = "--call", split = ",", paramLabel = "KIND", converter = Converters.CallKindConverter.class, defaultValue = "unary",
+    @Option(names = "--call", split = ",", paramLabel = "KIND", defaultValue = "unary",
             description = "unary (payload echoed), server-stream (--stream-length responses of the payload size), "
                     + "bidi (one round trip on a long-lived stream). Default: ${DEFAULT-VALUE}.")
     List<CallKind> calls;
@@ -72,6 +71,11 @@ public final class RunCommand implements Callable<Integer> {
     @Option(names = "--duration", paramLabel = "TIME", converter = Converters.DurationConverter.class, defaultValue = "2s",
             description = "Measured time per transport, payload and concurrency. Default: ${DEFAULT-VALUE}.")
     Duration duration;
+
+    @Option(names = "--calls", paramLabel = "N",
+            description = "Measure each cell for exactly N calls instead of a time window; --duration is then the most they may "
+                    + "take (a cell that does not finish them in time fails).")
+    Long callsPerCell;
 
     @Option(names = "--quick", description = "A smoke run (well under 40 s): payloads 64,64k; concurrency 1,16; transport "
             + "warmup 1.5 s; warmup 0.3 s; duration 1 s (options given explicitly still win).")
@@ -147,6 +151,7 @@ public final class RunCommand implements Callable<Integer> {
             require(c >= 1 && c <= 100_000, "--concurrency must be between 1 and 100000, got " + c);
         }
         require(!dur.isZero(), "--duration must be positive");
+        require(callsPerCell == null || callsPerCell >= 1, "--calls must be at least 1");
         require(streamLength >= 1 && streamLength <= 1_000_000, "--stream-length must be between 1 and 1000000");
         require(connections >= 1 && connections <= 1024, "--connections must be between 1 and 1024");
         require(maxMessage >= 1024, "--max-message must be at least 1k");
@@ -166,7 +171,7 @@ public final class RunCommand implements Callable<Integer> {
         List<String> jvmArgs = serverJvmArgs == null || serverJvmArgs.isBlank() ? List.of() : List.of(serverJvmArgs.trim().split("\\s+"));
         return new RunConfig(List.copyOf(new LinkedHashSet<>(transports)), List.copyOf(new LinkedHashSet<>(calls)),
                 List.copyOf(new LinkedHashSet<>(pay)), List.copyOf(new LinkedHashSet<>(conc)), mode, r, streamLength, twu, wu, dur,
-                out, server, executor.equals("direct"), connections, maxMessage, serverTimeout, connectTimeout, jvmArgs,
+                callsPerCell == null ? 0 : callsPerCell, out, server, executor.equals("direct"), connections, maxMessage, serverTimeout, connectTimeout, jvmArgs,
                 List.copyOf(serverArgs), !noPlot);
     }
 

@@ -16,7 +16,8 @@ import java.util.List;
  * @param streamLength   responses per server-stream call
  * @param transportWarmup warmup of each transport before its first cell (JIT compilation)
  * @param warmup         warmup per cell
- * @param duration       measured time per cell
+ * @param duration       measured time per cell (with {@code callsPerCell}, the most a cell's calls may take)
+ * @param callsPerCell   calls measured per cell, or 0 to measure for {@code duration}
  * @param out            output folder
  * @param server         "host:port" of a remote server process, or null to start one here
  * @param directExecutor callbacks and handlers on the I/O threads
@@ -29,7 +30,8 @@ import java.util.List;
  * @param plot           write the PNG and SVG plot
  */
 record RunConfig(List<Transport> transports, List<CallKind> calls, List<Integer> payloads, List<Integer> concurrency,
-                 LoadMode mode, double rate, int streamLength, Duration transportWarmup, Duration warmup, Duration duration, Path out,
+                 LoadMode mode, double rate, int streamLength, Duration transportWarmup, Duration warmup, Duration duration,
+                 long callsPerCell, Path out,
                  String server, boolean directExecutor, int connections, int maxMessage, Duration serverTimeout,
                  Duration connectTimeout, List<String> serverJvmArgs, List<String> serverArgs, boolean plot) {
 

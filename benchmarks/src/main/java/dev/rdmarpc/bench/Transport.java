@@ -1,35 +1,27 @@
 package dev.rdmarpc.bench;
 
 import java.util.Arrays;
-import java.util.Locale;
 import java.util.stream.Collectors;
 
 /** The transports the harness can measure, by the names used on the command line. */
-public enum Transport {
+public enum Transport implements CliNamed {
     /** rdmarpc's native API, RDMA when both sides can and TCP otherwise. */
-    NATIVE("native", "rdmarpc native API, RDMA when both sides can, else TCP"),
+    NATIVE("rdmarpc native API, RDMA when both sides can, else TCP"),
     /** rdmarpc's native API forced onto TCP. */
-    NATIVE_TCP("native-tcp", "rdmarpc native API over TCP"),
+    NATIVE_TCP("rdmarpc native API over TCP"),
     /** rdmarpc's native API forced onto RDMA (fails where there is no RDMA device). */
-    NATIVE_RDMA("native-rdma", "rdmarpc native API over RDMA"),
+    NATIVE_RDMA("rdmarpc native API over RDMA"),
     /** grpc-java stubs over rdmarpc's drop-in transport. */
-    GRPC_COMPAT("grpc-compat", "grpc-java stubs over RdmaChannelBuilder/RdmaServerBuilder"),
+    GRPC_COMPAT("grpc-java stubs over RdmaChannelBuilder/RdmaServerBuilder"),
     /** Stock grpc-java over Netty: the baseline every figure is compared with. */
-    GRPC_NETTY("grpc-netty", "stock grpc-java over Netty (the baseline)"),
+    GRPC_NETTY("stock grpc-java over Netty (the baseline)"),
     /** A minimal length-prefixed echo over Netty: the floor for TCP. */
-    NETTY_RAW("netty-raw", "minimal length-prefixed echo over Netty (the TCP floor)");
+    NETTY_RAW("minimal length-prefixed echo over Netty (the TCP floor)");
 
-    private final String cliName;
     private final String description;
 
-    Transport(String cliName, String description) {
-        this.cliName = cliName;
+    Transport(String description) {
         this.description = description;
-    }
-
-    /** The name used on the command line and in results. */
-    public String cliName() {
-        return cliName;
     }
 
     /** One line saying what it is. */
@@ -43,27 +35,22 @@ public enum Transport {
     }
 
     /**
-     * The transport of a command-line name.
+     * The transport of a name as {@link #cliName()} gives it (the control protocol's).
      *
      * @throws IllegalArgumentException naming the valid names
      */
     public static Transport parse(String name) {
-        String n = name.trim().toLowerCase(Locale.ROOT);
         for (Transport t : values()) {
-            if (t.cliName.equals(n)) {
+            if (t.cliName().equals(name)) {
                 return t;
             }
         }
-        throw new IllegalArgumentException("unknown transport '" + name + "'; valid: " + names());
-    }
-
-    /** The valid names, comma separated. */
-    public static String names() {
-        return Arrays.stream(values()).map(Transport::cliName).collect(Collectors.joining(", "));
+        throw new IllegalArgumentException("unknown transport '" + name + "'; valid: "
+                + Arrays.stream(values()).map(Transport::cliName).collect(Collectors.joining(", ")));
     }
 
     @Override
     public String toString() {
-        return cliName;
+        return cliName();
     }
 }

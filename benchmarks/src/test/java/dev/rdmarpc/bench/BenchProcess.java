@@ -13,13 +13,20 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
-/** The packaged rdmarpc-bench jar run as a real process, with a hard time limit (killed past it, never a hang). */
+/**
+ * The packaged rdmarpc-bench jar run as a real process, with a hard time limit (killed past it, never a hang).
+ * Its output is collected line by line; waiting for a line wakes up as each line arrives.
+ */
 final class BenchProcess implements AutoCloseable {
+    /** Most time the output of a process that has exited takes to be read to its end. */
+    private static final long PUMP_JOIN_MILLIS = 30_000;
+
     private final Process process;
-    private final StringBuffer out = new StringBuffer();
-    private final StringBuffer err = new StringBuffer();
+    private final StringBuilder out = new StringBuilder();
+    private final StringBuilder err = new StringBuilder();
     private final Thread outPump;
     private final Thread errPump;
+    private int streamsEnded;
 
     private BenchProcess(Process process) {
         this.process = process;
@@ -58,15 +65,22 @@ final class BenchProcess implements AutoCloseable {
         return p;
     }
 
-    private static Thread pump(InputStream in, StringBuffer into) {
+    private Thread pump(InputStream in, StringBuilder into) {
         Thread t = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = r.readLine()) != null) {
-                    into.append(line).append('\n');
+                    synchronized (this) {
+                        into.append(line).append('\n');
+                        notifyAll();
+                    }
                 }
             } catch (IOException ignored) {
                 // process gone
+            }
+            synchronized (this) {
+                streamsEnded++;
+                notifyAll();
             }
         });
         t.setDaemon(true);
@@ -81,24 +95,24 @@ final class BenchProcess implements AutoCloseable {
             process.destroyForcibly();
             throw new AssertionError("rdmarpc-bench did not finish within " + limit + "\nstdout:\n" + out + "\nstderr:\n" + err);
         }
-        outPump.join(5000);
-        errPump.join(5000);
+        outPump.join(PUMP_JOIN_MILLIS);
+        errPump.join(PUMP_JOIN_MILLIS);
         return process.exitValue();
     }
 
-    /** Waits until a line of stdout or stderr matches, or the time is up. */
-    boolean awaitOutput(Predicate<String> match, Duration limit) throws InterruptedException {
+    /** Waits until a line of stdout or stderr matches; false when the output ends or {@code limit} passes first. */
+    synchronized boolean awaitOutput(Predicate<String> match, Duration limit) throws InterruptedException {
         long end = System.nanoTime() + limit.toNanos();
-        while (System.nanoTime() < end) {
+        while (true) {
             if (out.toString().lines().anyMatch(match) || err.toString().lines().anyMatch(match)) {
                 return true;
             }
-            if (!process.isAlive()) {
+            long left = end - System.nanoTime();
+            if (streamsEnded == 2 || left <= 0) {
                 return false;
             }
-            Thread.sleep(50);
+            TimeUnit.NANOSECONDS.timedWait(this, left);
         }
-        return false;
     }
 
     /** Sends SIGINT, as Ctrl-C does. */
@@ -110,15 +124,15 @@ final class BenchProcess implements AutoCloseable {
         return process.exitValue();
     }
 
-    String out() {
+    synchronized String out() {
         return out.toString();
     }
 
-    String err() {
+    synchronized String err() {
         return err.toString();
     }
 
-    String both() {
+    synchronized String both() {
         return "stdout:\n" + out + "\nstderr:\n" + err;
     }
 

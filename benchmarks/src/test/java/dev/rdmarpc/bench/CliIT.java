@@ -10,6 +10,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -18,6 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * The packaged CLI as real processes on 127.0.0.1: a quick run and its outputs, a remote server,
@@ -25,6 +28,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class CliIT {
     private static final Duration LIMIT = Duration.ofSeconds(120);
+    /** --duration of a run measuring a number of calls: only ends a hung cell. */
+    private static final String CALLS_BOUND = "60s";
 
     @Test
     void quickRunWritesEveryOutput(@TempDir Path dir) throws Exception {
@@ -54,12 +59,13 @@ class CliIT {
             assertTrue(m.find(), server.both());
             String target = "127.0.0.1:" + m.group(1);
             BenchProcess p = BenchProcess.run(LIMIT, "--server", target, "--transports", "native-tcp,netty-raw",
-                    "--payload", "64", "--concurrency", "2", "--transport-warmup", "0.2s", "--warmup", "0.2s", "--duration", "0.5s",
-                    "--no-plot", "--out", dir.toString());
+                    "--payload", "64", "--concurrency", "2", "--transport-warmup", "0.2s", "--warmup", "0.2s",
+                    "--calls", "100", "--duration", CALLS_BOUND, "--no-plot", "--out", dir.toString());
             assertEquals(0, p.exitCode(), p.both());
             String json = Files.readString(dir.resolve("results.json"));
             assertTrue(json.contains("\"server\": \"" + target + "\""), json);
             assertEquals(2, count(json, "\"transport\": \""), json);
+            assertEquals(2, count(json, "\"calls\": 100,"), json);
             assertTrue(server.out().contains("started the native-tcp server"), server.both());
         }
     }
@@ -68,11 +74,13 @@ class CliIT {
     void aTransportThatCannotConnectIsSkippedAndTheOthersStillRun(@TempDir Path dir) throws Exception {
         Assumptions.assumeFalse(Files.exists(Path.of("/dev/infiniband")), "this host has RDMA: native-rdma would connect");
         BenchProcess p = BenchProcess.run(LIMIT, "--transports", "native-rdma,netty-raw", "--payload", "64", "--concurrency", "1",
-                "--transport-warmup", "0.2s", "--warmup", "0.1s", "--duration", "0.3s", "--no-plot", "--out", dir.toString());
+                "--transport-warmup", "0.2s", "--warmup", "0.1s", "--calls", "50", "--duration", CALLS_BOUND, "--no-plot",
+                "--out", dir.toString());
         assertEquals(3, p.exitCode(), p.both());
         assertTrue(p.err().contains("skipping native-rdma: native-rdma: first call to 127.0.0.1:"), p.both());
         String json = Files.readString(dir.resolve("results.json"));
         assertEquals(1, count(json, "\"transport\": \"netty-raw\""), json);
+        assertEquals(1, count(json, "\"calls\": 50,"), json);
         assertTrue(json.contains("\"skipped\": [") && json.contains("\"transport\": \"native-rdma\""), json);
     }
 
@@ -80,7 +88,9 @@ class CliIT {
     void unknownTransportIsRefused() throws Exception {
         BenchProcess p = BenchProcess.run(LIMIT, "--transports", "native,smoke-signals");
         assertEquals(2, p.exitCode(), p.both());
-        assertTrue(p.err().contains("unknown transport 'smoke-signals'; valid: native, native-tcp"), p.both());
+        assertTrue(p.err().contains("Invalid value for option '--transports'"), p.both());
+        assertTrue(p.err().contains("but was 'smoke-signals'"), p.both());
+        assertTrue(p.err().contains("native-tcp"), p.both());
     }
 
     @Test
@@ -92,12 +102,10 @@ class CliIT {
 
     @Test
     void serverThatDoesNotComeUpTimesOut(@TempDir Path dir) throws Exception {
-        long start = System.nanoTime();
         BenchProcess p = BenchProcess.run(LIMIT, "--transports", "netty-raw", "--server-timeout", "3s",
                 "--server-arg=--start-delay", "--server-arg=120s", "--out", dir.toString());
         assertEquals(3, p.exitCode(), p.both());
         assertTrue(p.err().contains("the server JVM did not come up within 3 s"), p.both());
-        assertTrue(System.nanoTime() - start < Duration.ofSeconds(60).toNanos());
     }
 
     @Test
@@ -124,8 +132,8 @@ class CliIT {
     void ctrlCStopsAndStillWritesWhatWasMeasured(@TempDir Path dir) throws Exception {
         try (BenchProcess p = BenchProcess.start("--transports", "netty-raw", "--payload", "64", "--concurrency", "1",
                 "--transport-warmup", "0s", "--warmup", "0s", "--duration", "300s", "--out", dir.toString())) {
-            assertTrue(p.awaitOutput(l -> l.startsWith("server: "), Duration.ofSeconds(60)), p.both());
-            Thread.sleep(1500);
+            // once its start is printed, the cell is measured (or stopped) and reported
+            assertTrue(p.awaitOutput(l -> l.startsWith("[1/1] netty-raw unary 64B c=1"), Duration.ofSeconds(60)), p.both());
             p.interrupt();
             int code = p.waitFor(Duration.ofSeconds(30));
             assertEquals(130, code, p.both());
@@ -136,11 +144,13 @@ class CliIT {
             Matcher pid = Pattern.compile("\"server_pid\": \"(\\d+)\"").matcher(json);
             assertTrue(pid.find(), json);
             Optional<ProcessHandle> server = ProcessHandle.of(Long.parseLong(pid.group(1)));
-            long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (server.isPresent() && server.get().isAlive() && System.nanoTime() < end) {
-                Thread.sleep(100);
+            if (server.isPresent()) {
+                try {
+                    server.get().onExit().get(30, TimeUnit.SECONDS);
+                } catch (TimeoutException e) {
+                    fail("the server JVM outlived the client");
+                }
             }
-            assertFalse(server.isPresent() && server.get().isAlive(), "the server JVM outlived the client");
         }
     }
 

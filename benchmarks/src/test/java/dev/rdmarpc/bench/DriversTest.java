@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -25,6 +26,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** Every transport's server and client, in this JVM over loopback, under every call kind and both load modes. */
 class DriversTest {
     private static final int MAX = 4 << 20;
+    /** Calls each cell sends and measures. */
+    private static final long CALLS = 200;
+    /** Open-loop calls per second. */
+    private static final double RATE = 2000;
+    /** Only ends a hung cell: on any machine the calls finish long before. */
+    private static final Duration HUNG = Duration.ofSeconds(60);
 
     static Stream<Arguments> cells() {
         List<Arguments> a = new ArrayList<>();
@@ -45,20 +52,41 @@ class DriversTest {
              BenchClient client = Drivers.connect(t, new ClientSettings("127.0.0.1", server.port(), MAX, true, 2, Duration.ofSeconds(10)))) {
             // open loop at a rate every transport sustains here; closed loop with messages that take two frames
             int payload = kind == CallKind.SERVER_STREAM || mode == LoadMode.OPEN ? 1000 : 100_000;
-            CellSpec spec = new CellSpec(t, new Workload(kind, payload, 3), 4, mode, mode == LoadMode.OPEN ? 2000 : 0,
-                    Duration.ofMillis(100), Duration.ofMillis(400));
+            double rate = mode == LoadMode.OPEN ? RATE : 0;
+            CellSpec spec = new CellSpec(t, new Workload(kind, payload, 3), 4, mode, rate, Duration.ZERO, HUNG, CALLS);
             CellResult r;
             try (Progress p = new Progress(System.err, false, 1)) {
                 r = new CellRunner(spec, client, () -> -1, new StopSignal(), p).run();
             }
             assertNull(r.error(), r.error());
             assertEquals(0, r.errors());
-            assertTrue(r.calls() > 0, "no calls completed");
-            assertEquals(r.calls(), r.histogram().getTotalCount());
+            assertFalse(r.partial());
+            assertEquals(CALLS, r.calls());
+            assertEquals(CALLS, r.histogram().getTotalCount());
             assertTrue(r.percentileUs(50) > 0);
+            assertTrue(r.seconds() > 0);
             if (mode == LoadMode.OPEN) {
-                assertTrue(r.callsPerSecond() < 3000, "open loop ran faster than its rate: " + r.callsPerSecond());
+                // the last of the calls is due (CALLS - 1) / RATE seconds after the first: never sooner
+                double most = RATE * CALLS / (CALLS - 1);
+                assertTrue(r.callsPerSecond() <= most * (1 + 1e-9), "open loop ran faster than its rate: " + r.callsPerSecond());
             }
+        }
+    }
+
+    @Test
+    void countedCallsAfterAWarmupAreExactlyThoseAskedFor() throws Exception {
+        Transport t = Transport.NETTY_RAW;
+        try (BenchServer server = Drivers.startServer(t, new ServerSettings("127.0.0.1", 0, MAX, true));
+             BenchClient client = Drivers.connect(t, new ClientSettings("127.0.0.1", server.port(), MAX, true, 1, Duration.ofSeconds(10)))) {
+            CellSpec spec = new CellSpec(t, new Workload(CallKind.UNARY, 64, 1), 3, LoadMode.CLOSED, 0,
+                    Duration.ofMillis(50), HUNG, 7);
+            CellResult r;
+            try (Progress p = new Progress(System.err, false, 1)) {
+                r = new CellRunner(spec, client, () -> -1, new StopSignal(), p).run();
+            }
+            assertNull(r.error(), r.error());
+            assertEquals(7, r.calls());
+            assertEquals(7, r.histogram().getTotalCount());
         }
     }
 

@@ -1,5 +1,7 @@
 package dev.rdmarpc.bench;
 
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -39,6 +41,33 @@ class ReportTest {
     }
 
     @Test
+    void jsonReadsBackWithItsFigures() throws Exception {
+        RunConfig cfg = new RunCommandTest().parse("--payload", "64", "--concurrency", "1,16");
+        String json = Report.json(cfg, new Report.RunInfo(Instant.EPOCH, Instant.EPOCH, true, "local", Map.of(), List.of()),
+                List.of(grpc, nat), List.of(new Report.Skipped(Transport.GRPC_COMPAT, "said \"no\"\non two lines")));
+        JsonObject root = JsonParser.parseString(json).getAsJsonObject();
+        assertTrue(root.get("interrupted").getAsBoolean());
+        assertTrue(root.getAsJsonObject("settings").get("rate").isJsonNull());
+        JsonObject nativeCell = root.getAsJsonArray("results").get(1).getAsJsonObject();
+        assertEquals("native", nativeCell.get("transport").getAsString());
+        assertEquals(20000, nativeCell.get("calls").getAsLong());
+        assertEquals(20000, nativeCell.get("calls_per_s").getAsDouble());
+        assertEquals(0.25, nativeCell.getAsJsonObject("ratio_to_grpc_netty").get("p50_us").getAsDouble(), 0.01);
+        assertTrue(nativeCell.get("error").isJsonNull());
+        JsonObject skippedCell = root.getAsJsonArray("skipped").get(0).getAsJsonObject();
+        assertEquals("said \"no\"\non two lines", skippedCell.get("reason").getAsString());
+    }
+
+    @Test
+    void figuresAreWholeOrSixDigitsOrNull() {
+        assertEquals("12", Report.figure(12.0));
+        assertEquals("0.123457", Report.figure(0.123456789));
+        assertEquals("0.00000123457", Report.figure(0.00000123456789));
+        assertEquals("null", Report.figure(Double.NaN));
+        assertEquals("null", Report.figure(Double.POSITIVE_INFINITY));
+    }
+
+    @Test
     void writesJsonTableAndHistograms(@TempDir Path dir) throws Exception {
         RunConfig cfg = new RunCommandTest().parse("--payload", "64", "--concurrency", "1,16");
         Report.write(dir, cfg, new Report.RunInfo(Instant.now(), Instant.now(), false, "local", Map.of("pid", "1"), List.of("-Xmx1g")),
@@ -51,6 +80,7 @@ class ReportTest {
             assertTrue(json.contains(key), key + " missing from\n" + json);
         }
         assertTrue(Files.readString(dir.resolve("results.txt")).contains("native(tcp)"));
+        assertTrue(json.endsWith("}\n"), json);
         assertTrue(Files.readString(dir.resolve(Report.hgrmName(nat))).contains("Percentile"));
         assertEquals("native_unary_64B_c1.hgrm", Report.hgrmName(nat));
     }

@@ -17,9 +17,7 @@ class RunCommandTest {
 
     RunConfig parse(String... args) {
         RunCommand cmd = new RunCommand();
-        CommandLine cl = new CommandLine(cmd);
-        cl.setOverwrittenOptionsAllowed(true);
-        cl.parseArgs(args);
+        BenchMain.commandLine(cmd).parseArgs(args);
         return cmd.config();
     }
 
@@ -44,6 +42,13 @@ class RunCommandTest {
     }
 
     @Test
+    void callsPerCellReplacesTheTimeWindow() {
+        assertEquals(0, parse().callsPerCell());
+        assertEquals(500, parse("--calls", "500").callsPerCell());
+        assertEquals(BenchException.BAD_INPUT, assertThrows(BenchException.class, () -> parse("--calls", "0")).exitCode());
+    }
+
+    @Test
     void laterOptionsOverrideEarlierOnes() {
         assertEquals("b", parse("--out", "a", "--out", "b").out().toString());
     }
@@ -65,20 +70,32 @@ class RunCommandTest {
     }
 
     @Test
+    void namesAreTheCommandLinesInAnyCase() {
+        RunConfig c = parse("--transports", "native-tcp,GRPC-NETTY", "--call", "server-stream,Bidi", "--mode", "OPEN",
+                "--rate", "10");
+        assertEquals(List.of(Transport.NATIVE_TCP, Transport.GRPC_NETTY), c.transports());
+        assertEquals(List.of(CallKind.SERVER_STREAM, CallKind.BIDI), c.calls());
+        assertEquals(LoadMode.OPEN, c.mode());
+        assertEquals("server-stream", CallKind.SERVER_STREAM.cliName());
+        assertEquals("netty-raw", Transport.NETTY_RAW.toString());
+    }
+
+    @Test
     void unknownTransportNamesTheValidOnes() {
         StringWriter err = new StringWriter();
-        CommandLine cl = new CommandLine(new RunCommand());
+        CommandLine cl = BenchMain.commandLine(new RunCommand());
         cl.setErr(new PrintWriter(err));
         int code = cl.execute("--transports", "native,carrier-pigeon");
         assertEquals(2, code);
-        assertTrue(err.toString().contains("unknown transport 'carrier-pigeon'"), err.toString());
+        assertTrue(err.toString().contains("Invalid value for option '--transports'"), err.toString());
+        assertTrue(err.toString().contains("but was 'carrier-pigeon'"), err.toString());
         assertTrue(err.toString().contains("grpc-netty"), err.toString());
     }
 
     @Test
     void badSizeAndDurationAreExplained() {
         StringWriter err = new StringWriter();
-        CommandLine cl = new CommandLine(new RunCommand());
+        CommandLine cl = BenchMain.commandLine(new RunCommand());
         cl.setErr(new PrintWriter(err));
         assertEquals(2, cl.execute("--payload", "lots"));
         assertTrue(err.toString().contains("not a size: 'lots'"), err.toString());

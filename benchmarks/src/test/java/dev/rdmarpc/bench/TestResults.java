@@ -18,7 +18,7 @@ final class TestResults {
             h.recordValue(base / 2 + i * base / 1000);
         }
         CellSpec spec = new CellSpec(t, new Workload(CallKind.UNARY, payload, 10), conc, LoadMode.CLOSED, 0,
-                Duration.ofSeconds(1), Duration.ofSeconds(1));
+                Duration.ofSeconds(1), Duration.ofSeconds(1), 0);
         return new CellResult(spec, t == Transport.NATIVE ? "tcp" : "x", h, calls, 0, 1.0, calls * 10_000L, calls * 20_000L,
                 false, null);
     }

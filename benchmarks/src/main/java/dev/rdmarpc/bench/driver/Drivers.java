@@ -14,14 +14,7 @@ public final class Drivers {
      * @throws Exception whatever the framework throws when it cannot start (port in use, no RDMA device…)
      */
     public static BenchServer startServer(Transport t, ServerSettings s) throws Exception {
-        return switch (t) {
-            case NATIVE -> NativeBenchServer.start(TransportMode.AUTO, s);
-            case NATIVE_TCP -> NativeBenchServer.start(TransportMode.TCP, s);
-            case NATIVE_RDMA -> NativeBenchServer.start(TransportMode.RDMA, s);
-            case GRPC_COMPAT -> GrpcBenchServer.startCompat(s);
-            case GRPC_NETTY -> GrpcBenchServer.startNetty(s);
-            case NETTY_RAW -> RawNettyServer.start(s);
-        };
+        return t == Transport.NETTY_RAW ? RawNettyServer.start(s) : api(t).serve(s);
     }
 
     /**
@@ -30,13 +23,18 @@ public final class Drivers {
      * @throws dev.rdmarpc.bench.BenchException saying why it could not
      */
     public static BenchClient connect(Transport t, ClientSettings s) {
+        return t == Transport.NETTY_RAW ? RawNettyClient.connect(s) : StubClient.connect(t.cliName(), api(t), s);
+    }
+
+    /** The generated API a stub-based transport is measured through. */
+    private static StubApi api(Transport t) {
         return switch (t) {
-            case NATIVE -> NativeBenchClient.connect(t.cliName(), TransportMode.AUTO, s);
-            case NATIVE_TCP -> NativeBenchClient.connect(t.cliName(), TransportMode.TCP, s);
-            case NATIVE_RDMA -> NativeBenchClient.connect(t.cliName(), TransportMode.RDMA, s);
-            case GRPC_COMPAT -> GrpcBenchClient.connectCompat(s);
-            case GRPC_NETTY -> GrpcBenchClient.connectNetty(s);
-            case NETTY_RAW -> RawNettyClient.connect(s);
+            case NATIVE -> new NativeApi(TransportMode.AUTO);
+            case NATIVE_TCP -> new NativeApi(TransportMode.TCP);
+            case NATIVE_RDMA -> new NativeApi(TransportMode.RDMA);
+            case GRPC_COMPAT -> GrpcApi.COMPAT;
+            case GRPC_NETTY -> GrpcApi.NETTY;
+            case NETTY_RAW -> throw new IllegalArgumentException("netty-raw has no generated API");
         };
     }
 }

@@ -123,7 +123,7 @@ public class UnaryCallBenchmark {
     public Object nativeAsyncUnary() {
         Waiter w = nativeWaiter;
         w.arm();
-        nativeAsync.unary(request, w.nativeObserver);
+        nativeAsync.unary(request, w);
         return w.await();
     }
 
@@ -138,7 +138,7 @@ public class UnaryCallBenchmark {
     public Object grpcNettyAsyncUnary() {
         Waiter w = grpcWaiter;
         w.arm();
-        grpcAsync.unary(request, w.grpcObserver);
+        grpcAsync.unary(request, w);
         return w.await();
     }
 
@@ -153,10 +153,15 @@ public class UnaryCallBenchmark {
         return parsed.getSerializedSize() == built.getSerializedSize() ? parsed : built;
     }
 
-    /** Completion of one async call, parked on by the benchmark thread; reused for every call. */
-    private static final class Waiter {
+    /**
+     * Completion of one async call, parked on by the benchmark thread; reused for every call. It is an
+     * observer of both APIs at once (their {@code StreamObserver}s have the same three methods).
+     */
+    private static final class Waiter implements dev.rdmarpc.core.StreamObserver<BenchResponse>,
+            io.grpc.stub.StreamObserver<BenchResponse> {
         private volatile Thread thread;
         private volatile Object result;
+        private BenchResponse value;
 
         void arm() {
             result = null;
@@ -174,48 +179,25 @@ public class UnaryCallBenchmark {
             return r;
         }
 
-        void complete(Object r) {
+        private void complete(Object r) {
             result = r;
             LockSupport.unpark(thread);
         }
 
-        final dev.rdmarpc.core.StreamObserver<BenchResponse> nativeObserver = new dev.rdmarpc.core.StreamObserver<>() {
-            private BenchResponse value;
+        @Override
+        public void onNext(BenchResponse v) {
+            value = v;
+        }
 
-            @Override
-            public void onNext(BenchResponse v) {
-                value = v;
-            }
+        @Override
+        public void onError(Throwable t) {
+            complete(t);
+        }
 
-            @Override
-            public void onError(Throwable t) {
-                complete(t);
-            }
-
-            @Override
-            public void onCompleted() {
-                complete(value);
-            }
-        };
-
-        final io.grpc.stub.StreamObserver<BenchResponse> grpcObserver = new io.grpc.stub.StreamObserver<>() {
-            private BenchResponse value;
-
-            @Override
-            public void onNext(BenchResponse v) {
-                value = v;
-            }
-
-            @Override
-            public void onError(Throwable t) {
-                complete(t);
-            }
-
-            @Override
-            public void onCompleted() {
-                complete(value);
-            }
-        };
+        @Override
+        public void onCompleted() {
+            complete(value);
+        }
     }
 
     /** Echo on rdmarpc's API. */
