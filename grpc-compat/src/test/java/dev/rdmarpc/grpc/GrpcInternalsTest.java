@@ -156,16 +156,16 @@ class GrpcInternalsTest {
                 "int getDefaultPort()");
         abstractMethods("io.grpc.internal.ServerImplBuilder$ClientTransportServersBuilder",
                 "io.grpc.internal.InternalServer buildClientTransportServers(java.util.List, io.grpc.MetricRecorder)");
-        ManagedChannelImplBuilder.class.getConstructor(String.class,
+        constructor(ManagedChannelImplBuilder.class, String.class,
                 ManagedChannelImplBuilder.ClientTransportFactoryBuilder.class,
                 ManagedChannelImplBuilder.ChannelBuilderDefaultPortProvider.class);
-        ManagedChannelImplBuilder.class.getConstructor(SocketAddress.class, String.class,
+        constructor(ManagedChannelImplBuilder.class, SocketAddress.class, String.class,
                 ManagedChannelImplBuilder.ClientTransportFactoryBuilder.class,
                 ManagedChannelImplBuilder.ChannelBuilderDefaultPortProvider.class);
         method(ManagedChannelImplBuilder.class, "proxyDetector", ManagedChannelImplBuilder.class, ProxyDetector.class);
         method(ManagedChannelImplBuilder.class, "setStatsEnabled", void.class, boolean.class);
         method(ManagedChannelImplBuilder.class, "setTracingEnabled", void.class, boolean.class);
-        ServerImplBuilder.class.getConstructor(ServerImplBuilder.ClientTransportServersBuilder.class);
+        constructor(ServerImplBuilder.class, ServerImplBuilder.ClientTransportServersBuilder.class);
         method(ServerImplBuilder.class, "setStatsEnabled", void.class, boolean.class);
         method(ServerImplBuilder.class, "setTracingEnabled", void.class, boolean.class);
         method(ServerImplBuilder.class, "handshakeTimeout", ServerImplBuilder.class, long.class, TimeUnit.class);
@@ -179,14 +179,14 @@ class GrpcInternalsTest {
         Class<?> manager = Class.forName("io.grpc.internal.KeepAliveManager");
         Class<?> pinger = Class.forName("io.grpc.internal.KeepAliveManager$KeepAlivePinger");
         Class<?> clientPinger = Class.forName("io.grpc.internal.KeepAliveManager$ClientKeepAlivePinger");
-        manager.getConstructor(pinger, java.util.concurrent.ScheduledExecutorService.class, long.class, long.class, boolean.class);
+        constructor(manager, pinger, java.util.concurrent.ScheduledExecutorService.class, long.class, long.class, boolean.class);
         for (String name : List.of("onTransportStarted", "onDataReceived", "onTransportActive", "onTransportIdle", "onTransportTermination")) {
             method(manager, name, void.class);
         }
         staticMethod(manager, "clampKeepAliveTimeInNanos", long.class, long.class);
         staticMethod(manager, "clampKeepAliveTimeoutInNanos", long.class, long.class);
         assertTrue(pinger.isAssignableFrom(clientPinger));
-        clientPinger.getConstructor(Class.forName("io.grpc.internal.KeepAliveManager$ClientKeepAlivePinger$TransportWithDisconnectReason"));
+        constructor(clientPinger, Class.forName("io.grpc.internal.KeepAliveManager$ClientKeepAlivePinger$TransportWithDisconnectReason"));
         // the server transport implements the pinger itself
         abstractMethods("io.grpc.internal.KeepAliveManager$KeepAlivePinger", "void onPingTimeout()", "void ping()");
         for (String name : List.of("DEFAULT_SERVER_KEEPALIVE_TIME_NANOS", "DEFAULT_SERVER_KEEPALIVE_TIMEOUT_NANOS",
@@ -199,7 +199,7 @@ class GrpcInternalsTest {
     void maxConnectionIdle() throws Exception {
         Class<?> idle = Class.forName("io.grpc.internal.MaxConnectionIdleManager");
         assertTrue(Modifier.isPublic(idle.getModifiers()));
-        idle.getConstructor(long.class);
+        constructor(idle, long.class);
         method(idle, "start", void.class, Runnable.class, java.util.concurrent.ScheduledExecutorService.class);
         for (String name : List.of("onTransportActive", "onTransportIdle", "onTransportTermination")) {
             method(idle, name, void.class);
@@ -284,6 +284,15 @@ class GrpcInternalsTest {
             assertTrue(Modifier.isPublic(m.getModifiers()), c.getName() + "." + name + " must be public");
         } catch (NoSuchMethodException e) {
             fail("grpc internal " + c.getName() + "." + name + Arrays.toString(params) + " is gone", e);
+        }
+    }
+
+    @SuppressWarnings("ReturnValueIgnored") // looked up only to fail when the constructor is gone
+    private static void constructor(Class<?> c, Class<?>... params) {
+        try {
+            c.getConstructor(params);
+        } catch (NoSuchMethodException e) {
+            fail("grpc internal constructor " + c.getName() + Arrays.toString(params) + " is gone", e);
         }
     }
 

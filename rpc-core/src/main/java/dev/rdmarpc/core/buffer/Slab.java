@@ -13,6 +13,7 @@ public final class Slab {
     private final MemorySegment segment;
     private volatile Object attachment;
 
+    @SuppressWarnings("MustBeClosedChecker") // the arena lives as long as the slab: free() closes it
     Slab(long size) {
         this.arena = Arena.ofShared();
         this.segment = arena.allocate(size, SlabPool.PAGE_SIZE);
