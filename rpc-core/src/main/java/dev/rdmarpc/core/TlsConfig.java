@@ -45,6 +45,7 @@ public final class TlsConfig {
     private final PemSource trustRoots;
     private final KeyManager keyManager;
     private final TrustManager trustManager;
+    private final String keyPassword;
     private final ClientAuth clientAuth;
     private final boolean hostnameVerification;
     private final String authorityOverride;
@@ -59,6 +60,7 @@ public final class TlsConfig {
         this.trustRoots = b.trustRoots;
         this.keyManager = b.keyManager;
         this.trustManager = b.trustManager;
+        this.keyPassword = b.keyPassword;
         this.clientAuth = b.clientAuth;
         this.hostnameVerification = b.hostnameVerification;
         this.authorityOverride = b.authorityOverride;
@@ -83,6 +85,32 @@ public final class TlsConfig {
     /** A server configuration whose key and certificate come from a key manager (e.g. of a key store). */
     public static Builder forServer(KeyManager keyManager) {
         return new Builder(true).keyManager(keyManager);
+    }
+
+    /**
+     * The same configuration with another authority override (client only): what a transport layered on rdmarpc
+     * uses when each connection has its own authority. The key material is shared, files are still re-read.
+     */
+    public TlsConfig withAuthorityOverride(String host) {
+        if (server) {
+            throw new IllegalStateException("authorityOverride is a client setting");
+        }
+        Builder b = new Builder(false);
+        b.certificateChain = certificateChain;
+        b.privateKey = privateKey;
+        b.trustRoots = trustRoots;
+        b.keyManager = keyManager;
+        b.trustManager = trustManager;
+        b.keyPassword = keyPassword;
+        b.hostnameVerification = hostnameVerification;
+        b.authorityOverride = host;
+        b.protocols = protocols;
+        return new TlsConfig(b);
+    }
+
+    /** The password of an encrypted PKCS#8 private key, or null for an unencrypted one. */
+    public String keyPassword() {
+        return keyPassword;
     }
 
     /** Whether this is a server's configuration. */
@@ -200,6 +228,7 @@ public final class TlsConfig {
         private PemSource trustRoots;
         private KeyManager keyManager;
         private TrustManager trustManager;
+        private String keyPassword;
         private ClientAuth clientAuth = ClientAuth.NONE;
         private boolean hostnameVerification = true;
         private String authorityOverride;
@@ -222,6 +251,12 @@ public final class TlsConfig {
             this.certificateChain = new PemSource.Bytes(readAll(certificateChainPem, "certificateChainPem"));
             this.privateKey = new PemSource.Bytes(readAll(privateKeyPem, "privateKeyPem"));
             this.keyManager = null;
+            return this;
+        }
+
+        /** The password of the private key when it is an encrypted PKCS#8 PEM ("ENCRYPTED PRIVATE KEY"). */
+        public Builder keyPassword(String password) {
+            this.keyPassword = password;
             return this;
         }
 

@@ -107,7 +107,7 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
         } else {
             why = c == null ? "the connection closed during the TLS handshake" : TlsFailures.describe(c, client);
         }
-        String message = "TLS handshake with " + ctx.channel().remoteAddress() + " failed: " + why;
+        String message = "TLS handshake with " + peer(ctx) + " failed: " + why;
         if (client) {
             SSLHandshakeException e = new SSLHandshakeException(message);
             if (c != null) {
@@ -115,11 +115,16 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
             }
             connected.completeExceptionally(e);
         } else if (!tls.bytesReceived && c instanceof ClosedChannelException) {
-            TcpFrameConnection.LOG.log(Level.DEBUG, "connection from {0} closed before it sent anything", ctx.channel().remoteAddress());
+            TcpFrameConnection.LOG.log(Level.DEBUG, "connection from {0} closed before it sent anything", peer(ctx));
         } else {
             TcpFrameConnection.LOG.log(Level.WARNING, "closing connection: {0}", message);
         }
         ctx.close();
+    }
+
+    private static String peer(ChannelHandlerContext ctx) {
+        return ctx.channel().remoteAddress() instanceof java.net.InetSocketAddress a ? TcpServerTransport.describe(a)
+                : String.valueOf(ctx.channel().remoteAddress());
     }
 
     private void bind(ChannelHandlerContext ctx, SSLSession session) {

@@ -77,7 +77,7 @@ final class TlsContexts {
         if (config.isServer()) {
             b = config.keyManager() != null ? SslContextBuilder.forServer(config.keyManager())
                     : SslContextBuilder.forServer(new ByteArrayInputStream(m.certificateChainPem()),
-                    new ByteArrayInputStream(m.privateKeyPem()));
+                    new ByteArrayInputStream(m.privateKeyPem()), config.keyPassword());
             b.clientAuth(switch (config.clientAuth()) {
                 case NONE -> ClientAuth.NONE;
                 case OPTIONAL -> ClientAuth.OPTIONAL;
@@ -88,7 +88,8 @@ final class TlsContexts {
             if (config.keyManager() != null) {
                 b.keyManager(config.keyManager());
             } else if (m.certificateChainPem() != null) {
-                b.keyManager(new ByteArrayInputStream(m.certificateChainPem()), new ByteArrayInputStream(m.privateKeyPem()));
+                b.keyManager(new ByteArrayInputStream(m.certificateChainPem()), new ByteArrayInputStream(m.privateKeyPem()),
+                        config.keyPassword());
             }
             b.endpointIdentificationAlgorithm(config.hostnameVerification() ? "HTTPS" : null);
         }

@@ -11,7 +11,31 @@ import java.util.Locale;
 
 /** Turns the exception a TLS handshake failed with into a reason a person can act on. */
 final class TlsFailures {
+    /** A fatal alert the peer sent, as the JDK ("received fatal alert: x") and BoringSSL ("tlsv1_alert_x") word it. */
+    private static final java.util.regex.Pattern RECEIVED_ALERT =
+            java.util.regex.Pattern.compile("(?:received fatal alert: |sslv3_alert_|tlsv1_alert_)([a-z_]+)");
+
     private TlsFailures() {
+    }
+
+    /** The reason when the peer ended the handshake with an alert: it objects to this side. */
+    private static String receivedAlert(String alert, boolean clientSide, String words) {
+        String peer = clientSide ? "the server" : "the client";
+        return switch (alert) {
+            case "certificate_required" -> clientSide
+                    ? "the server requires a client certificate it trusts, and this side sent none (none configured, "
+                    + "or none issued by a CA the server accepts) (" + words + ")"
+                    : "the client requires a certificate of this side (" + words + ")";
+            case "certificate_expired" -> peer + " says this side's certificate has expired (" + words + ")";
+            case "bad_certificate", "certificate_unknown", "unknown_ca", "unsupported_certificate", "certificate_revoked" ->
+                    peer + " rejected this side's certificate (" + words + ")";
+            case "no_application_protocol" ->
+                    peer + " does not speak " + TlsConfig.ALPN_PROTOCOL + " over TLS (ALPN: " + words + ")";
+            case "protocol_version", "handshake_failure", "insufficient_security" ->
+                    peer + " found no TLS version or cipher suite in common with this side (" + words + ")";
+            default -> peer + " aborted the handshake with the alert " + alert + " (its log says why; often it does not "
+                    + "trust this side's certificate) (" + words + ")";
+        };
     }
 
     /**
@@ -47,6 +71,10 @@ final class TlsFailures {
         }
         String m = all.toString();
         String words = last == null ? failure.toString() : last;
+        java.util.regex.Matcher alert = RECEIVED_ALERT.matcher(m);
+        if (alert.find()) {
+            return receivedAlert(alert.group(1), clientSide, words);
+        }
         if (m.contains("expired") || m.contains("notafter")) {
             return peer + " certificate has expired (" + words + ")";
         }
@@ -59,8 +87,9 @@ final class TlsFailures {
         }
         if (m.contains("certificate_required") || m.contains("empty client certificate chain") || m.contains("null cert chain")
                 || m.contains("peer_did_not_return_a_certificate") || m.contains("did not return a certificate")) {
-            return clientSide ? "the server requires a client certificate and this side sent none (" + words + ")"
-                    : "the client sent no certificate, which this server requires (" + words + ")";
+            return clientSide ? "the server requires a client certificate it trusts, and this side sent none (" + words + ")"
+                    : "the client sent no certificate (none, or none issued by a CA this server trusts), which this server "
+                    + "requires (" + words + ")";
         }
         if (m.contains("unable to find valid certification path") || m.contains("pkix path building failed")
                 || m.contains("no trusted certificate") || m.contains("unknown_ca") || m.contains("unknown ca")) {
