@@ -38,6 +38,8 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 
+import javax.net.ssl.SSLSession;
+
 /**
  * One grpc client transport: exactly one rdmarpc connection (a core {@link ChannelImpl} that is
  * never allowed to reconnect). It is ready once HELLO is exchanged; when the connection closes it
@@ -63,6 +65,8 @@ final class RdmaClientTransport implements ConnectionClientTransport,
     private volatile Attributes attributes;
     private volatile SocketAddress localAddress;
     private volatile String transportName;
+    /** The connection's TLS session while its frames travel over TLS; null for plaintext or after an RDMA upgrade. */
+    private volatile SSLSession sslSession;
 
     // guarded by lock
     private Status shutdownStatus;
@@ -89,8 +93,11 @@ final class RdmaClientTransport implements ConnectionClientTransport,
     private Attributes baseAttributes(SocketAddress local) {
         Attributes.Builder b = Attributes.newBuilder()
                 .set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, address)
-                .set(GrpcAttributes.ATTR_SECURITY_LEVEL, SecurityLevel.NONE)
+                .set(GrpcAttributes.ATTR_SECURITY_LEVEL, sslSession != null ? SecurityLevel.PRIVACY_AND_INTEGRITY : SecurityLevel.NONE)
                 .set(GrpcAttributes.ATTR_CLIENT_EAG_ATTRS, eagAttrs);
+        if (sslSession != null) {
+            b.set(Grpc.TRANSPORT_ATTR_SSL_SESSION, sslSession);
+        }
         if (local != null) {
             b.set(Grpc.TRANSPORT_ATTR_LOCAL_ADDR, local);
         }
@@ -113,6 +120,9 @@ final class RdmaClientTransport implements ConnectionClientTransport,
                     .executor(Deliveries.EXECUTOR);
             if (settings.flowControlWindow() > 0) {
                 b.flowControlWindow(settings.flowControlWindow());
+            }
+            if (settings.tls() != null) {
+                b.tls(settings.tls().withAuthorityOverride(tlsHost(authority))).rdmaUnderTls(settings.rdmaUnderTls());
             }
             impl = b.buildImpl();
         } catch (RuntimeException e) {
@@ -142,6 +152,7 @@ final class RdmaClientTransport implements ConnectionClientTransport,
         if (fc != null) {
             localAddress = fc.localAddress();
             transportName = fc.transportName();
+            sslSession = fc.sslSession();
         }
         Attributes filtered = listener.filterTransport(baseAttributes(localAddress));
         synchronized (lock) {
@@ -154,6 +165,12 @@ final class RdmaClientTransport implements ConnectionClientTransport,
             keepAlive.onTransportStarted();
         }
         listener.transportReady();
+    }
+
+    /** The host the server's certificate must name: the authority's (the dialled one, or grpc's override). */
+    private static String tlsHost(String authority) {
+        String host = GrpcUtil.authorityToUri(authority).getHost();
+        return host != null && host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
     }
 
     /** Something arrived from the server: keepalive need not ping for a while (as grpc-netty reports every read). */
