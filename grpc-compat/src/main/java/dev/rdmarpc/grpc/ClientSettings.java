@@ -14,10 +14,21 @@ import dev.rdmarpc.core.TransportMode;
  *                               {@code GrpcUtil.KEEPALIVE_TIME_NANOS_DISABLED}
  * @param keepAliveTimeoutNanos  time a keepalive PING may wait for its ACK before the connection is given up
  * @param keepAliveWithoutCalls  whether keepalive PINGs are also sent while the connection has no calls
+ * @param tls                    TLS around each connection (its authority names the host to verify), or null
+ * @param rdmaUnderTls           whether a TLS connection may move to RDMA
  */
 record ClientSettings(TransportMode transportMode, int maxInboundMessageSize, int maxInboundMetadataSize,
                       int flowControlWindow, long connectTimeoutMillis,
-                      long keepAliveTimeNanos, long keepAliveTimeoutNanos, boolean keepAliveWithoutCalls) {
+                      long keepAliveTimeNanos, long keepAliveTimeoutNanos, boolean keepAliveWithoutCalls,
+                      dev.rdmarpc.core.TlsConfig tls, dev.rdmarpc.core.RdmaUnderTls rdmaUnderTls) {
+
+    /** Plaintext settings. */
+    ClientSettings(TransportMode transportMode, int maxInboundMessageSize, int maxInboundMetadataSize,
+                   int flowControlWindow, long connectTimeoutMillis,
+                   long keepAliveTimeNanos, long keepAliveTimeoutNanos, boolean keepAliveWithoutCalls) {
+        this(transportMode, maxInboundMessageSize, maxInboundMetadataSize, flowControlWindow, connectTimeoutMillis,
+                keepAliveTimeNanos, keepAliveTimeoutNanos, keepAliveWithoutCalls, null, dev.rdmarpc.core.RdmaUnderTls.NEVER);
+    }
 
     boolean keepAliveEnabled() {
         return keepAliveTimeNanos != io.grpc.internal.GrpcUtil.KEEPALIVE_TIME_NANOS_DISABLED;

@@ -1,6 +1,9 @@
 package dev.rdmarpc.grpc;
 
+import dev.rdmarpc.core.RdmaUnderTls;
+import dev.rdmarpc.core.TlsConfig;
 import dev.rdmarpc.core.TransportMode;
+import io.grpc.ChannelCredentials;
 import io.grpc.ForwardingChannelBuilder2;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.internal.ClientTransportFactory;
@@ -22,7 +25,14 @@ import java.util.concurrent.TimeUnit;
  * <p>Keepalive is grpc's own ({@code KeepAliveManager}, as in grpc-netty): with {@link #keepAliveTime}
  * set, a connection that received nothing for that long sends an rdmarpc PING, and one whose PING
  * is not acknowledged within {@link #keepAliveTimeout} is closed with UNAVAILABLE, failing its calls
- * so that grpc reconnects. Not carried: TLS and HTTP CONNECT proxies.
+ * so that grpc reconnects.
+ *
+ * <p>TLS as with grpc-netty: {@link #useTransportSecurity()} (the JDK's trust roots), or channel credentials
+ * ({@link #forTarget(String, ChannelCredentials)}: {@code TlsChannelCredentials} with PEM or key/trust managers,
+ * mutual TLS, {@code InsecureChannelCredentials}, composite call credentials). The server's certificate must name
+ * the channel's authority (or {@code overrideAuthority}). Calls then see {@code Grpc.TRANSPORT_ATTR_SSL_SESSION}
+ * and security level PRIVACY_AND_INTEGRITY, and a TLS connection stays on TCP unless
+ * {@link #rdmaUnderTls(RdmaUnderTls)} allows RDMA. Not carried: HTTP CONNECT proxies.
  */
 public final class RdmaChannelBuilder extends ForwardingChannelBuilder2<RdmaChannelBuilder> {
     /** As grpc-netty: a keepalive time this long or longer disables keepalive. */
@@ -37,19 +47,49 @@ public final class RdmaChannelBuilder extends ForwardingChannelBuilder2<RdmaChan
     private long keepAliveTimeNanos = GrpcUtil.KEEPALIVE_TIME_NANOS_DISABLED;
     private long keepAliveTimeoutNanos = GrpcUtil.DEFAULT_KEEPALIVE_TIMEOUT_NANOS;
     private boolean keepAliveWithoutCalls;
+    /** TLS of every connection, null for plaintext. */
+    private TlsConfig tls;
+    private RdmaUnderTls rdmaUnderTls = RdmaUnderTls.NEVER;
+    /** Set when built from channel credentials: security can no longer be changed (as grpc-netty). */
+    private boolean securityFromCredentials;
 
     private RdmaChannelBuilder(String target) {
-        this.delegate = new ManagedChannelImplBuilder(target, this::buildTransportFactory,
-                () -> GrpcUtil.DEFAULT_PORT_PLAINTEXT);
+        this.delegate = new ManagedChannelImplBuilder(target, this::buildTransportFactory, this::defaultPort);
         init();
     }
 
-    private RdmaChannelBuilder(SocketAddress address) {
-        String authority = address instanceof InetSocketAddress inet
+    private RdmaChannelBuilder(String target, ChannelCredentials creds, TlsCredentials.Client security) {
+        this.delegate = new ManagedChannelImplBuilder(target, creds, security.callCredentials(), this::buildTransportFactory,
+                this::defaultPort);
+        fromCredentials(security);
+        init();
+    }
+
+    private RdmaChannelBuilder(SocketAddress address, ChannelCredentials creds, TlsCredentials.Client security) {
+        this.delegate = new ManagedChannelImplBuilder(address, authorityOf(address), creds, security.callCredentials(),
+                this::buildTransportFactory, this::defaultPort);
+        fromCredentials(security);
+        init();
+    }
+
+    private void fromCredentials(TlsCredentials.Client security) {
+        this.tls = security.tls();
+        this.securityFromCredentials = true;
+    }
+
+    private int defaultPort() {
+        return tls != null ? GrpcUtil.DEFAULT_PORT_SSL : GrpcUtil.DEFAULT_PORT_PLAINTEXT;
+    }
+
+    private static String authorityOf(SocketAddress address) {
+        return address instanceof InetSocketAddress inet
                 ? GrpcUtil.authorityFromHostAndPort(inet.getHostString(), inet.getPort())
                 : address.toString();
-        this.delegate = new ManagedChannelImplBuilder(address, authority, this::buildTransportFactory,
-                () -> GrpcUtil.DEFAULT_PORT_PLAINTEXT);
+    }
+
+    private RdmaChannelBuilder(SocketAddress address) {
+        this.delegate = new ManagedChannelImplBuilder(address, authorityOf(address), this::buildTransportFactory,
+                this::defaultPort);
         init();
     }
 
@@ -74,6 +114,37 @@ public final class RdmaChannelBuilder extends ForwardingChannelBuilder2<RdmaChan
      */
     public static RdmaChannelBuilder forTarget(String target) {
         return new RdmaChannelBuilder(Objects.requireNonNull(target, "target"));
+    }
+
+    /**
+     * A channel to {@code host:port} secured by {@code creds}.
+     *
+     * @throws IllegalArgumentException naming the credential type or TLS feature that is not supported
+     */
+    public static RdmaChannelBuilder forAddress(String host, int port, ChannelCredentials creds) {
+        return forTarget(GrpcUtil.authorityFromHostAndPort(host, port), creds);
+    }
+
+    /**
+     * A channel to a grpc target secured by {@code creds}: {@code InsecureChannelCredentials},
+     * {@code TlsChannelCredentials} (PEM or key/trust managers, mutual TLS), {@code CompositeChannelCredentials}
+     * of those with call credentials, or a {@code ChoiceChannelCredentials} (its first supported choice).
+     *
+     * @throws IllegalArgumentException naming the credential type or TLS feature that is not supported
+     */
+    public static RdmaChannelBuilder forTarget(String target, ChannelCredentials creds) {
+        Objects.requireNonNull(target, "target");
+        return new RdmaChannelBuilder(target, creds, TlsCredentials.forChannel(Objects.requireNonNull(creds, "creds")));
+    }
+
+    /**
+     * A channel to one socket address secured by {@code creds}, without name resolution.
+     *
+     * @throws IllegalArgumentException naming the credential type or TLS feature that is not supported
+     */
+    public static RdmaChannelBuilder forAddress(SocketAddress address, ChannelCredentials creds) {
+        Objects.requireNonNull(address, "address");
+        return new RdmaChannelBuilder(address, creds, TlsCredentials.forChannel(Objects.requireNonNull(creds, "creds")));
     }
 
     @Override
@@ -125,16 +196,39 @@ public final class RdmaChannelBuilder extends ForwardingChannelBuilder2<RdmaChan
         return this;
     }
 
-    /** Accepted for compatibility: rdmarpc connections are always plaintext. */
+    /** Plaintext connections (the default). */
     @Override
     public RdmaChannelBuilder usePlaintext() {
+        checkSecurityChangeable();
+        this.tls = null;
         return this;
     }
 
-    /** Not supported: rdmarpc has no TLS. */
+    /**
+     * TLS connections verified with the JDK's default trust roots (the server's certificate must name the
+     * channel's authority); for other roots or mutual TLS use {@link #forTarget(String, ChannelCredentials)}.
+     */
     @Override
     public RdmaChannelBuilder useTransportSecurity() {
-        throw new UnsupportedOperationException("rdmarpc connections carry no TLS");
+        checkSecurityChangeable();
+        this.tls = TlsConfig.forClient().build();
+        return this;
+    }
+
+    private void checkSecurityChangeable() {
+        if (securityFromCredentials) {
+            throw new IllegalStateException("Cannot change security when using ChannelCredentials");
+        }
+    }
+
+    /**
+     * Whether a TLS connection may move to RDMA (default {@link RdmaUnderTls#NEVER}: it stays on the encrypted TCP
+     * path). With {@link RdmaUnderTls#AUTHENTICATE_ONLY} TLS authenticates the server and protects the RDMA
+     * parameters, but the calls then cross the fabric unencrypted (security level NONE on those calls).
+     */
+    public RdmaChannelBuilder rdmaUnderTls(RdmaUnderTls choice) {
+        this.rdmaUnderTls = Objects.requireNonNull(choice, "choice");
+        return this;
     }
 
     /**
@@ -203,6 +297,6 @@ public final class RdmaChannelBuilder extends ForwardingChannelBuilder2<RdmaChan
     private ClientTransportFactory buildTransportFactory() {
         return new RdmaClientTransportFactory(new ClientSettings(transportMode, maxInboundMessageSize,
                 maxInboundMetadataSize, flowControlWindow, connectTimeoutMillis,
-                keepAliveTimeNanos, keepAliveTimeoutNanos, keepAliveWithoutCalls));
+                keepAliveTimeNanos, keepAliveTimeoutNanos, keepAliveWithoutCalls, tls, rdmaUnderTls));
     }
 }

@@ -36,6 +36,8 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 
+import javax.net.ssl.SSLSession;
+
 /**
  * One grpc client transport: exactly one rdmarpc connection (a core {@link RpcConnection}, shut
  * down when it closes so that it never reconnects). It is ready once HELLO is exchanged; when the
@@ -62,6 +64,8 @@ final class RdmaClientTransport implements ConnectionClientTransport,
     private volatile Attributes attributes;
     private volatile SocketAddress localAddress;
     private volatile String transportName;
+    /** The connection's TLS session while its frames travel over TLS; null for plaintext or after an RDMA upgrade. */
+    private volatile SSLSession sslSession;
 
     // guarded by lock
     private Status shutdownStatus;
@@ -88,8 +92,11 @@ final class RdmaClientTransport implements ConnectionClientTransport,
     private Attributes baseAttributes(SocketAddress local) {
         Attributes.Builder b = Attributes.newBuilder()
                 .set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, address)
-                .set(GrpcAttributes.ATTR_SECURITY_LEVEL, SecurityLevel.NONE)
+                .set(GrpcAttributes.ATTR_SECURITY_LEVEL, sslSession != null ? SecurityLevel.PRIVACY_AND_INTEGRITY : SecurityLevel.NONE)
                 .set(GrpcAttributes.ATTR_CLIENT_EAG_ATTRS, eagAttrs);
+        if (sslSession != null) {
+            b.set(Grpc.TRANSPORT_ATTR_SSL_SESSION, sslSession);
+        }
         if (local != null) {
             b.set(Grpc.TRANSPORT_ATTR_LOCAL_ADDR, local);
         }
@@ -112,6 +119,9 @@ final class RdmaClientTransport implements ConnectionClientTransport,
                     .executor(Deliveries.EXECUTOR);
             if (settings.flowControlWindow() > 0) {
                 b.flowControlWindow(settings.flowControlWindow());
+            }
+            if (settings.tls() != null) {
+                b.tls(settings.tls().withAuthorityOverride(tlsHost(authority))).rdmaUnderTls(settings.rdmaUnderTls());
             }
             impl = b.buildConnection();
         } catch (RuntimeException e) {
@@ -139,6 +149,7 @@ final class RdmaClientTransport implements ConnectionClientTransport,
     private void connected(RpcConnection impl) {
         localAddress = impl.localAddress();
         transportName = impl.transportName();
+        sslSession = impl.sslSession();
         Attributes filtered = listener.filterTransport(baseAttributes(localAddress));
         synchronized (lock) {
             attributes = filtered;
@@ -150,6 +161,12 @@ final class RdmaClientTransport implements ConnectionClientTransport,
             keepAlive.onTransportStarted();
         }
         listener.transportReady();
+    }
+
+    /** The host the server's certificate must name: the authority's (the dialled one, or grpc's override). */
+    private static String tlsHost(String authority) {
+        String host = GrpcUtil.authorityToUri(authority).getHost();
+        return host != null && host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
     }
 
     /** Something arrived from the server: keepalive need not ping for a while (as grpc-netty reports every read). */

@@ -58,6 +58,9 @@ final class RdmaInternalServer implements InternalServer, PeerConnectionListener
         if (settings.flowControlWindow() > 0) {
             b.flowControlWindow(settings.flowControlWindow());
         }
+        if (settings.tls() != null) {
+            b.tls(settings.tls()).rdmaUnderTls(settings.rdmaUnderTls());
+        }
         server = b.build();
         server.start();
         InetSocketAddress requested = settings.address();

@@ -1,10 +1,13 @@
 package dev.rdmarpc.grpc;
 
+import dev.rdmarpc.core.RdmaUnderTls;
+import dev.rdmarpc.core.TlsConfig;
 import dev.rdmarpc.core.TransportMode;
 import io.grpc.BindableService;
 import io.grpc.ForwardingServerBuilder;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerBuilder;
+import io.grpc.ServerCredentials;
 import io.grpc.ServerMethodDefinition;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.ServerStreamTracer;
@@ -32,7 +35,13 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Each client connection is one grpc transport (what {@code ServerTransportFilter}s see), with
  * grpc's server keepalive, {@code maxConnectionIdle}, {@code maxConnectionAge} and the
- * {@code permitKeepAlive*} limits on client PINGs per connection. Not carried: TLS.
+ * {@code permitKeepAlive*} limits on client PINGs per connection.
+ *
+ * <p>TLS as with grpc-netty: {@link #useTransportSecurity(File, File)} or server credentials
+ * ({@link #forPort(int, ServerCredentials)}: {@code TlsServerCredentials} with client auth NONE, OPTIONAL or
+ * REQUIRE). Calls then see {@code Grpc.TRANSPORT_ATTR_SSL_SESSION} (the client's verified certificate) and
+ * security level PRIVACY_AND_INTEGRITY; a TLS connection stays on TCP unless {@link #rdmaUnderTls(RdmaUnderTls)}
+ * allows RDMA.
  */
 public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerBuilder> {
     /** grpc-netty's: a time at least this long means never. */
@@ -54,6 +63,11 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
     private boolean permitKeepAliveWithoutCalls;
     private long maxConnectionAgeNanos = ServerSettings.NEVER;
     private long maxConnectionAgeGraceNanos = ServerSettings.NEVER;
+    /** TLS of every connection, null for plaintext. */
+    private TlsConfig tls;
+    private RdmaUnderTls rdmaUnderTls = RdmaUnderTls.NEVER;
+    /** Set when built from server credentials: security can no longer be changed (as grpc-netty). */
+    private boolean securityFromCredentials;
 
     private RdmaServerBuilder(InetSocketAddress address) {
         this.address = address;
@@ -63,6 +77,32 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
     /** A server on all interfaces at this port (0 picks a free one; see {@code Server.getPort()}). */
     public static RdmaServerBuilder forPort(int port) {
         return new RdmaServerBuilder(new InetSocketAddress(port));
+    }
+
+    /**
+     * A server on all interfaces at this port secured by {@code creds}: {@code InsecureServerCredentials},
+     * {@code TlsServerCredentials} (PEM or key/trust managers; client auth NONE, OPTIONAL or REQUIRE), or a
+     * {@code ChoiceServerCredentials} (its first supported choice).
+     *
+     * @throws IllegalArgumentException naming the credential type or TLS feature that is not supported
+     */
+    public static RdmaServerBuilder forPort(int port, ServerCredentials creds) {
+        return forPort(port).secured(creds);
+    }
+
+    /**
+     * A server on this IP socket address secured by {@code creds} (see {@link #forPort(int, ServerCredentials)}).
+     *
+     * @throws IllegalArgumentException naming the credential type or TLS feature that is not supported
+     */
+    public static RdmaServerBuilder forAddress(SocketAddress address, ServerCredentials creds) {
+        return forAddress(address).secured(creds);
+    }
+
+    private RdmaServerBuilder secured(ServerCredentials creds) {
+        this.tls = TlsCredentials.forServer(Objects.requireNonNull(creds, "creds"));
+        this.securityFromCredentials = true;
+        return this;
     }
 
     /** A server on this IP socket address. */
@@ -139,16 +179,36 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
         return this;
     }
 
-    /** Not supported: rdmarpc has no TLS. */
+    /** TLS with this certificate chain and PKCS#8 private key (PEM files, re-read for new connections when they change). */
     @Override
     public RdmaServerBuilder useTransportSecurity(File certChain, File privateKey) {
-        throw new UnsupportedOperationException("rdmarpc connections carry no TLS");
+        checkSecurityChangeable();
+        this.tls = TlsConfig.forServer(certChain.toPath(), privateKey.toPath()).build();
+        return this;
     }
 
-    /** Not supported: rdmarpc has no TLS. */
+    /** TLS with this certificate chain and PKCS#8 private key, read now from PEM streams. */
     @Override
     public RdmaServerBuilder useTransportSecurity(InputStream certChain, InputStream privateKey) {
-        throw new UnsupportedOperationException("rdmarpc connections carry no TLS");
+        checkSecurityChangeable();
+        this.tls = TlsConfig.forServer(certChain, privateKey).build();
+        return this;
+    }
+
+    private void checkSecurityChangeable() {
+        if (securityFromCredentials) {
+            throw new IllegalStateException("Cannot change security when using ServerCredentials");
+        }
+    }
+
+    /**
+     * Whether a TLS connection may move to RDMA (default {@link RdmaUnderTls#NEVER}: it stays on the encrypted TCP
+     * path). With {@link RdmaUnderTls#AUTHENTICATE_ONLY} TLS authenticates the client and protects the RDMA
+     * parameters, but the calls then cross the fabric unencrypted (security level NONE on those calls).
+     */
+    public RdmaServerBuilder rdmaUnderTls(RdmaUnderTls choice) {
+        this.rdmaUnderTls = Objects.requireNonNull(choice, "choice");
+        return this;
     }
 
     /**
@@ -265,6 +325,6 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
                 maxInboundMetadataSize, flowControlWindow, handshakeTimeoutMillis, Map.copyOf(methodTypes),
                 new ServerSettings.Connections(keepAliveTimeNanos, keepAliveTimeoutNanos, maxConnectionIdleNanos,
                         maxConnectionAgeNanos, maxConnectionAgeGraceNanos, permitKeepAliveTimeNanos,
-                        permitKeepAliveWithoutCalls)), tracerFactories);
+                        permitKeepAliveWithoutCalls), tls, rdmaUnderTls), tracerFactories);
     }
 }

@@ -160,9 +160,15 @@ final class RdmaServerTransport implements ServerTransport {
     void start(ServerListener serverListener) {
         ServerTransportListener l = serverListener.transportCreated(this);
         listener = l;
+        // Under TLS the session names the client; its calls are private only while they travel over TLS (not RDMA).
+        javax.net.ssl.SSLSession ssl = connection.sslSession();
+        boolean overTls = ssl != null && !"rdma".equals(connection.transportName());
         Attributes.Builder base = Attributes.newBuilder()
-                .set(GrpcAttributes.ATTR_SECURITY_LEVEL, SecurityLevel.NONE)
+                .set(GrpcAttributes.ATTR_SECURITY_LEVEL, overTls ? SecurityLevel.PRIVACY_AND_INTEGRITY : SecurityLevel.NONE)
                 .set(RdmaAttributes.TRANSPORT, connection.transportName());
+        if (ssl != null) {
+            base.set(Grpc.TRANSPORT_ATTR_SSL_SESSION, ssl);
+        }
         SocketAddress remote = connection.remoteAddress();
         if (remote != null) {
             base.set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, remote);

@@ -16,10 +16,13 @@ import java.util.Map;
  * @param handshakeTimeoutMillis     time a new connection has to send HELLO
  * @param methodTypes                kinds of the methods added as services, by full name
  * @param connections                keepalive and connection lifetimes, per connection
+ * @param tls                        TLS around every connection, or null for plaintext
+ * @param rdmaUnderTls               whether a TLS connection may move to RDMA
  */
 record ServerSettings(InetSocketAddress address, TransportMode transportMode, int maxInboundMessageSize,
                       int maxInboundMetadataSize, int flowControlWindow, long handshakeTimeoutMillis,
-                      Map<String, io.grpc.MethodDescriptor.MethodType> methodTypes, Connections connections) {
+                      Map<String, io.grpc.MethodDescriptor.MethodType> methodTypes, Connections connections,
+                      dev.rdmarpc.core.TlsConfig tls, dev.rdmarpc.core.RdmaUnderTls rdmaUnderTls) {
 
     /** No lifetime limit ({@code maxConnectionIdle}, {@code maxConnectionAge}, {@code maxConnectionAgeGrace}). */
     static final long NEVER = Long.MAX_VALUE;

@@ -162,6 +162,12 @@ class GrpcInternalsTest {
         constructor(ManagedChannelImplBuilder.class, SocketAddress.class, String.class,
                 ManagedChannelImplBuilder.ClientTransportFactoryBuilder.class,
                 ManagedChannelImplBuilder.ChannelBuilderDefaultPortProvider.class);
+        ManagedChannelImplBuilder.class.getConstructor(String.class, io.grpc.ChannelCredentials.class,
+                io.grpc.CallCredentials.class, ManagedChannelImplBuilder.ClientTransportFactoryBuilder.class,
+                ManagedChannelImplBuilder.ChannelBuilderDefaultPortProvider.class);
+        ManagedChannelImplBuilder.class.getConstructor(SocketAddress.class, String.class, io.grpc.ChannelCredentials.class,
+                io.grpc.CallCredentials.class, ManagedChannelImplBuilder.ClientTransportFactoryBuilder.class,
+                ManagedChannelImplBuilder.ChannelBuilderDefaultPortProvider.class);
         method(ManagedChannelImplBuilder.class, "proxyDetector", ManagedChannelImplBuilder.class, ProxyDetector.class);
         method(ManagedChannelImplBuilder.class, "setStatsEnabled", void.class, boolean.class);
         method(ManagedChannelImplBuilder.class, "setTracingEnabled", void.class, boolean.class);

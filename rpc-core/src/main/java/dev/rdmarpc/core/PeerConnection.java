@@ -1,7 +1,12 @@
 package dev.rdmarpc.core;
 
 import java.net.SocketAddress;
+import java.security.Principal;
+import java.security.cert.Certificate;
 import java.util.concurrent.CompletableFuture;
+
+import javax.net.ssl.SSLPeerUnverifiedException;
+import javax.net.ssl.SSLSession;
 
 /** One client's connection as a server sees it: who and over what, with the server's controls over it. */
 public interface PeerConnection {
@@ -32,4 +37,38 @@ public interface PeerConnection {
 
     /** Closes the connection now; its open calls fail. */
     void close(String reason);
+
+    /** The TLS session of the connection (its handshake has completed), or null when the client connected without TLS. */
+    default SSLSession sslSession() {
+        return null;
+    }
+
+    /**
+     * The client's certificate chain as verified by the server's trust roots (leaf first); empty without TLS or
+     * when the client sent no certificate (client auth NONE or OPTIONAL).
+     */
+    default Certificate[] peerCertificates() {
+        SSLSession s = sslSession();
+        if (s == null) {
+            return new Certificate[0];
+        }
+        try {
+            return s.getPeerCertificates();
+        } catch (SSLPeerUnverifiedException e) {
+            return new Certificate[0];
+        }
+    }
+
+    /** The verified client certificate's subject, or null without TLS or without a client certificate. */
+    default Principal peerPrincipal() {
+        SSLSession s = sslSession();
+        if (s == null) {
+            return null;
+        }
+        try {
+            return s.getPeerPrincipal();
+        } catch (SSLPeerUnverifiedException e) {
+            return null;
+        }
+    }
 }

@@ -8,7 +8,6 @@ import dev.rdmarpc.core.internal.Transports;
 import dev.rdmarpc.core.spi.TransportConfig;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -125,6 +124,8 @@ public final class RpcChannel implements Channel, AutoCloseable {
         private SlabPool pool = SlabPool.shared();
         private int ioThreads;
         private Object meterRegistry;
+        private TlsConfig tls;
+        private RdmaUnderTls rdmaUnderTls = RdmaUnderTls.NEVER;
 
         private Builder(String host, int port) {
             this.host = Objects.requireNonNull(host, "host");
@@ -173,7 +174,7 @@ public final class RpcChannel implements Channel, AutoCloseable {
             return this;
         }
 
-        /** Time allowed to connect and exchange HELLO (default 20 s). */
+        /** Time allowed to connect, complete the TLS handshake (with TLS) and exchange HELLO (default 20 s). */
         public Builder connectTimeout(Duration timeout) {
             this.connectTimeout = timeout;
             return this;
@@ -197,6 +198,26 @@ public final class RpcChannel implements Channel, AutoCloseable {
             return this;
         }
 
+        /**
+         * Protects every connection with TLS (default: plaintext). The server must speak TLS; its certificate is
+         * verified against the config's trust roots and, unless turned off, must name the host dialled. TLS wraps
+         * the TCP connection before the HELLO exchange, so the HELLO and any RDMA parameters in it are protected.
+         */
+        public Builder tls(TlsConfig config) {
+            this.tls = config;
+            return this;
+        }
+
+        /**
+         * Whether a TLS connection may move to RDMA (ignored without TLS). {@link RdmaUnderTls#NEVER} (the default)
+         * keeps it on the encrypted TCP path; {@link RdmaUnderTls#AUTHENTICATE_ONLY} lets it upgrade with an
+         * authenticated peer, after which the calls' bytes cross the RDMA fabric unencrypted.
+         */
+        public Builder rdmaUnderTls(RdmaUnderTls choice) {
+            this.rdmaUnderTls = Objects.requireNonNull(choice);
+            return this;
+        }
+
         public RpcChannel build() {
             return new RpcChannel(newImpl());
         }
@@ -211,9 +232,9 @@ public final class RpcChannel implements Channel, AutoCloseable {
 
         private ChannelImpl newImpl() {
             ConnectionSettings settings = new ConnectionSettings(pool, flowControlWindow, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
-                    maxInboundMessageSize, transportMode, transportMode == TransportMode.TCP ? List.of() : Transports.upgraders());
+                    maxInboundMessageSize, transportMode, UpgradePolicy.upgraders(transportMode, tls, rdmaUnderTls, false));
             var transport = Transports.streamTransport().newClientTransport(
-                    new TransportConfig(pool, ioThreads, System.getProperty("rdmarpc.io", "auto")));
+                    new TransportConfig(pool, ioThreads, System.getProperty("rdmarpc.io", "auto"), tls, 0));
             Executor e = executor != null ? executor : RpcExecutors.defaultCallbackExecutor();
             return new ChannelImpl(host, port, transport, settings, e, defaultTimeout,
                     (int) Math.min(Integer.MAX_VALUE, connectTimeout.toMillis()), meterRegistry);

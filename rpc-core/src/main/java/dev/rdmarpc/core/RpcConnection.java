@@ -52,6 +52,12 @@ public final class RpcConnection implements Channel {
         return c == null ? null : c.transportName();
     }
 
+    /** The TLS session the connection runs in, or null when it is plaintext or not connected. */
+    public javax.net.ssl.SSLSession sslSession() {
+        FrameConnection c = impl.currentConnection();
+        return c == null ? null : c.sslSession();
+    }
+
     @Override
     public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(MethodDescriptor<ReqT, RespT> method, CallOptions options) {
         return impl.newCall(method, options);

@@ -113,6 +113,8 @@ public final class RpcServer implements AutoCloseable {
         private int ioThreads;
         private java.util.function.Function<String, ServerMethodDefinition<?, ?>> fallback;
         private PeerConnectionListener connectionListener;
+        private TlsConfig tls;
+        private RdmaUnderTls rdmaUnderTls = RdmaUnderTls.NEVER;
 
         private Builder(InetSocketAddress address) {
             this.address = Objects.requireNonNull(address);
@@ -169,7 +171,7 @@ public final class RpcServer implements AutoCloseable {
             return this;
         }
 
-        /** Time a new connection has to send HELLO (default 20 s). */
+        /** Time a new connection has to send HELLO (default 20 s); with TLS, also the time it has to complete the TLS handshake. */
         public Builder handshakeTimeout(Duration timeout) {
             this.handshakeTimeout = timeout;
             return this;
@@ -205,11 +207,32 @@ public final class RpcServer implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Protects every connection with TLS (default: plaintext). Clients must speak TLS; plaintext clients are
+         * refused. TLS wraps
+         * the TCP connection before the HELLO exchange, so the HELLO and any RDMA parameters in it are protected.
+         */
+        public Builder tls(TlsConfig config) {
+            this.tls = config;
+            return this;
+        }
+
+        /**
+         * Whether a TLS connection may move to RDMA (ignored without TLS). {@link RdmaUnderTls#NEVER} (the default)
+         * keeps it on the encrypted TCP path; {@link RdmaUnderTls#AUTHENTICATE_ONLY} lets it upgrade with an
+         * authenticated peer, after which the calls' bytes cross the RDMA fabric unencrypted.
+         */
+        public Builder rdmaUnderTls(RdmaUnderTls choice) {
+            this.rdmaUnderTls = Objects.requireNonNull(choice);
+            return this;
+        }
+
         public RpcServer build() {
             ConnectionSettings settings = new ConnectionSettings(pool, flowControlWindow, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
-                    maxInboundMessageSize, transportMode, transportMode == TransportMode.TCP ? List.of() : Transports.upgraders());
+                    maxInboundMessageSize, transportMode, UpgradePolicy.upgraders(transportMode, tls, rdmaUnderTls, true));
             var transport = Transports.streamTransport().newServerTransport(
-                    new TransportConfig(pool, ioThreads, System.getProperty("rdmarpc.io", "auto")));
+                    new TransportConfig(pool, ioThreads, System.getProperty("rdmarpc.io", "auto"), tls,
+                            handshakeTimeout.toMillis()));
             Executor e = executor != null ? executor : RpcExecutors.defaultCallbackExecutor();
             ServerImpl impl = new ServerImpl(address, services, transport, settings, e, meterRegistry,
                     handshakeTimeout.toMillis());

@@ -71,4 +71,13 @@ public abstract class ServerCall<ReqT, RespT> {
     public PeerConnection getConnection() {
         return null;
     }
+
+    /**
+     * The TLS session the call arrived on, or null without TLS; its peer certificates are the client's verified
+     * identity (also on {@link #getConnection()}: {@link PeerConnection#peerPrincipal()}).
+     */
+    public javax.net.ssl.SSLSession getSslSession() {
+        PeerConnection c = getConnection();
+        return c == null ? null : c.sslSession();
+    }
 }

@@ -85,6 +85,11 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     }
 
     @Override
+    public javax.net.ssl.SSLSession sslSession() {
+        return base.sslSession();
+    }
+
+    @Override
     public int activeCalls() {
         return streams.size();
     }

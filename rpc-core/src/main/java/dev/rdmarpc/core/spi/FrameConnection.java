@@ -55,4 +55,12 @@ public interface FrameConnection {
 
     /** "tcp", "rdma", …: the transport carrying the frames. */
     String transportName();
+
+    /**
+     * The TLS session protecting this connection, whose handshake completed before the connection was handed to
+     * core; null when the connection is plaintext.
+     */
+    default javax.net.ssl.SSLSession sslSession() {
+        return null;
+    }
 }

@@ -1,15 +1,23 @@
 package dev.rdmarpc.core.spi;
 
+import dev.rdmarpc.core.TlsConfig;
 import dev.rdmarpc.core.buffer.SlabPool;
 
 /**
  * Settings a transport is created with.
  *
- * @param pool        where frame buffers come from
- * @param ioThreads   I/O threads (0: the transport's default)
- * @param nativeIo    "auto" (io_uring, then epoll, then NIO), "io_uring", "epoll" or "nio"
+ * @param pool                   where frame buffers come from
+ * @param ioThreads              I/O threads (0: the transport's default)
+ * @param nativeIo               "auto" (io_uring, then epoll, then NIO), "io_uring", "epoll" or "nio"
+ * @param tls                    TLS around every connection, or null for plaintext
+ * @param handshakeTimeoutMillis how long a server waits for a new connection's TLS handshake (0: the transport's default)
  */
-public record TransportConfig(SlabPool pool, int ioThreads, String nativeIo) {
+public record TransportConfig(SlabPool pool, int ioThreads, String nativeIo, TlsConfig tls, long handshakeTimeoutMillis) {
+    /** A plaintext configuration. */
+    public TransportConfig(SlabPool pool, int ioThreads, String nativeIo) {
+        this(pool, ioThreads, nativeIo, null, 0);
+    }
+
     public static TransportConfig defaults() {
         return new TransportConfig(SlabPool.shared(), 0, System.getProperty("rdmarpc.io", "auto"));
     }

@@ -6,15 +6,26 @@ import dev.rdmarpc.core.spi.FrameHandlerFactory;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
+import io.netty.handler.ssl.SslHandshakeTimeoutException;
 import io.netty.util.ReferenceCountUtil;
+
+import dev.rdmarpc.core.TlsConfig;
+import dev.rdmarpc.core.protocol.ProtocolException;
 
 import java.lang.System.Logger.Level;
 import java.nio.channels.ClosedChannelException;
 import java.util.concurrent.CompletableFuture;
 
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLHandshakeException;
+import javax.net.ssl.SSLSession;
+
 /**
- * The one handler in a connection's pipeline: binds core's {@link FrameHandler} when the channel
- * becomes active, feeds reads to the {@link FrameDecoder}, ends read bursts with one flush, and
+ * The last handler in a connection's pipeline: binds core's {@link FrameHandler} when the channel
+ * becomes active (with TLS: when the handshake has completed and agreed on ALPN {@code rdmarpc/1}, so core never
+ * sees a byte of an unauthenticated peer), feeds reads to the {@link FrameDecoder}, ends read bursts with one flush, and
  * turns writability changes, errors and the channel's close into {@link TcpFrameConnection} events.
  */
 final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
@@ -28,16 +39,97 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
     /** Set when a gRPC/HTTP2 client dialled this server: it answers instead of the decoder. */
     private Http2Refusal http2;
     private boolean firstRead = true;
+    /** Set on TLS connections: what the first bytes said; null for plaintext. */
+    private final TlsHandshakeState tls;
+    /** TLS: the handshake ended (bound or failed). */
+    private boolean handshakeEnded;
+    /** TLS: the first error seen before the handshake ended, in case the handshake reports only the close after it. */
+    private Throwable earlyTlsError;
 
     TcpChannelHandler(FrameHandlerFactory handlers, CompletableFuture<FrameConnection> connected, OpenConnections open) {
+        this(handlers, connected, open, null);
+    }
+
+    /** A handler behind an {@code SslHandler} when {@code tls} is not null: it binds core once the handshake completed. */
+    TcpChannelHandler(FrameHandlerFactory handlers, CompletableFuture<FrameConnection> connected, OpenConnections open,
+                      TlsHandshakeState tls) {
         this.handlers = handlers;
         this.connected = connected;
         this.open = open;
+        this.tls = tls;
     }
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
+        if (tls != null) {
+            ctx.fireChannelActive(); // core is bound when the handshake completes
+            return;
+        }
+        bind(ctx, null);
+        ctx.fireChannelActive();
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (tls != null && evt instanceof SslHandshakeCompletionEvent done && !handshakeEnded) {
+            if (done.isSuccess()) {
+                SslHandler ssl = ctx.pipeline().get(SslHandler.class);
+                String alpn = ssl.applicationProtocol();
+                if (TlsConfig.ALPN_PROTOCOL.equals(alpn)) {
+                    handshakeEnded = true;
+                    bind(ctx, ssl.engine().getSession());
+                } else {
+                    handshakeFailed(ctx, "the peer did not agree to the ALPN protocol " + TlsConfig.ALPN_PROTOCOL
+                            + (alpn == null ? " (none was agreed)" : " (it chose " + alpn + ")") + ": it does not speak rdmarpc over TLS", null);
+                }
+            } else {
+                handshakeFailed(ctx, null, done.cause());
+            }
+        }
+        ctx.fireUserEventTriggered(evt);
+    }
+
+    /** Fails the connect (client) or logs the refusal (server), once, and closes. */
+    private void handshakeFailed(ChannelHandlerContext ctx, String reason, Throwable cause) {
+        if (handshakeEnded) {
+            return;
+        }
+        handshakeEnded = true;
+        Throwable c = (cause == null || cause instanceof ClosedChannelException) && earlyTlsError != null ? earlyTlsError : cause;
+        boolean client = connected != null;
+        String why;
+        if (reason != null) {
+            why = reason;
+        } else if (tls.plaintextPeer != null) {
+            why = tls.plaintextPeer;
+        } else if (client && !tls.bytesReceived && !(c instanceof SslHandshakeTimeoutException)) {
+            why = "the server closed the connection without answering the TLS ClientHello (a server without TLS does so)";
+        } else {
+            why = c == null ? "the connection closed during the TLS handshake" : TlsFailures.describe(c, client);
+        }
+        String message = "TLS handshake with " + peer(ctx) + " failed: " + why;
+        if (client) {
+            SSLHandshakeException e = new SSLHandshakeException(message);
+            if (c != null) {
+                e.initCause(c);
+            }
+            connected.completeExceptionally(e);
+        } else if (!tls.bytesReceived && c instanceof ClosedChannelException) {
+            TcpFrameConnection.LOG.log(Level.DEBUG, "connection from {0} closed before it sent anything", peer(ctx));
+        } else {
+            TcpFrameConnection.LOG.log(Level.WARNING, "closing connection: {0}", message);
+        }
+        ctx.close();
+    }
+
+    private static String peer(ChannelHandlerContext ctx) {
+        return ctx.channel().remoteAddress() instanceof java.net.InetSocketAddress a ? TcpServerTransport.describe(a)
+                : String.valueOf(ctx.channel().remoteAddress());
+    }
+
+    private void bind(ChannelHandlerContext ctx, SSLSession session) {
         TcpFrameConnection c = new TcpFrameConnection(ctx.channel());
+        c.secure(session);
         FrameHandler h;
         try {
             h = handlers.newHandler(c);
@@ -59,7 +151,6 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
             c.close("connect was cancelled");
         }
         open.add(c);
-        ctx.fireChannelActive();
     }
 
     @Override
@@ -78,6 +169,13 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
             if (connected == null && Http2Refusal.looksLikePreface(in)) {
                 http2 = new Http2Refusal(ctx, c);
                 http2.read(in);
+                return;
+            }
+            if (tls == null && TlsRecords.looksLikeTls(in)) {
+                in.release();
+                c.closeOnError(new ProtocolException(connected == null
+                        ? "the client started a TLS handshake, but this server does not use TLS (configure both sides alike)"
+                        : "the server answered with TLS: it requires a TLS connection (set tls(TlsConfig) on the channel)"));
                 return;
             }
         }
@@ -112,15 +210,33 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
             return; // a write raced with the close; the buffer was released and the close is reported already
         }
         if (c != null) {
-            c.closeOnIoError(cause);
+            c.closeOnIoError(tls != null && isTls(cause) ? new SSLException("TLS error: " + TlsFailures.describe(cause, connected != null), cause) : cause);
+        } else if (tls != null && !handshakeEnded) {
+            if (earlyTlsError == null) {
+                earlyTlsError = cause;
+            }
+            TcpFrameConnection.LOG.log(Level.DEBUG, "TLS error on {0} during the handshake: {1}", ctx.channel(), cause.toString());
+            ctx.close();
         } else {
             TcpFrameConnection.LOG.log(Level.DEBUG, "I/O error on {0}: {1}", ctx.channel(), cause.toString());
             ctx.close();
         }
     }
 
+    private static boolean isTls(Throwable t) {
+        for (Throwable x = t; x != null; x = x.getCause() == x ? null : x.getCause()) {
+            if (x instanceof SSLException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
+        if (tls != null && connection == null) {
+            handshakeFailed(ctx, null, new ClosedChannelException());
+        }
         TcpFrameConnection c = connection;
         if (c != null) {
             String truncation = decoder.truncation();

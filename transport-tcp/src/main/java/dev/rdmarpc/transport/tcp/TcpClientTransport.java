@@ -1,5 +1,6 @@
 package dev.rdmarpc.transport.tcp;
 
+import dev.rdmarpc.core.TlsConfig;
 import dev.rdmarpc.core.spi.ClientTransport;
 import dev.rdmarpc.core.spi.FrameConnection;
 import dev.rdmarpc.core.spi.FrameHandlerFactory;
@@ -7,7 +8,10 @@ import dev.rdmarpc.core.spi.TransportConfig;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslHandler;
 
 import java.net.InetSocketAddress;
 import java.util.Objects;
@@ -15,7 +19,10 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
-/** Opens TCP connections to rdmarpc servers over Netty, on its own small group of I/O threads. */
+/**
+ * Opens TCP connections to rdmarpc servers over Netty, on its own small group of I/O threads; with TLS configured,
+ * a connection is handed to core only once its handshake completed.
+ */
 final class TcpClientTransport implements ClientTransport {
     /** I/O threads when the config says 0. */
     static final int DEFAULT_IO_THREADS = 1;
@@ -24,10 +31,19 @@ final class TcpClientTransport implements ClientTransport {
     private final EventLoopGroup group;
     private final Set<Channel> channels = ConcurrentHashMap.newKeySet();
     private final OpenConnections connections = new OpenConnections();
+    /** TLS contexts when the config has TLS; null for plaintext. */
+    private final TlsContexts tls;
+    private final TlsConfig tlsConfig;
     private volatile boolean closed;
 
-    /** A transport with the config's I/O threads (0: one) and native I/O choice; threads start on first connect. */
+    /**
+     * A transport with the config's I/O threads (0: one), native I/O choice and TLS; threads start on first connect.
+     *
+     * @throws IllegalArgumentException when the TLS key material or trust roots cannot be used
+     */
     public TcpClientTransport(TransportConfig config) {
+        this.tlsConfig = config.tls();
+        this.tls = tlsConfig == null ? null : new TlsContexts(tlsConfig);
         this.flavor = IoFlavor.select(config.nativeIo());
         this.group = flavor.newGroup(config.ioThreads() > 0 ? config.ioThreads() : DEFAULT_IO_THREADS);
     }
@@ -44,7 +60,8 @@ final class TcpClientTransport implements ClientTransport {
         Bootstrap b = SocketOptions.client(new Bootstrap(), connectTimeoutMillis)
                 .group(group)
                 .channel(flavor.socketChannel())
-                .handler(new TcpChannelHandler(handlers, result, connections));
+                .handler(tls == null ? new TcpChannelHandler(handlers, result, connections)
+                        : secureInitializer(address, handlers, result, connectTimeoutMillis));
         ChannelFuture f;
         try {
             f = b.connect(address);
@@ -72,6 +89,35 @@ final class TcpClientTransport implements ClientTransport {
         }
         return result;
     }
+
+    /**
+     * The pipeline of a TLS connection: the plaintext-server check, the SslHandler (SNI and hostname verification
+     * with the dialled host or the configured override, the connect timeout as handshake timeout), then core.
+     */
+    private ChannelInitializer<Channel> secureInitializer(InetSocketAddress address, FrameHandlerFactory handlers,
+                                                          CompletableFuture<FrameConnection> result, int connectTimeoutMillis) {
+        SslContext context;
+        try {
+            context = tls.current();
+        } catch (RuntimeException e) {
+            result.completeExceptionally(e);
+            throw e;
+        }
+        String host = tlsConfig.authorityOverride() != null ? tlsConfig.authorityOverride() : address.getHostString();
+        return new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                TlsHandshakeState state = new TlsHandshakeState();
+                SslHandler ssl = context.newHandler(ch.alloc(), host, address.getPort());
+                ssl.setHandshakeTimeoutMillis(connectTimeoutMillis > 0 ? connectTimeoutMillis : DEFAULT_HANDSHAKE_TIMEOUT_MILLIS);
+                ch.pipeline().addLast(new PlaintextPeerDetector(state, false), ssl,
+                        new TcpChannelHandler(handlers, result, connections, state));
+            }
+        };
+    }
+
+    /** TLS handshake timeout when the connect has none. */
+    static final int DEFAULT_HANDSHAKE_TIMEOUT_MILLIS = 20_000;
 
     /** Which of epoll, io_uring or NIO this transport runs on. */
     String ioName() {

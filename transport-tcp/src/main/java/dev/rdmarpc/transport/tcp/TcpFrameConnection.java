@@ -65,6 +65,9 @@ final class TcpFrameConnection implements FrameConnection {
     private volatile boolean drainScheduled;
     private volatile int maxInboundPayload = FrameHeader.DEFAULT_MAX_PAYLOAD;
 
+    /** The TLS session, set before the connection is handed to core; null for plaintext. */
+    private volatile javax.net.ssl.SSLSession sslSession;
+
     // I/O thread only
     private FrameHandler handler;
     private boolean inReadBurst;
@@ -86,6 +89,16 @@ final class TcpFrameConnection implements FrameConnection {
 
     FrameHandler handler() {
         return handler;
+    }
+
+    /** Records the TLS session whose handshake completed; on the I/O thread, before {@link #bind}. */
+    void secure(javax.net.ssl.SSLSession session) {
+        this.sslSession = session;
+    }
+
+    @Override
+    public javax.net.ssl.SSLSession sslSession() {
+        return sslSession;
     }
 
     // ---- send path ----

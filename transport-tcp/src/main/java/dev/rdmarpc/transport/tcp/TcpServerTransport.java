@@ -8,6 +8,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
+import io.netty.handler.ssl.SslHandler;
 
 import java.io.IOException;
 import java.net.BindException;
@@ -15,7 +16,10 @@ import java.net.Inet6Address;
 import java.net.InetSocketAddress;
 import java.util.Objects;
 
-/** Listens on one TCP address over Netty and serves every accepted connection on its own I/O threads. */
+/**
+ * Listens on one TCP address over Netty and serves every accepted connection on its own I/O threads; with TLS
+ * configured, a connection reaches core only once its handshake completed (within the handshake timeout).
+ */
 final class TcpServerTransport implements ServerTransport {
     /** I/O threads when the config says 0 (the listening socket shares them). */
     static final int DEFAULT_IO_THREADS = Math.min(2, Runtime.getRuntime().availableProcessors());
@@ -23,12 +27,23 @@ final class TcpServerTransport implements ServerTransport {
     private final IoFlavor flavor;
     private final int ioThreads;
     private final OpenConnections connections = new OpenConnections();
+    /** TLS contexts when the config has TLS; null for plaintext. */
+    private final TlsContexts tls;
+    private final long handshakeTimeoutMillis;
     private EventLoopGroup group;
     private Channel listener;
     private boolean closed;
 
-    /** A transport with the config's I/O threads (0: up to two) and native I/O choice; nothing starts before {@link #bind}. */
+    /**
+     * A transport with the config's I/O threads (0: up to two), native I/O choice and TLS; nothing starts before
+     * {@link #bind}.
+     *
+     * @throws IllegalArgumentException when the TLS key material or trust roots cannot be used
+     */
     public TcpServerTransport(TransportConfig config) {
+        this.tls = config.tls() == null ? null : new TlsContexts(config.tls());
+        this.handshakeTimeoutMillis = config.handshakeTimeoutMillis() > 0 ? config.handshakeTimeoutMillis()
+                : TcpClientTransport.DEFAULT_HANDSHAKE_TIMEOUT_MILLIS;
         this.flavor = IoFlavor.select(config.nativeIo());
         this.ioThreads = config.ioThreads() > 0 ? config.ioThreads() : DEFAULT_IO_THREADS;
     }
@@ -50,7 +65,16 @@ final class TcpServerTransport implements ServerTransport {
                 .childHandler(new ChannelInitializer<>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        ch.pipeline().addLast(new TcpChannelHandler(handlers, null, connections));
+                        if (tls == null) {
+                            ch.pipeline().addLast(new TcpChannelHandler(handlers, null, connections));
+                            return;
+                        }
+                        // The handshake timeout closes a peer that stalls (sends nothing, or half a ClientHello).
+                        TlsHandshakeState state = new TlsHandshakeState();
+                        SslHandler ssl = tls.current().newHandler(ch.alloc());
+                        ssl.setHandshakeTimeoutMillis(handshakeTimeoutMillis);
+                        ch.pipeline().addLast(new PlaintextPeerDetector(state, true), ssl,
+                                new TcpChannelHandler(handlers, null, connections, state));
                     }
                 });
         ChannelFuture f;
