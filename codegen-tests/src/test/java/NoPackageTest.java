@@ -41,9 +41,9 @@ class NoPackageTest {
             assertEquals(42, pong.getSequence());
         } finally {
             channel.shutdownNow();
-            channel.awaitTermination(5, TimeUnit.SECONDS);
+            channel.awaitTermination(60, TimeUnit.SECONDS);
             server.shutdownNow();
-            server.awaitTermination(5, TimeUnit.SECONDS);
+            server.awaitTermination(60, TimeUnit.SECONDS);
         }
     }
 }

@@ -73,14 +73,14 @@ class CompressionTest {
     void stop() throws InterruptedException {
         for (ManagedChannel c : channels) {
             c.shutdownNow();
-            c.awaitTermination(5, TimeUnit.SECONDS);
+            c.awaitTermination(60, TimeUnit.SECONDS);
         }
         for (FrameProxy p : proxies) {
             p.close();
         }
         for (Server s : servers) {
             s.shutdownNow();
-            s.awaitTermination(5, TimeUnit.SECONDS);
+            s.awaitTermination(60, TimeUnit.SECONDS);
         }
         executor.shutdownNow();
     }

@@ -103,11 +103,11 @@ class KeepAliveTest {
     void stop() throws InterruptedException {
         if (channel != null) {
             channel.shutdownNow();
-            channel.awaitTermination(5, TimeUnit.SECONDS);
+            channel.awaitTermination(60, TimeUnit.SECONDS);
         }
         proxy.close();
         server.shutdownNow();
-        server.awaitTermination(5, TimeUnit.SECONDS);
+        server.awaitTermination(60, TimeUnit.SECONDS);
     }
 
     private static void await(String what, BooleanSupplier condition) throws InterruptedException {
@@ -130,7 +130,7 @@ class KeepAliveTest {
             }
         }, new Metadata());
         hang.sendMessage("x");
-        assertTrue(hangStarted.await(10, TimeUnit.SECONDS));
+        assertTrue(hangStarted.await(60, TimeUnit.SECONDS));
         return hang;
     }
 
@@ -142,7 +142,7 @@ class KeepAliveTest {
         await("three keepalive PINGs answered", () -> proxy.pingAcks.get() >= 3);
         assertEquals("still", ClientCalls.blockingUnaryCall(ch, SemanticsTest.ECHO, CallOptions.DEFAULT, "still"));
         hang.halfClose();
-        assertEquals(Status.Code.OK, closed.get(10, TimeUnit.SECONDS).getCode());
+        assertEquals(Status.Code.OK, closed.get(60, TimeUnit.SECONDS).getCode());
         assertEquals(1, proxy.connections.get(), "answered keepalive keeps the one connection");
     }
 
@@ -160,12 +160,12 @@ class KeepAliveTest {
     void aClientPingingMoreOftenThanTheServerPermitsIsDisconnected() throws Exception {
         proxy.close();
         server.shutdownNow();
-        assertTrue(server.awaitTermination(5, TimeUnit.SECONDS));
+        assertTrue(server.awaitTermination(60, TimeUnit.SECONDS));
         startServer(b -> b.permitKeepAliveTime(1, TimeUnit.MINUTES)); // calls open: one PING a minute is fine
         ManagedChannel ch = channel(50, 5_000, false);
         CompletableFuture<Status> closed = new CompletableFuture<>();
         startHang(ch, closed);
-        Status status = closed.get(10, TimeUnit.SECONDS);
+        Status status = closed.get(60, TimeUnit.SECONDS);
         assertEquals(Status.Code.UNAVAILABLE, status.getCode(), status.toString());
         // grpc's KeepAliveEnforcer allows two strikes: the third early PING closes the connection (one more may be on
         // its way through the proxy by then)
@@ -184,7 +184,7 @@ class KeepAliveTest {
         @Override
         public void close() throws InterruptedException {
             channel.shutdownNow();
-            channel.awaitTermination(5, TimeUnit.SECONDS);
+            channel.awaitTermination(60, TimeUnit.SECONDS);
         }
     }
 
@@ -240,22 +240,22 @@ class KeepAliveTest {
             if (r != null) {
                 r.run();
             }
-            assertTrue(ready.await(10, TimeUnit.SECONDS));
+            assertTrue(ready.await(60, TimeUnit.SECONDS));
 
             CompletableFuture<Long> rtt = new CompletableFuture<>();
             transport.ping(callback(rtt), Runnable::run);
-            assertTrue(rtt.get(10, TimeUnit.SECONDS) > 0);
+            assertTrue(rtt.get(60, TimeUnit.SECONDS) > 0);
 
             Status reason = Status.UNAVAILABLE.withDescription("test shut it down");
             transport.shutdown(reason);
             CompletableFuture<Long> after = new CompletableFuture<>();
             transport.ping(callback(after), Runnable::run);
             ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
-                    () -> after.get(10, TimeUnit.SECONDS));
+                    () -> after.get(60, TimeUnit.SECONDS));
             Status failure = assertInstanceOf(StatusRuntimeException.class, e.getCause()).getStatus();
             assertEquals(reason.getCode(), failure.getCode());
             assertEquals(reason.getDescription(), failure.getDescription());
-            assertTrue(terminated.await(10, TimeUnit.SECONDS));
+            assertTrue(terminated.await(60, TimeUnit.SECONDS));
         } finally {
             SharedResourceHolder.release(GrpcUtil.TIMER_SERVICE, timer);
         }

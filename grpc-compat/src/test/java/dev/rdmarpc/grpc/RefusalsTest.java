@@ -79,6 +79,6 @@ class RefusalsTest {
         c.sendMessage(new ByteArrayInputStream(new byte[1]));
         c.halfClose();
         c.request(1);
-        return closed.get(10, TimeUnit.SECONDS);
+        return closed.get(60, TimeUnit.SECONDS);
     }
 }

@@ -235,8 +235,8 @@ class SemanticsTest {
     void stop() throws InterruptedException {
         channel.shutdownNow();
         server.shutdownNow();
-        channel.awaitTermination(5, TimeUnit.SECONDS);
-        server.awaitTermination(5, TimeUnit.SECONDS);
+        channel.awaitTermination(60, TimeUnit.SECONDS);
+        server.awaitTermination(60, TimeUnit.SECONDS);
     }
 
     @Test
@@ -265,9 +265,9 @@ class SemanticsTest {
         call.request(1);
         call.sendMessage("hi");
         call.halfClose();
-        Metadata responseHeaders = (Metadata) events.poll(5, TimeUnit.SECONDS);
-        assertEquals("hi", events.poll(5, TimeUnit.SECONDS));
-        assertEquals(Status.Code.OK, ((Status) events.poll(5, TimeUnit.SECONDS)).getCode());
+        Metadata responseHeaders = (Metadata) events.poll(60, TimeUnit.SECONDS);
+        assertEquals("hi", events.poll(60, TimeUnit.SECONDS));
+        assertEquals(Status.Code.OK, ((Status) events.poll(60, TimeUnit.SECONDS)).getCode());
         assertEquals("from-client", serverHeaders.get().get(ASCII));
         assertArrayEquals(BLOB, serverHeaders.get().get(BIN));
         assertNotNull(serverHeaders.get().get(io.grpc.Metadata.Key.of("user-agent", Metadata.ASCII_STRING_MARSHALLER)));
@@ -327,7 +327,7 @@ class SemanticsTest {
         requests.onNext("c");
         requests.onCompleted();
         try {
-            assertTrue(done.await(5, TimeUnit.SECONDS));
+            assertTrue(done.await(60, TimeUnit.SECONDS));
         } catch (InterruptedException e) {
             throw new AssertionError(e);
         }
@@ -353,8 +353,8 @@ class SemanticsTest {
             Thread.sleep(5);
         }
         call.cancel("user gave up", null);
-        assertEquals(Status.Code.CANCELLED, closed.poll(5, TimeUnit.SECONDS).getCode());
-        assertTrue(hangCancelled.await(5, TimeUnit.SECONDS), "the server's context was not cancelled");
+        assertEquals(Status.Code.CANCELLED, closed.poll(60, TimeUnit.SECONDS).getCode());
+        assertTrue(hangCancelled.await(60, TimeUnit.SECONDS), "the server's context was not cancelled");
     }
 
     @Test
@@ -375,14 +375,14 @@ class SemanticsTest {
         call.sendMessage("5");
         call.halfClose();
         call.request(2);
-        assertEquals("m0", events.poll(5, TimeUnit.SECONDS));
-        assertEquals("m1", events.poll(5, TimeUnit.SECONDS));
+        assertEquals("m0", events.poll(60, TimeUnit.SECONDS));
+        assertEquals("m1", events.poll(60, TimeUnit.SECONDS));
         assertNull(events.poll(200, TimeUnit.MILLISECONDS), "a message arrived without request(n)");
         call.request(3);
-        assertEquals("m2", events.poll(5, TimeUnit.SECONDS));
-        assertEquals("m3", events.poll(5, TimeUnit.SECONDS));
-        assertEquals("m4", events.poll(5, TimeUnit.SECONDS));
-        assertInstanceOf(Status.class, events.poll(5, TimeUnit.SECONDS));
+        assertEquals("m2", events.poll(60, TimeUnit.SECONDS));
+        assertEquals("m3", events.poll(60, TimeUnit.SECONDS));
+        assertEquals("m4", events.poll(60, TimeUnit.SECONDS));
+        assertInstanceOf(Status.class, events.poll(60, TimeUnit.SECONDS));
     }
 
     @Test
@@ -507,7 +507,7 @@ class SemanticsTest {
                 }
             });
         }
-        assertTrue(all.await(10, TimeUnit.SECONDS));
+        assertTrue(all.await(60, TimeUnit.SECONDS));
         assertEquals(n, ok.get());
     }
 }

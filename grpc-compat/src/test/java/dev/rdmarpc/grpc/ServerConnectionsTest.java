@@ -131,14 +131,14 @@ class ServerConnectionsTest {
     void stop() throws InterruptedException {
         for (ManagedChannel c : channels) {
             c.shutdownNow();
-            c.awaitTermination(5, TimeUnit.SECONDS);
+            c.awaitTermination(60, TimeUnit.SECONDS);
         }
         if (proxy != null) {
             proxy.close();
         }
         if (server != null) {
             server.shutdownNow();
-            assertTrue(server.awaitTermination(10, TimeUnit.SECONDS), "the server terminated");
+            assertTrue(server.awaitTermination(60, TimeUnit.SECONDS), "the server terminated");
         }
     }
 
@@ -191,7 +191,7 @@ class ServerConnectionsTest {
         assertEquals(secondNumber, call(second, "which transport?"));
 
         first.shutdown();
-        assertTrue(first.awaitTermination(10, TimeUnit.SECONDS));
+        assertTrue(first.awaitTermination(60, TimeUnit.SECONDS));
         await("the first channel's transport terminated", 10_000, () -> terminatedTransports.get() == 1);
         assertEquals("still", call(second, "still"), "the other connection carries on");
         assertEquals(2, readyRemotes.size());
@@ -216,7 +216,7 @@ class ServerConnectionsTest {
         startServer(b -> b.keepAliveUnclamped(time * MILLIS, timeout * MILLIS));
         ManagedChannel gone = channel(proxy.port());
         startHang(gone);
-        assertTrue(hangStarted.await(10, TimeUnit.SECONDS));
+        assertTrue(hangStarted.await(60, TimeUnit.SECONDS));
         proxy.freeze();
         long frozenAt = System.nanoTime();
         // The server's call on that connection ends when keepalive closes it (the frozen client never learns).
@@ -238,7 +238,7 @@ class ServerConnectionsTest {
         assertEquals("first", call(c, "first"));
         // A stream open across the GOAWAY finishes normally on the old connection.
         Hang hang = startHang(c);
-        assertTrue(hangStarted.await(10, TimeUnit.SECONDS));
+        assertTrue(hangStarted.await(60, TimeUnit.SECONDS));
         int calls = 0;
         long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(30_000);
         while (proxy.connections.get() < 3) {
@@ -250,7 +250,7 @@ class ServerConnectionsTest {
             Thread.sleep(10);
         }
         hang.call().halfClose();
-        assertEquals(Status.Code.OK, hang.closed().get(10, TimeUnit.SECONDS).getCode(), "the call open at the GOAWAY finished");
+        assertEquals(Status.Code.OK, hang.closed().get(60, TimeUnit.SECONDS).getCode(), "the call open at the GOAWAY finished");
         assertTrue(readyRemotes.size() >= 3, readyRemotes.toString());
         await("aged-out transports terminated", 10_000, () -> terminatedTransports.get() >= 1);
     }
@@ -260,10 +260,10 @@ class ServerConnectionsTest {
         startServer(b -> b.maxConnectionAge(1, TimeUnit.SECONDS).maxConnectionAgeGrace(200, TimeUnit.MILLISECONDS));
         ManagedChannel c = channel(server.getPort());
         Hang hang = startHang(c);
-        assertTrue(hangStarted.await(10, TimeUnit.SECONDS));
+        assertTrue(hangStarted.await(60, TimeUnit.SECONDS));
         Status s = hang.closed().get(1_100 + 200 + 5_000, TimeUnit.MILLISECONDS);
         assertEquals(Status.Code.UNAVAILABLE, s.getCode(), s.toString());
-        assertNotNull(hangFailed.get(5, TimeUnit.SECONDS), "the server's call ended too");
+        assertNotNull(hangFailed.get(60, TimeUnit.SECONDS), "the server's call ended too");
         assertEquals("after", call(c, "after"), "the channel reconnects");
     }
 
@@ -283,12 +283,12 @@ class ServerConnectionsTest {
         startServer(b -> b);
         ManagedChannel c = channel(server.getPort());
         Hang hang = startHang(c);
-        assertTrue(hangStarted.await(10, TimeUnit.SECONDS));
+        assertTrue(hangStarted.await(60, TimeUnit.SECONDS));
         server.shutdown();
         assertTrue(!server.awaitTermination(200, TimeUnit.MILLISECONDS), "a graceful shutdown waits for the open call");
         server.shutdownNow();
-        assertTrue(server.awaitTermination(10, TimeUnit.SECONDS));
-        StatusRuntimeException e = hang.closed().thenApply(Status::asRuntimeException).get(10, TimeUnit.SECONDS);
+        assertTrue(server.awaitTermination(60, TimeUnit.SECONDS));
+        StatusRuntimeException e = hang.closed().thenApply(Status::asRuntimeException).get(60, TimeUnit.SECONDS);
         assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode(), e.getStatus().toString());
         assertEquals(1, terminatedTransports.get());
     }

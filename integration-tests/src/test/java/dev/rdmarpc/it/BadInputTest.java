@@ -104,10 +104,10 @@ class BadInputTest extends LoopbackTest {
             Thread.sleep(2);
         }
         server.shutdownNow();
-        ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
+        ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(60, TimeUnit.SECONDS));
         StatusException se = assertInstanceOf(StatusException.class, e.getCause());
         assertEquals(Status.Code.UNAVAILABLE, se.getStatus().getCode());
-        assertTrue(service.hangCancelled.await(5, TimeUnit.SECONDS), "the handler saw the shutdown as a cancellation");
+        assertTrue(service.hangCancelled.await(60, TimeUnit.SECONDS), "the handler saw the shutdown as a cancellation");
     }
 
     @Test
@@ -115,7 +115,7 @@ class BadInputTest extends LoopbackTest {
         assertArrayEquals(new byte[]{1}, echo(new byte[]{1}));
         int port = server.getPort();
         server.shutdownNow();
-        assertTrue(server.awaitTermination(5, TimeUnit.SECONDS));
+        assertTrue(server.awaitTermination(60, TimeUnit.SECONDS));
         StatusException e = assertThrows(StatusException.class, () -> echo(new byte[]{2}));
         assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());
         assertTrue(e.getStatus().getDescription().contains("127.0.0.1:" + port), e.getStatus().getDescription());
@@ -136,8 +136,8 @@ class BadInputTest extends LoopbackTest {
         CompletableFuture<byte[]> slow = ClientCalls.futureUnaryCall(channel.newCall(TestService.SLOW, CallOptions.DEFAULT), Bytes.ofInt(300));
         Thread.sleep(100);
         server.shutdown();
-        assertArrayEquals(Bytes.ofInt(300), slow.get(10, TimeUnit.SECONDS));
-        assertTrue(server.awaitTermination(10, TimeUnit.SECONDS));
+        assertArrayEquals(Bytes.ofInt(300), slow.get(60, TimeUnit.SECONDS));
+        assertTrue(server.awaitTermination(60, TimeUnit.SECONDS));
         StatusException e = assertThrows(StatusException.class, () -> echo(new byte[]{1}));
         assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());
     }

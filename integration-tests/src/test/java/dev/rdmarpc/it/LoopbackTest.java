@@ -40,9 +40,9 @@ abstract class LoopbackTest {
     @AfterEach
     void stopAndCheckForLeaks() throws InterruptedException {
         channel.shutdownNow();
-        channel.awaitTermination(5, TimeUnit.SECONDS);
+        channel.awaitTermination(60, TimeUnit.SECONDS);
         server.shutdownNow();
-        server.awaitTermination(5, TimeUnit.SECONDS);
+        server.awaitTermination(60, TimeUnit.SECONDS);
         assertSlabsBackToBaseline(baseline);
     }
 

@@ -61,7 +61,7 @@ class PeerConnectionTest extends LoopbackTest {
     }
 
     private PeerConnection awaitOpened() throws InterruptedException {
-        PeerConnection c = opened.poll(10, TimeUnit.SECONDS);
+        PeerConnection c = opened.poll(60, TimeUnit.SECONDS);
         assertNotNull(c, "connectionOpened was called");
         return c;
     }
@@ -75,7 +75,7 @@ class PeerConnectionTest extends LoopbackTest {
         assertTrue(remote.getAddress().isLoopbackAddress(), remote.toString());
         assertEquals(0, c.activeCalls());
         for (int i = 0; i < 3; i++) {
-            assertTrue(c.ping().get(5, TimeUnit.SECONDS) > 0);
+            assertTrue(c.ping().get(60, TimeUnit.SECONDS) > 0);
         }
         CompletableFuture<byte[]> hanging = ClientCalls.futureUnaryCall(channel.newCall(TestService.HANG,
                 CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS)), new byte[1]);
@@ -90,10 +90,10 @@ class PeerConnectionTest extends LoopbackTest {
         ClientCalls.blockingUnaryCall(channel, TestService.ECHO, CallOptions.DEFAULT, new byte[8]);
         PeerConnection c = awaitOpened();
         for (int i = 0; i < 3; i++) {
-            assertTrue(channel.ping().get(5, TimeUnit.SECONDS) > 0, "the server answered");
-            assertSame(c, pinged.poll(5, TimeUnit.SECONDS), "pingReceived names the client's connection");
+            assertTrue(channel.ping().get(60, TimeUnit.SECONDS) > 0, "the server answered");
+            assertSame(c, pinged.poll(60, TimeUnit.SECONDS), "pingReceived names the client's connection");
         }
-        assertTrue(c.ping().get(5, TimeUnit.SECONDS) > 0);
+        assertTrue(c.ping().get(60, TimeUnit.SECONDS) > 0);
         assertNull(pinged.poll(200, TimeUnit.MILLISECONDS), "the server's own PING's ACK is not a received PING");
     }
 
@@ -104,13 +104,13 @@ class PeerConnectionTest extends LoopbackTest {
         PeerConnection first = awaitOpened();
         await(5_000, () -> first.activeCalls() == 1, "the slow call is open");
         first.goAway();
-        assertArrayEquals(Bytes.ofInt(300), slow.get(10, TimeUnit.SECONDS), "the call in flight finished normally");
-        String reason = closed.poll(10, TimeUnit.SECONDS);
+        assertArrayEquals(Bytes.ofInt(300), slow.get(60, TimeUnit.SECONDS), "the call in flight finished normally");
+        String reason = closed.poll(60, TimeUnit.SECONDS);
         assertNotNull(reason, "the drained connection closed");
         ClientCalls.blockingUnaryCall(channel, TestService.ECHO, CallOptions.DEFAULT, new byte[8]);
         PeerConnection second = awaitOpened();
         assertNotSame(first, second, "new calls went over a new connection");
-        ExecutionException e = assertThrows(ExecutionException.class, () -> first.ping().get(5, TimeUnit.SECONDS));
+        ExecutionException e = assertThrows(ExecutionException.class, () -> first.ping().get(60, TimeUnit.SECONDS));
         assertEquals(Status.Code.UNAVAILABLE, assertInstanceOf(StatusException.class, e.getCause()).getStatus().getCode());
     }
 
@@ -121,9 +121,9 @@ class PeerConnectionTest extends LoopbackTest {
         PeerConnection c = awaitOpened();
         await(5_000, () -> c.activeCalls() == 1, "the hanging call is open");
         c.close("closed by the test");
-        ExecutionException e = assertThrows(ExecutionException.class, () -> hanging.get(10, TimeUnit.SECONDS));
+        ExecutionException e = assertThrows(ExecutionException.class, () -> hanging.get(60, TimeUnit.SECONDS));
         assertEquals(Status.Code.UNAVAILABLE, Status.fromThrowable(e.getCause()).getCode());
-        String reason = closed.poll(10, TimeUnit.SECONDS);
+        String reason = closed.poll(60, TimeUnit.SECONDS);
         assertNotNull(reason);
         assertTrue(reason.contains("closed by the test"), reason);
         assertArrayEquals(new byte[3], ClientCalls.blockingUnaryCall(channel, TestService.ECHO, CallOptions.DEFAULT, new byte[3]),

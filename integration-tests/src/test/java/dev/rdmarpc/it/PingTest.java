@@ -22,7 +22,7 @@ class PingTest extends LoopbackTest {
     @Test
     void aLiveServerAnswersPingsOnTheCallsConnection() throws Exception {
         for (int i = 0; i < 5; i++) {
-            long rtt = channel.ping().get(5, TimeUnit.SECONDS);
+            long rtt = channel.ping().get(60, TimeUnit.SECONDS);
             assertTrue(rtt > 0, "round trip " + rtt + " ns");
         }
         ClientCalls.blockingUnaryCall(channel, TestService.ECHO, CallOptions.DEFAULT, new byte[8]);
@@ -30,7 +30,7 @@ class PingTest extends LoopbackTest {
         for (int i = 0; i < many.length; i++) {
             many[i] = channel.ping();
         }
-        CompletableFuture.allOf(many).get(5, TimeUnit.SECONDS);
+        CompletableFuture.allOf(many).get(60, TimeUnit.SECONDS);
         assertEquals(1, server.connectionCount(), "pings travel on the calls' connection");
     }
 
@@ -41,7 +41,7 @@ class PingTest extends LoopbackTest {
             port = s.getLocalPort();
         }
         try (RpcChannel nowhere = RpcChannel.forAddress("127.0.0.1", port).build()) {
-            ExecutionException e = assertThrows(ExecutionException.class, () -> nowhere.ping().get(10, TimeUnit.SECONDS));
+            ExecutionException e = assertThrows(ExecutionException.class, () -> nowhere.ping().get(60, TimeUnit.SECONDS));
             StatusException se = assertInstanceOf(StatusException.class, e.getCause());
             assertEquals(Status.Code.UNAVAILABLE, se.getStatus().getCode());
             assertTrue(se.getStatus().getDescription().contains("127.0.0.1:" + port), se.getStatus().getDescription());
@@ -50,13 +50,13 @@ class PingTest extends LoopbackTest {
 
     @Test
     void aServerThatGoesAwayFailsThePingsAfterIt() throws Exception {
-        channel.ping().get(5, TimeUnit.SECONDS);
+        channel.ping().get(60, TimeUnit.SECONDS);
         server.shutdownNow();
-        server.awaitTermination(5, TimeUnit.SECONDS);
+        server.awaitTermination(60, TimeUnit.SECONDS);
         ExecutionException e = assertThrows(ExecutionException.class, () -> {
             // the close may reach the client a moment after the server has stopped
             for (int i = 0; i < 100; i++) {
-                channel.ping().get(5, TimeUnit.SECONDS);
+                channel.ping().get(60, TimeUnit.SECONDS);
                 Thread.sleep(20);
             }
         });
@@ -68,12 +68,12 @@ class PingTest extends LoopbackTest {
     void aShutDownChannelStillPingsWhileItsCallsFinish() throws Exception {
         java.util.concurrent.CompletableFuture<byte[]> slow = ClientCalls.futureUnaryCall(
                 channel.newCall(TestService.SLOW, CallOptions.DEFAULT), Bytes.ofInt(500));
-        channel.ping().get(5, TimeUnit.SECONDS);
+        channel.ping().get(60, TimeUnit.SECONDS);
         channel.shutdown();
-        assertTrue(channel.ping().get(5, TimeUnit.SECONDS) > 0, "the connection finishing the call answers");
-        slow.get(10, TimeUnit.SECONDS);
-        assertTrue(channel.awaitTermination(10, TimeUnit.SECONDS));
-        ExecutionException e = assertThrows(ExecutionException.class, () -> channel.ping().get(5, TimeUnit.SECONDS));
+        assertTrue(channel.ping().get(60, TimeUnit.SECONDS) > 0, "the connection finishing the call answers");
+        slow.get(60, TimeUnit.SECONDS);
+        assertTrue(channel.awaitTermination(60, TimeUnit.SECONDS));
+        ExecutionException e = assertThrows(ExecutionException.class, () -> channel.ping().get(60, TimeUnit.SECONDS));
         assertEquals(Status.Code.UNAVAILABLE, assertInstanceOf(StatusException.class, e.getCause()).getStatus().getCode());
     }
 }

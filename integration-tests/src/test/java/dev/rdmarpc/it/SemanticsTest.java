@@ -42,7 +42,7 @@ class SemanticsTest extends LoopbackTest {
         long remaining = service.lastRemainingNanos.get();
         assertTrue(remaining > 0 && remaining <= TimeUnit.MILLISECONDS.toNanos(300),
                 "handler saw the remaining time: " + remaining);
-        assertTrue(service.hangCancelled.await(5, TimeUnit.SECONDS), "handler told of the expiry");
+        assertTrue(service.hangCancelled.await(60, TimeUnit.SECONDS), "handler told of the expiry");
     }
 
     @Test
@@ -55,7 +55,7 @@ class SemanticsTest extends LoopbackTest {
         }
         assertEquals(-2, service.lastRemainingNanos.get());
         f.cancel(true);
-        assertTrue(service.hangCancelled.await(5, TimeUnit.SECONDS), "client cancel reaches the handler");
+        assertTrue(service.hangCancelled.await(60, TimeUnit.SECONDS), "client cancel reaches the handler");
     }
 
     @Test
@@ -91,12 +91,12 @@ class SemanticsTest extends LoopbackTest {
             Thread.sleep(2);
         }
         call.cancel("user gave up", new RuntimeException("why"));
-        ExecutionException ee = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
+        ExecutionException ee = assertThrows(ExecutionException.class, () -> f.get(60, TimeUnit.SECONDS));
         StatusException se = assertInstanceOf(StatusException.class, ee.getCause());
         assertEquals(Status.Code.CANCELLED, se.getStatus().getCode());
         assertEquals("user gave up", se.getStatus().getDescription());
         assertEquals("why", se.getStatus().getCause().getMessage());
-        assertTrue(service.hangCancelled.await(5, TimeUnit.SECONDS));
+        assertTrue(service.hangCancelled.await(60, TimeUnit.SECONDS));
     }
 
     @Test
@@ -163,7 +163,7 @@ class SemanticsTest extends LoopbackTest {
                 }).build()).build().start();
              dev.rdmarpc.core.RpcChannel ch = dev.rdmarpc.core.RpcChannel.forAddress("127.0.0.1", s.getPort()).maxInboundMessageSize(16 << 20).build()) {
             assertEquals(5 << 20, ClientCalls.blockingUnaryCall(ch, big, CallOptions.DEFAULT, new byte[1]).length);
-            assertTrue(completed.await(5, TimeUnit.SECONDS), "ServerCall.Listener.onComplete after the queued TRAILERS went out");
+            assertTrue(completed.await(60, TimeUnit.SECONDS), "ServerCall.Listener.onComplete after the queued TRAILERS went out");
         }
     }
 

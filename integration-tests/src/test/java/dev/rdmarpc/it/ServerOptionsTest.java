@@ -61,7 +61,7 @@ class ServerOptionsTest extends LoopbackTest {
              RpcChannel ch = RpcChannel.forAddress("127.0.0.1", direct.getPort()).directExecutor().build()) {
             byte[] req = Bytes.pattern(1000, 4);
             assertArrayEquals(req, ClientCalls.blockingUnaryCall(ch, TestService.ECHO, CallOptions.DEFAULT, req));
-            assertArrayEquals(req, ClientCalls.futureUnaryCall(ch.newCall(TestService.ECHO, CallOptions.DEFAULT), req).get(5, TimeUnit.SECONDS));
+            assertArrayEquals(req, ClientCalls.futureUnaryCall(ch.newCall(TestService.ECHO, CallOptions.DEFAULT), req).get(60, TimeUnit.SECONDS));
         }
         handlerPool.shutdown();
     }

@@ -45,7 +45,7 @@ class KeyValueServiceTest {
     void stop() throws Exception {
         channel.shutdownNow();
         server.shutdownNow();
-        server.awaitTermination(5, TimeUnit.SECONDS);
+        server.awaitTermination(60, TimeUnit.SECONDS);
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (SlabPool.shared().inUseBuffers() != baseline && System.nanoTime() < until) {
             Thread.sleep(10);
@@ -159,11 +159,11 @@ class KeyValueServiceTest {
         }
         batch.onNext(PutRequest.newBuilder().setKey(k("other/x")).setValue(k("v")).build());
         batch.onCompleted();
-        assertEquals(6, count.get(10, TimeUnit.SECONDS));
-        assertTrue(seen.await(10, TimeUnit.SECONDS));
+        assertEquals(6, count.get(60, TimeUnit.SECONDS));
+        assertTrue(seen.await(60, TimeUnit.SECONDS));
         kv.delete(DeleteRequest.newBuilder().setKey(k("w/0")).build());
         watch.onCompleted();
-        watchDone.get(10, TimeUnit.SECONDS);
+        watchDone.get(60, TimeUnit.SECONDS);
         synchronized (events) {
             assertTrue(events.stream().noneMatch(e -> e.getKey().toStringUtf8().startsWith("other/")), "only watched prefixes");
             assertTrue(events.stream().anyMatch(e -> e.getKey().equals(k("w/4"))));
