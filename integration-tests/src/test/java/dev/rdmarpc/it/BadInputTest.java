@@ -1,5 +1,7 @@
 package dev.rdmarpc.it;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import dev.rdmarpc.core.testing.Await;
 import dev.rdmarpc.core.CallOptions;
 import dev.rdmarpc.core.ClientCalls;
 import dev.rdmarpc.core.MethodDescriptor;
@@ -100,9 +102,7 @@ class BadInputTest extends LoopbackTest {
     @Test
     void serverDyingMidCallIsUnavailable() throws Exception {
         CompletableFuture<byte[]> f = ClientCalls.futureUnaryCall(channel.newCall(TestService.HANG, CallOptions.DEFAULT), new byte[1]);
-        while (service.calls.get() == 0) {
-            Thread.sleep(2);
-        }
+        Await.until(() -> service.calls.get() > 0, "the HANG call reached its handler");
         server.shutdownNow();
         ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(60, TimeUnit.SECONDS));
         StatusException se = assertInstanceOf(StatusException.class, e.getCause());
@@ -133,10 +133,12 @@ class BadInputTest extends LoopbackTest {
 
     @Test
     void gracefulShutdownLetsCallsInFlightFinishAndRefusesNewOnes() throws Exception {
-        CompletableFuture<byte[]> slow = ClientCalls.futureUnaryCall(channel.newCall(TestService.SLOW, CallOptions.DEFAULT), Bytes.ofInt(300));
-        Thread.sleep(100);
+        CompletableFuture<byte[]> held = ClientCalls.futureUnaryCall(channel.newCall(TestService.HOLD, CallOptions.DEFAULT), Bytes.ofInt(300));
+        assertTrue(service.holdStarted.await(60, TimeUnit.SECONDS), "the call reached its handler");
         server.shutdown();
-        assertArrayEquals(Bytes.ofInt(300), slow.get(60, TimeUnit.SECONDS));
+        assertFalse(server.isTerminated(), "a graceful shutdown waits for the call its handler still holds");
+        service.holdRelease.countDown();
+        assertArrayEquals(Bytes.ofInt(300), held.get(60, TimeUnit.SECONDS));
         assertTrue(server.awaitTermination(60, TimeUnit.SECONDS));
         StatusException e = assertThrows(StatusException.class, () -> echo(new byte[]{1}));
         assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());

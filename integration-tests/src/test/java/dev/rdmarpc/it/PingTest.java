@@ -1,5 +1,9 @@
 package dev.rdmarpc.it;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import dev.rdmarpc.core.testing.Await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -53,25 +57,33 @@ class PingTest extends LoopbackTest {
         channel.ping().get(60, TimeUnit.SECONDS);
         server.shutdownNow();
         server.awaitTermination(60, TimeUnit.SECONDS);
-        ExecutionException e = assertThrows(ExecutionException.class, () -> {
-            // the close may reach the client a moment after the server has stopped
-            for (int i = 0; i < 100; i++) {
+        // the close may reach the client a moment after the server has stopped: until then a ping may still go out on
+        // the old connection, where it fails once the close arrives; either way the pings fail from some point on
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        Await.until(() -> {
+            try {
                 channel.ping().get(60, TimeUnit.SECONDS);
-                Thread.sleep(20);
+                return false;
+            } catch (ExecutionException e) {
+                failure.set(e.getCause());
+                return true;
+            } catch (InterruptedException | TimeoutException e) {
+                throw new AssertionError("a ping neither answered nor failed", e);
             }
-        });
-        StatusException se = assertInstanceOf(StatusException.class, e.getCause());
+        }, "a ping failing once the server is gone");
+        StatusException se = assertInstanceOf(StatusException.class, failure.get());
         assertEquals(Status.Code.UNAVAILABLE, se.getStatus().getCode());
     }
 
     @Test
     void aShutDownChannelStillPingsWhileItsCallsFinish() throws Exception {
-        java.util.concurrent.CompletableFuture<byte[]> slow = ClientCalls.futureUnaryCall(
-                channel.newCall(TestService.SLOW, CallOptions.DEFAULT), Bytes.ofInt(500));
-        channel.ping().get(60, TimeUnit.SECONDS);
+        java.util.concurrent.CompletableFuture<byte[]> held = ClientCalls.futureUnaryCall(
+                channel.newCall(TestService.HOLD, CallOptions.DEFAULT), Bytes.ofInt(500));
+        assertTrue(service.holdStarted.await(60, TimeUnit.SECONDS), "the call reached its handler");
         channel.shutdown();
         assertTrue(channel.ping().get(60, TimeUnit.SECONDS) > 0, "the connection finishing the call answers");
-        slow.get(60, TimeUnit.SECONDS);
+        service.holdRelease.countDown();
+        assertArrayEquals(Bytes.ofInt(500), held.get(60, TimeUnit.SECONDS));
         assertTrue(channel.awaitTermination(60, TimeUnit.SECONDS));
         ExecutionException e = assertThrows(ExecutionException.class, () -> channel.ping().get(60, TimeUnit.SECONDS));
         assertEquals(Status.Code.UNAVAILABLE, assertInstanceOf(StatusException.class, e.getCause()).getStatus().getCode());
