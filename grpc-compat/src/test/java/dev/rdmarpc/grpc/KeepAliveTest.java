@@ -195,7 +195,8 @@ class KeepAliveTest {
         // grpc opens a new transport (a new connection through the proxy, not frozen) for the next call.
         assertEquals("again", ClientCalls.blockingUnaryCall(ch, SemanticsTest.ECHO,
                 CallOptions.DEFAULT.withWaitForReady().withDeadlineAfter(60, TimeUnit.SECONDS), "again"));
-        assertEquals(2, proxy.connections.get());
+        // at least: a keepalive answer slower than 500 ms (a stalled machine) may cost the new connection too
+        assertTrue(proxy.connections.get() >= 2, proxy.connections.get() + " connections");
     }
 
     @Test
