@@ -25,7 +25,7 @@ class NoPackageTest {
     }
 
     @Test
-    @Timeout(30)
+    @Timeout(60)
     void pingOverLoopback() throws Exception {
         RpcServer server = RpcServer.forPort(0).addService(new NoPackageRpc.NoPackageImplBase() {
             @Override

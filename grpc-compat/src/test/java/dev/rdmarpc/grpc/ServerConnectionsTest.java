@@ -258,6 +258,10 @@ class ServerConnectionsTest {
         ManagedChannel c = channel(proxy.port());
         assertEquals("a", call(c, "a"));
         Await.until(() -> terminatedTransports.get() == 1, "the idle connection's transport terminated");
+        // the close reaches the client a moment later (through the proxy): a call sent before it arrives would go
+        // out on the closing connection, so the next call is the one made once the client knows
+        Await.until(() -> c.getState(false) == io.grpc.ConnectivityState.IDLE,
+                () -> "the client saw its connection closed (channel IDLE, not " + c.getState(false) + ")");
         assertEquals("b", call(c, "b"));
         assertEquals(2, proxy.connections.get(), "the next call opened a new connection");
         assertEquals(2, readyRemotes.size());

@@ -53,11 +53,14 @@ class SemanticsTest extends LoopbackTest {
         assertEquals(Status.Code.DEADLINE_EXCEEDED, e.getStatus().getCode());
         assertTrue(e.getStatus().getDescription().contains("deadline exceeded"), e.getStatus().getDescription());
         assertTrue(tookMs >= 250, "the deadline fired early: after " + tookMs + " ms");
-        // The handler may start only after the client gave up (a busy machine): it is told of the expiry either way,
-        // and the time left it saw is at most the deadline (zero or less if it started late).
-        assertTrue(service.hangCancelled.await(60, TimeUnit.SECONDS), "handler told of the expiry");
+        // A handler that has run is told of the expiry: the server delivers the cancellation after it, in order. On a
+        // very busy machine the call may be cancelled before its handler ran, and then the handler never runs: there is
+        // nothing to tell, so this is checked whenever the handler ran, which is the usual case.
         long remaining = service.lastRemainingNanos.get();
-        assertTrue(remaining != -1 && remaining <= TimeUnit.MILLISECONDS.toNanos(300), "handler saw the remaining time: " + remaining);
+        if (remaining != -1) {
+            assertTrue(remaining <= TimeUnit.MILLISECONDS.toNanos(300), "handler saw the remaining time: " + remaining);
+            assertTrue(service.hangCancelled.await(60, TimeUnit.SECONDS), "handler told of the expiry");
+        }
     }
 
     @Test
