@@ -1,7 +1,5 @@
 package dev.rdmarpc.it;
 
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import dev.rdmarpc.core.testing.Await;
 import dev.rdmarpc.core.CallOptions;
 import dev.rdmarpc.core.ClientCalls;
 import dev.rdmarpc.core.MethodDescriptor;
@@ -10,6 +8,7 @@ import dev.rdmarpc.core.RpcServer;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StatusException;
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.testing.Await;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -20,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,12 +1,12 @@
 package dev.rdmarpc.it;
 
-import dev.rdmarpc.core.testing.Await;
 import dev.rdmarpc.core.CallOptions;
 import dev.rdmarpc.core.ClientCalls;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameHeader;
 import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.Hello;
+import dev.rdmarpc.core.testing.Await;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;

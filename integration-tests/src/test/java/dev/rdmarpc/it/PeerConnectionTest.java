@@ -1,6 +1,5 @@
 package dev.rdmarpc.it;
 
-import dev.rdmarpc.core.testing.Await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -18,6 +17,7 @@ import dev.rdmarpc.core.PeerConnectionListener;
 import dev.rdmarpc.core.RpcServer;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StatusException;
+import dev.rdmarpc.core.testing.Await;
 import java.net.InetSocketAddress;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;

@@ -1,9 +1,6 @@
 package dev.rdmarpc.it;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicReference;
-import dev.rdmarpc.core.testing.Await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -14,10 +11,13 @@ import dev.rdmarpc.core.ClientCalls;
 import dev.rdmarpc.core.RpcChannel;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StatusException;
+import dev.rdmarpc.core.testing.Await;
 import java.net.ServerSocket;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /** PING round trips: answered by a live server, UNAVAILABLE when there is none or it goes away. */

@@ -1,6 +1,5 @@
 package dev.rdmarpc.it;
 
-import dev.rdmarpc.core.testing.Await;
 import dev.rdmarpc.core.CallOptions;
 import dev.rdmarpc.core.ClientCalls;
 import dev.rdmarpc.core.RpcChannel;
@@ -8,6 +7,7 @@ import dev.rdmarpc.core.RpcServer;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StatusException;
 import dev.rdmarpc.core.TransportMode;
+import dev.rdmarpc.core.testing.Await;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;

@@ -6,7 +6,6 @@ import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.testing.Await;
 
 import java.time.Duration;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;

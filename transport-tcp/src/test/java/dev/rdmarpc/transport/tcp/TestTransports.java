@@ -2,10 +2,9 @@ package dev.rdmarpc.transport.tcp;
 
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.spi.TransportConfig;
-
-import java.net.InetSocketAddress;
 import dev.rdmarpc.core.testing.Await;
 
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
