@@ -25,7 +25,7 @@ class NoPackageTest {
     }
 
     @Test
-    @Timeout(30)
+    @Timeout(60)
     void pingOverLoopback() throws Exception {
         RpcServer server = RpcServer.forPort(0).addService(new NoPackageRpc.NoPackageImplBase() {
             @Override
@@ -41,9 +41,9 @@ class NoPackageTest {
             assertEquals(42, pong.getSequence());
         } finally {
             channel.shutdownNow();
-            channel.awaitTermination(5, TimeUnit.SECONDS);
+            channel.awaitTermination(60, TimeUnit.SECONDS);
             server.shutdownNow();
-            server.awaitTermination(5, TimeUnit.SECONDS);
+            server.awaitTermination(60, TimeUnit.SECONDS);
         }
     }
 }

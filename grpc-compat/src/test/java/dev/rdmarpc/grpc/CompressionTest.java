@@ -73,14 +73,14 @@ class CompressionTest {
     void stop() throws InterruptedException {
         for (ManagedChannel c : channels) {
             c.shutdownNow();
-            c.awaitTermination(5, TimeUnit.SECONDS);
+            c.awaitTermination(60, TimeUnit.SECONDS);
         }
         for (FrameProxy p : proxies) {
             p.close();
         }
         for (Server s : servers) {
             s.shutdownNow();
-            s.awaitTermination(5, TimeUnit.SECONDS);
+            s.awaitTermination(60, TimeUnit.SECONDS);
         }
         executor.shutdownNow();
     }
@@ -107,7 +107,7 @@ class CompressionTest {
         }
         ManagedChannel c = channel.apply(cb).build();
         channels.add(c);
-        return TestServiceGrpc.newBlockingStub(c).withDeadlineAfter(20, TimeUnit.SECONDS);
+        return TestServiceGrpc.newBlockingStub(c).withDeadlineAfter(60, TimeUnit.SECONDS);
     }
 
     private TestServiceGrpc.TestServiceBlockingStub stub() throws IOException {
@@ -255,7 +255,7 @@ class CompressionTest {
                 .transportMode(TransportMode.TCP).build();
         try {
             RuntimeException e = assertThrows(RuntimeException.class, () -> dev.rdmarpc.core.ClientCalls.blockingUnaryCall(core, unary,
-                    dev.rdmarpc.core.CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS), gz.toByteArray()));
+                    dev.rdmarpc.core.CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS), gz.toByteArray()));
             dev.rdmarpc.core.Status status = dev.rdmarpc.core.Status.fromThrowable(e);
             assertEquals(dev.rdmarpc.core.Status.Code.INTERNAL, status.getCode(), status.toString());
             assertEquals("Can't decode compressed gRPC message as compression not configured", status.getDescription());

@@ -1,6 +1,7 @@
 package dev.rdmarpc.grpc;
 
 import dev.rdmarpc.core.TransportMode;
+import dev.rdmarpc.core.testing.Await;
 import io.grpc.Attributes;
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
@@ -33,12 +34,10 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Client keepalive and {@code ClientTransport.ping} over TCP on 127.0.0.1. The channel talks to a
@@ -103,21 +102,11 @@ class KeepAliveTest {
     void stop() throws InterruptedException {
         if (channel != null) {
             channel.shutdownNow();
-            channel.awaitTermination(5, TimeUnit.SECONDS);
+            channel.awaitTermination(60, TimeUnit.SECONDS);
         }
         proxy.close();
         server.shutdownNow();
-        server.awaitTermination(5, TimeUnit.SECONDS);
-    }
-
-    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                fail("not within 10 s: " + what);
-            }
-            Thread.sleep(10);
-        }
+        server.awaitTermination(60, TimeUnit.SECONDS);
     }
 
     /** Opens a HANG call on {@code ch} and waits until the server has it; {@code closed} gets its status. */
@@ -130,28 +119,29 @@ class KeepAliveTest {
             }
         }, new Metadata());
         hang.sendMessage("x");
-        assertTrue(hangStarted.await(10, TimeUnit.SECONDS));
+        assertTrue(hangStarted.await(60, TimeUnit.SECONDS));
         return hang;
     }
 
     @Test
     void pingsWhileACallIsOpenAndTheConnectionStays() throws Exception {
-        ManagedChannel ch = channel(50, 5_000, false);
+        // PINGs often, and a timeout no busy machine's answer takes: an answered PING must keep the connection
+        ManagedChannel ch = channel(50, 30_000, false);
         CompletableFuture<Status> closed = new CompletableFuture<>();
         ClientCall<String, String> hang = startHang(ch, closed);
-        await("three keepalive PINGs answered", () -> proxy.pingAcks.get() >= 3);
+        Await.until(() -> proxy.pingAcks.get() >= 3, "three keepalive PINGs answered");
         assertEquals("still", ClientCalls.blockingUnaryCall(ch, SemanticsTest.ECHO, CallOptions.DEFAULT, "still"));
         hang.halfClose();
-        assertEquals(Status.Code.OK, closed.get(10, TimeUnit.SECONDS).getCode());
+        assertEquals(Status.Code.OK, closed.get(60, TimeUnit.SECONDS).getCode());
         assertEquals(1, proxy.connections.get(), "answered keepalive keeps the one connection");
     }
 
     @Test
     void pingsWithoutCallsWhenAllowed() throws Exception {
-        ManagedChannel ch = channel(50, 5_000, true);
+        ManagedChannel ch = channel(50, 30_000, true);
         assertEquals("a", ClientCalls.blockingUnaryCall(ch, SemanticsTest.ECHO, CallOptions.DEFAULT, "a"));
         int before = proxy.pingAcks.get();
-        await("keepalive PINGs on an idle connection", () -> proxy.pingAcks.get() >= before + 3);
+        Await.until(() -> proxy.pingAcks.get() >= before + 3, "keepalive PINGs on an idle connection");
         assertEquals("b", ClientCalls.blockingUnaryCall(ch, SemanticsTest.ECHO, CallOptions.DEFAULT, "b"));
         assertEquals(1, proxy.connections.get());
     }
@@ -160,18 +150,19 @@ class KeepAliveTest {
     void aClientPingingMoreOftenThanTheServerPermitsIsDisconnected() throws Exception {
         proxy.close();
         server.shutdownNow();
-        assertTrue(server.awaitTermination(5, TimeUnit.SECONDS));
+        assertTrue(server.awaitTermination(60, TimeUnit.SECONDS));
         startServer(b -> b.permitKeepAliveTime(1, TimeUnit.MINUTES)); // calls open: one PING a minute is fine
         ManagedChannel ch = channel(50, 5_000, false);
         CompletableFuture<Status> closed = new CompletableFuture<>();
         startHang(ch, closed);
-        Status status = closed.get(10, TimeUnit.SECONDS);
+        Status status = closed.get(60, TimeUnit.SECONDS);
         assertEquals(Status.Code.UNAVAILABLE, status.getCode(), status.toString());
-        // grpc's KeepAliveEnforcer allows two strikes: the third early PING closes the connection (one more may be on
-        // its way through the proxy by then)
-        int pings = proxy.pings.get();
-        assertTrue(pings >= KeepAliveEnforcer.MAX_PING_STRIKES + 1 && pings <= KeepAliveEnforcer.MAX_PING_STRIKES + 2,
-                pings + " PINGs sent before the server closed the connection");
+        // grpc's KeepAliveEnforcer allows two strikes: the third early PING closes the connection. How many more the
+        // client sent meanwhile depends on timing; what the server answered does not: it ACKs each PING before it
+        // judges it, and closes on the third, so exactly three ACKs came back (the proxy counts all it reads, and the
+        // client saw the close only after the proxy had read to the end of the server's side).
+        assertTrue(proxy.pings.get() >= KeepAliveEnforcer.MAX_PING_STRIKES + 1, proxy.pings.get() + " PINGs sent");
+        assertEquals(KeepAliveEnforcer.MAX_PING_STRIKES + 1, proxy.pingAcks.get(), "PINGs the server answered before it closed");
         // a well-behaved client on the same server is served
         try (AutoCloseableChannel polite = new AutoCloseableChannel(RdmaChannelBuilder.forAddress("127.0.0.1", server.getPort())
                 .transportMode(TransportMode.TCP).build())) {
@@ -184,7 +175,7 @@ class KeepAliveTest {
         @Override
         public void close() throws InterruptedException {
             channel.shutdownNow();
-            channel.awaitTermination(5, TimeUnit.SECONDS);
+            channel.awaitTermination(60, TimeUnit.SECONDS);
         }
     }
 
@@ -196,15 +187,16 @@ class KeepAliveTest {
         // No deadline: only keepalive can end this call.
         Future<String> stuck = ClientCalls.futureUnaryCall(ch.newCall(SemanticsTest.ECHO, CallOptions.DEFAULT), "lost");
         ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
-                () -> stuck.get(200 + 500 + 10_000, TimeUnit.MILLISECONDS));
+                () -> stuck.get(60, TimeUnit.SECONDS));
         StatusRuntimeException sre = assertInstanceOf(StatusRuntimeException.class, e.getCause());
         assertEquals(Status.Code.UNAVAILABLE, sre.getStatus().getCode(), sre.getStatus().toString());
         assertTrue(sre.getStatus().getDescription().contains("Keepalive failed"), sre.getStatus().toString());
         assertTrue(proxy.pings.get() >= 1, "a keepalive PING was sent");
         // grpc opens a new transport (a new connection through the proxy, not frozen) for the next call.
         assertEquals("again", ClientCalls.blockingUnaryCall(ch, SemanticsTest.ECHO,
-                CallOptions.DEFAULT.withWaitForReady().withDeadlineAfter(10, TimeUnit.SECONDS), "again"));
-        assertEquals(2, proxy.connections.get());
+                CallOptions.DEFAULT.withWaitForReady().withDeadlineAfter(60, TimeUnit.SECONDS), "again"));
+        // at least: a keepalive answer slower than 500 ms (a stalled machine) may cost the new connection too
+        assertTrue(proxy.connections.get() >= 2, proxy.connections.get() + " connections");
     }
 
     @Test
@@ -240,22 +232,22 @@ class KeepAliveTest {
             if (r != null) {
                 r.run();
             }
-            assertTrue(ready.await(10, TimeUnit.SECONDS));
+            assertTrue(ready.await(60, TimeUnit.SECONDS));
 
             CompletableFuture<Long> rtt = new CompletableFuture<>();
             transport.ping(callback(rtt), Runnable::run);
-            assertTrue(rtt.get(10, TimeUnit.SECONDS) > 0);
+            assertTrue(rtt.get(60, TimeUnit.SECONDS) > 0);
 
             Status reason = Status.UNAVAILABLE.withDescription("test shut it down");
             transport.shutdown(reason);
             CompletableFuture<Long> after = new CompletableFuture<>();
             transport.ping(callback(after), Runnable::run);
             ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
-                    () -> after.get(10, TimeUnit.SECONDS));
+                    () -> after.get(60, TimeUnit.SECONDS));
             Status failure = assertInstanceOf(StatusRuntimeException.class, e.getCause()).getStatus();
             assertEquals(reason.getCode(), failure.getCode());
             assertEquals(reason.getDescription(), failure.getDescription());
-            assertTrue(terminated.await(10, TimeUnit.SECONDS));
+            assertTrue(terminated.await(60, TimeUnit.SECONDS));
         } finally {
             SharedResourceHolder.release(GrpcUtil.TIMER_SERVICE, timer);
         }

@@ -35,8 +35,8 @@ final class Loopback implements AutoCloseable {
         channel.shutdownNow();
         server.shutdownNow();
         try {
-            channel.awaitTermination(5, TimeUnit.SECONDS);
-            server.awaitTermination(5, TimeUnit.SECONDS);
+            channel.awaitTermination(60, TimeUnit.SECONDS);
+            server.awaitTermination(60, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -32,6 +32,12 @@ public class NettyInteropTest extends AbstractInteropTest {
         return serverBuilder;
     }
 
+    /** The same per-operation wait as {@link RdmaInterop}'s. */
+    @Override
+    protected int operationTimeoutMillis() {
+        return Math.max(RdmaInterop.OPERATION_TIMEOUT_FLOOR_MILLIS, super.operationTimeoutMillis());
+    }
+
     @Override
     protected ManagedChannelBuilder<?> createChannelBuilder() {
         NettyChannelBuilder b = NettyChannelBuilder.forAddress("127.0.0.1", serverBuilder.port())

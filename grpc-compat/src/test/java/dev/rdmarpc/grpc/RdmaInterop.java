@@ -30,11 +30,18 @@ public abstract class RdmaInterop extends AbstractInteropTest {
         return serverBuilder;
     }
 
-    /** The suite's per-operation wait, scaled for slow hosts (the RDMA guest sets rdmarpc.test.timeoutScale). */
+    /**
+     * The suite's per-operation wait (for answers that must come), scaled for slow hosts (the RDMA guest sets
+     * rdmarpc.test.timeoutScale) and never below {@link #OPERATION_TIMEOUT_FLOOR_MILLIS}: a bound for a hung test only.
+     */
     @Override
     protected int operationTimeoutMillis() {
-        return (int) (super.operationTimeoutMillis() * Math.max(1.0, Double.parseDouble(System.getProperty("rdmarpc.test.timeoutScale", "1"))));
+        double scale = Math.max(1.0, Double.parseDouble(System.getProperty("rdmarpc.test.timeoutScale", "1")));
+        return (int) Math.max(OPERATION_TIMEOUT_FLOOR_MILLIS, super.operationTimeoutMillis() * scale);
     }
+
+    /** The least per-operation wait of the interop suites here (grpc's default, 5 s, is tight on a busy machine). */
+    static final int OPERATION_TIMEOUT_FLOOR_MILLIS = 30_000;
 
     @Override
     protected ManagedChannelBuilder<?> createChannelBuilder() {

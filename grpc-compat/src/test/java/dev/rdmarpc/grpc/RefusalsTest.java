@@ -69,7 +69,7 @@ class RefusalsTest {
 
     private static Status call(RpcChannel channel) throws Exception {
         CompletableFuture<Status> closed = new CompletableFuture<>();
-        ClientCall<InputStream, InputStream> c = channel.newCall(METHOD, CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS));
+        ClientCall<InputStream, InputStream> c = channel.newCall(METHOD, CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS));
         c.start(new ClientCall.Listener<>() {
             @Override
             public void onClose(Status status, Metadata trailers) {
@@ -79,6 +79,6 @@ class RefusalsTest {
         c.sendMessage(new ByteArrayInputStream(new byte[1]));
         c.halfClose();
         c.request(1);
-        return closed.get(10, TimeUnit.SECONDS);
+        return closed.get(60, TimeUnit.SECONDS);
     }
 }

@@ -8,6 +8,7 @@ import dev.rdmarpc.core.RpcServer;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StatusException;
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.testing.Await;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -18,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -100,14 +102,12 @@ class BadInputTest extends LoopbackTest {
     @Test
     void serverDyingMidCallIsUnavailable() throws Exception {
         CompletableFuture<byte[]> f = ClientCalls.futureUnaryCall(channel.newCall(TestService.HANG, CallOptions.DEFAULT), new byte[1]);
-        while (service.calls.get() == 0) {
-            Thread.sleep(2);
-        }
+        Await.until(() -> service.calls.get() > 0, "the HANG call reached its handler");
         server.shutdownNow();
-        ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
+        ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(60, TimeUnit.SECONDS));
         StatusException se = assertInstanceOf(StatusException.class, e.getCause());
         assertEquals(Status.Code.UNAVAILABLE, se.getStatus().getCode());
-        assertTrue(service.hangCancelled.await(5, TimeUnit.SECONDS), "the handler saw the shutdown as a cancellation");
+        assertTrue(service.hangCancelled.await(60, TimeUnit.SECONDS), "the handler saw the shutdown as a cancellation");
     }
 
     @Test
@@ -115,7 +115,7 @@ class BadInputTest extends LoopbackTest {
         assertArrayEquals(new byte[]{1}, echo(new byte[]{1}));
         int port = server.getPort();
         server.shutdownNow();
-        assertTrue(server.awaitTermination(5, TimeUnit.SECONDS));
+        assertTrue(server.awaitTermination(60, TimeUnit.SECONDS));
         StatusException e = assertThrows(StatusException.class, () -> echo(new byte[]{2}));
         assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());
         assertTrue(e.getStatus().getDescription().contains("127.0.0.1:" + port), e.getStatus().getDescription());
@@ -133,11 +133,13 @@ class BadInputTest extends LoopbackTest {
 
     @Test
     void gracefulShutdownLetsCallsInFlightFinishAndRefusesNewOnes() throws Exception {
-        CompletableFuture<byte[]> slow = ClientCalls.futureUnaryCall(channel.newCall(TestService.SLOW, CallOptions.DEFAULT), Bytes.ofInt(300));
-        Thread.sleep(100);
+        CompletableFuture<byte[]> held = ClientCalls.futureUnaryCall(channel.newCall(TestService.HOLD, CallOptions.DEFAULT), Bytes.ofInt(300));
+        assertTrue(service.holdStarted.await(60, TimeUnit.SECONDS), "the call reached its handler");
         server.shutdown();
-        assertArrayEquals(Bytes.ofInt(300), slow.get(10, TimeUnit.SECONDS));
-        assertTrue(server.awaitTermination(10, TimeUnit.SECONDS));
+        assertFalse(server.isTerminated(), "a graceful shutdown waits for the call its handler still holds");
+        service.holdRelease.countDown();
+        assertArrayEquals(Bytes.ofInt(300), held.get(60, TimeUnit.SECONDS));
+        assertTrue(server.awaitTermination(60, TimeUnit.SECONDS));
         StatusException e = assertThrows(StatusException.class, () -> echo(new byte[]{1}));
         assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());
     }

@@ -43,7 +43,7 @@ class CallKindsTest extends LoopbackTest {
         }
 
         void await() throws InterruptedException {
-            assertTrue(done.await(10, TimeUnit.SECONDS), "call did not finish");
+            assertTrue(done.await(60, TimeUnit.SECONDS), "call did not finish");
         }
     }
 
@@ -60,7 +60,7 @@ class CallKindsTest extends LoopbackTest {
         assertArrayEquals(req, c.values.get(0));
 
         CompletableFuture<byte[]> f = ClientCalls.futureUnaryCall(channel.newCall(TestService.ECHO, CallOptions.DEFAULT), req);
-        assertArrayEquals(req, f.get(10, TimeUnit.SECONDS));
+        assertArrayEquals(req, f.get(60, TimeUnit.SECONDS));
         assertEquals("tcp", channel.currentTransport());
     }
 
@@ -135,7 +135,7 @@ class CallKindsTest extends LoopbackTest {
             futures.add(ClientCalls.futureUnaryCall(channel.newCall(TestService.ECHO, CallOptions.DEFAULT), Bytes.pattern(i, i)));
         }
         for (int i = 0; i < 500; i++) {
-            assertArrayEquals(Bytes.pattern(i, i), futures.get(i).get(20, TimeUnit.SECONDS));
+            assertArrayEquals(Bytes.pattern(i, i), futures.get(i).get(60, TimeUnit.SECONDS));
         }
         assertEquals(1, server.connectionCount());
     }

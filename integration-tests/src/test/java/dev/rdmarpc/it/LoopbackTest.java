@@ -3,13 +3,12 @@ package dev.rdmarpc.it;
 import dev.rdmarpc.core.RpcChannel;
 import dev.rdmarpc.core.RpcServer;
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.testing.Await;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * A real server and channel on loopback per test, and the slab accounting check after it: every
@@ -40,17 +39,15 @@ abstract class LoopbackTest {
     @AfterEach
     void stopAndCheckForLeaks() throws InterruptedException {
         channel.shutdownNow();
-        channel.awaitTermination(5, TimeUnit.SECONDS);
+        channel.awaitTermination(60, TimeUnit.SECONDS);
         server.shutdownNow();
-        server.awaitTermination(5, TimeUnit.SECONDS);
+        server.awaitTermination(60, TimeUnit.SECONDS);
         assertSlabsBackToBaseline(baseline);
     }
 
-    static void assertSlabsBackToBaseline(long baseline) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (SlabPool.shared().inUseBuffers() != baseline && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
-        assertEquals(baseline, SlabPool.shared().inUseBuffers(), SlabPool.shared()::describeLiveBuffers);
+    /** Waits for the slab buffers in use to come back to {@code baseline} (releases may still be in flight). */
+    static void assertSlabsBackToBaseline(long baseline) {
+        Await.until(() -> SlabPool.shared().inUseBuffers() == baseline, () -> "slab buffers in use back to " + baseline
+                + ", not " + SlabPool.shared().inUseBuffers() + ":\n" + SlabPool.shared().describeLiveBuffers());
     }
 }

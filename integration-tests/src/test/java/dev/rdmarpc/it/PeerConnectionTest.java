@@ -17,6 +17,7 @@ import dev.rdmarpc.core.PeerConnectionListener;
 import dev.rdmarpc.core.RpcServer;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StatusException;
+import dev.rdmarpc.core.testing.Await;
 import java.net.InetSocketAddress;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -51,17 +52,8 @@ class PeerConnectionTest extends LoopbackTest {
         });
     }
 
-    private static void await(long millis, java.util.function.BooleanSupplier condition, String what)
-            throws InterruptedException {
-        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        while (!condition.getAsBoolean()) {
-            assertTrue(System.nanoTime() < until, "timed out waiting until " + what);
-            Thread.sleep(5);
-        }
-    }
-
     private PeerConnection awaitOpened() throws InterruptedException {
-        PeerConnection c = opened.poll(10, TimeUnit.SECONDS);
+        PeerConnection c = opened.poll(60, TimeUnit.SECONDS);
         assertNotNull(c, "connectionOpened was called");
         return c;
     }
@@ -75,13 +67,13 @@ class PeerConnectionTest extends LoopbackTest {
         assertTrue(remote.getAddress().isLoopbackAddress(), remote.toString());
         assertEquals(0, c.activeCalls());
         for (int i = 0; i < 3; i++) {
-            assertTrue(c.ping().get(5, TimeUnit.SECONDS) > 0);
+            assertTrue(c.ping().get(60, TimeUnit.SECONDS) > 0);
         }
         CompletableFuture<byte[]> hanging = ClientCalls.futureUnaryCall(channel.newCall(TestService.HANG,
-                CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS)), new byte[1]);
-        await(5_000, () -> c.activeCalls() == 1, "the hanging call is open on the connection");
+                CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS)), new byte[1]);
+        Await.until(() -> c.activeCalls() == 1, "the hanging call is open on the connection");
         hanging.cancel(true);
-        await(5_000, () -> c.activeCalls() == 0, "the cancelled call left the connection");
+        Await.until(() -> c.activeCalls() == 0, "the cancelled call left the connection");
         assertEquals(0, opened.size(), "one connection");
     }
 
@@ -90,40 +82,46 @@ class PeerConnectionTest extends LoopbackTest {
         ClientCalls.blockingUnaryCall(channel, TestService.ECHO, CallOptions.DEFAULT, new byte[8]);
         PeerConnection c = awaitOpened();
         for (int i = 0; i < 3; i++) {
-            assertTrue(channel.ping().get(5, TimeUnit.SECONDS) > 0, "the server answered");
-            assertSame(c, pinged.poll(5, TimeUnit.SECONDS), "pingReceived names the client's connection");
+            assertTrue(channel.ping().get(60, TimeUnit.SECONDS) > 0, "the server answered");
+            assertSame(c, pinged.poll(60, TimeUnit.SECONDS), "pingReceived names the client's connection");
         }
-        assertTrue(c.ping().get(5, TimeUnit.SECONDS) > 0);
-        assertNull(pinged.poll(200, TimeUnit.MILLISECONDS), "the server's own PING's ACK is not a received PING");
+        assertTrue(c.ping().get(60, TimeUnit.SECONDS) > 0);
+        // The listener is told on the connection's I/O thread, in frame order: the client's ACK of the server's PING
+        // came in before the client's next PING, so by the time that one is reported a wrong report would be queued.
+        assertTrue(channel.ping().get(60, TimeUnit.SECONDS) > 0);
+        assertSame(c, pinged.poll(60, TimeUnit.SECONDS), "the client's later PING is reported");
+        assertNull(pinged.poll(), "the server's own PING's ACK is not a received PING");
     }
 
     @Test
     void goAwayLetsTheOpenCallFinishAndNewCallsUseANewConnection() throws Exception {
-        CompletableFuture<byte[]> slow = ClientCalls.futureUnaryCall(channel.newCall(TestService.SLOW, CallOptions.DEFAULT),
+        CompletableFuture<byte[]> held = ClientCalls.futureUnaryCall(channel.newCall(TestService.HOLD, CallOptions.DEFAULT),
                 Bytes.ofInt(300));
         PeerConnection first = awaitOpened();
-        await(5_000, () -> first.activeCalls() == 1, "the slow call is open");
+        assertTrue(service.holdStarted.await(60, TimeUnit.SECONDS), "the call reached its handler");
+        assertEquals(1, first.activeCalls(), "the held call is open");
         first.goAway();
-        assertArrayEquals(Bytes.ofInt(300), slow.get(10, TimeUnit.SECONDS), "the call in flight finished normally");
-        String reason = closed.poll(10, TimeUnit.SECONDS);
+        service.holdRelease.countDown();
+        assertArrayEquals(Bytes.ofInt(300), held.get(60, TimeUnit.SECONDS), "the call in flight finished normally");
+        String reason = closed.poll(60, TimeUnit.SECONDS);
         assertNotNull(reason, "the drained connection closed");
         ClientCalls.blockingUnaryCall(channel, TestService.ECHO, CallOptions.DEFAULT, new byte[8]);
         PeerConnection second = awaitOpened();
         assertNotSame(first, second, "new calls went over a new connection");
-        ExecutionException e = assertThrows(ExecutionException.class, () -> first.ping().get(5, TimeUnit.SECONDS));
+        ExecutionException e = assertThrows(ExecutionException.class, () -> first.ping().get(60, TimeUnit.SECONDS));
         assertEquals(Status.Code.UNAVAILABLE, assertInstanceOf(StatusException.class, e.getCause()).getStatus().getCode());
     }
 
     @Test
     void closeFailsTheOpenCallsAndIsReported() throws Exception {
         CompletableFuture<byte[]> hanging = ClientCalls.futureUnaryCall(channel.newCall(TestService.HANG,
-                CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS)), new byte[1]);
+                CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS)), new byte[1]);
         PeerConnection c = awaitOpened();
-        await(5_000, () -> c.activeCalls() == 1, "the hanging call is open");
+        Await.until(() -> c.activeCalls() == 1, "the hanging call is open");
         c.close("closed by the test");
-        ExecutionException e = assertThrows(ExecutionException.class, () -> hanging.get(10, TimeUnit.SECONDS));
+        ExecutionException e = assertThrows(ExecutionException.class, () -> hanging.get(60, TimeUnit.SECONDS));
         assertEquals(Status.Code.UNAVAILABLE, Status.fromThrowable(e.getCause()).getCode());
-        String reason = closed.poll(10, TimeUnit.SECONDS);
+        String reason = closed.poll(60, TimeUnit.SECONDS);
         assertNotNull(reason);
         assertTrue(reason.contains("closed by the test"), reason);
         assertArrayEquals(new byte[3], ClientCalls.blockingUnaryCall(channel, TestService.ECHO, CallOptions.DEFAULT, new byte[3]),
@@ -153,15 +151,15 @@ class PeerConnectionTest extends LoopbackTest {
         try {
             for (int round = 0; round < 8; round++) {
                 PeerConnection c = awaitOpened();
-                await(5_000, () -> ok.get() > 0, "calls are flowing");
-                Thread.sleep(50);
+                int okAtOpen = ok.get();
+                Await.until(() -> ok.get() >= okAtOpen + 10, "calls are flowing after connection " + round + " opened");
                 c.goAway();
                 goAways++;
             }
         } finally {
             stop.set(true);
             for (Thread t : callers) {
-                t.join(10_000);
+                t.join(60_000);
             }
         }
         assertTrue(failures.isEmpty(), () -> failures.size() + " calls failed across " + 8 + " GOAWAYs, first: " + failures.peek());

@@ -8,8 +8,10 @@ import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.ResponseMetadata;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StatusException;
+import dev.rdmarpc.core.testing.Await;
 import org.junit.jupiter.api.Test;
 
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -31,31 +33,44 @@ class SemanticsTest extends LoopbackTest {
     }
 
     @Test
-    void deadlineIsPropagatedAndExpiryCancelsTheHandler() throws Exception {
+    void deadlineIsPropagatedToTheHandler() throws Exception {
+        // a deadline far off, so the handler certainly starts before it: what it sees is the time left, never more
+        CompletableFuture<byte[]> f = ClientCalls.futureUnaryCall(channel.newCall(TestService.HANG,
+                CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS)), new byte[1]);
+        Await.until(() -> service.lastRemainingNanos.get() != -1, "the HANG call reached its handler");
+        long remaining = service.lastRemainingNanos.get();
+        assertTrue(remaining > 0 && remaining <= TimeUnit.SECONDS.toNanos(60), "handler saw the remaining time: " + remaining);
+        f.cancel(true);
+        assertTrue(service.hangCancelled.await(60, TimeUnit.SECONDS), "client cancel reaches the handler");
+    }
+
+    @Test
+    void deadlineExpiryFailsTheCallAndCancelsTheHandler() throws Exception {
         long start = System.nanoTime();
         StatusException e = call(() -> ClientCalls.blockingUnaryCall(channel, TestService.HANG,
                 CallOptions.DEFAULT.withDeadlineAfter(300, TimeUnit.MILLISECONDS), new byte[1]));
         long tookMs = (System.nanoTime() - start) / 1_000_000;
         assertEquals(Status.Code.DEADLINE_EXCEEDED, e.getStatus().getCode());
         assertTrue(e.getStatus().getDescription().contains("deadline exceeded"), e.getStatus().getDescription());
-        assertTrue(tookMs >= 250 && tookMs < 5000, "took " + tookMs + " ms");
+        assertTrue(tookMs >= 250, "the deadline fired early: after " + tookMs + " ms");
+        // A handler that has run is told of the expiry: the server delivers the cancellation after it, in order. On a
+        // very busy machine the call may be cancelled before its handler ran, and then the handler never runs: there is
+        // nothing to tell, so this is checked whenever the handler ran, which is the usual case.
         long remaining = service.lastRemainingNanos.get();
-        assertTrue(remaining > 0 && remaining <= TimeUnit.MILLISECONDS.toNanos(300),
-                "handler saw the remaining time: " + remaining);
-        assertTrue(service.hangCancelled.await(5, TimeUnit.SECONDS), "handler told of the expiry");
+        if (remaining != -1) {
+            assertTrue(remaining <= TimeUnit.MILLISECONDS.toNanos(300), "handler saw the remaining time: " + remaining);
+            assertTrue(service.hangCancelled.await(60, TimeUnit.SECONDS), "handler told of the expiry");
+        }
     }
 
     @Test
     void handlerSeesNoDeadlineWhenNoneIsSet() throws Exception {
         ClientCall<byte[], byte[]> call = channel.newCall(TestService.HANG, CallOptions.DEFAULT);
         CompletableFuture<byte[]> f = ClientCalls.futureUnaryCall(call, new byte[1]);
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (service.lastRemainingNanos.get() == -1 && System.nanoTime() < until) {
-            Thread.sleep(5);
-        }
+        Await.until(() -> service.lastRemainingNanos.get() != -1, "the HANG call reached its handler");
         assertEquals(-2, service.lastRemainingNanos.get());
         f.cancel(true);
-        assertTrue(service.hangCancelled.await(5, TimeUnit.SECONDS), "client cancel reaches the handler");
+        assertTrue(service.hangCancelled.await(60, TimeUnit.SECONDS), "client cancel reaches the handler");
     }
 
     @Test
@@ -87,16 +102,14 @@ class SemanticsTest extends LoopbackTest {
             public void onCompleted() {
             }
         });
-        while (service.calls.get() == 0) {
-            Thread.sleep(2);
-        }
+        Await.until(() -> service.calls.get() > 0, "the HANG call reached its handler");
         call.cancel("user gave up", new RuntimeException("why"));
-        ExecutionException ee = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
+        ExecutionException ee = assertThrows(ExecutionException.class, () -> f.get(60, TimeUnit.SECONDS));
         StatusException se = assertInstanceOf(StatusException.class, ee.getCause());
         assertEquals(Status.Code.CANCELLED, se.getStatus().getCode());
         assertEquals("user gave up", se.getStatus().getDescription());
         assertEquals("why", se.getStatus().getCause().getMessage());
-        assertTrue(service.hangCancelled.await(5, TimeUnit.SECONDS));
+        assertTrue(service.hangCancelled.await(60, TimeUnit.SECONDS));
     }
 
     @Test
@@ -163,7 +176,7 @@ class SemanticsTest extends LoopbackTest {
                 }).build()).build().start();
              dev.rdmarpc.core.RpcChannel ch = dev.rdmarpc.core.RpcChannel.forAddress("127.0.0.1", s.getPort()).maxInboundMessageSize(16 << 20).build()) {
             assertEquals(5 << 20, ClientCalls.blockingUnaryCall(ch, big, CallOptions.DEFAULT, new byte[1]).length);
-            assertTrue(completed.await(5, TimeUnit.SECONDS), "ServerCall.Listener.onComplete after the queued TRAILERS went out");
+            assertTrue(completed.await(60, TimeUnit.SECONDS), "ServerCall.Listener.onComplete after the queued TRAILERS went out");
         }
     }
 
@@ -171,18 +184,28 @@ class SemanticsTest extends LoopbackTest {
     void slowReaderKeepsTheServersBufferedBytesBounded() throws Exception {
         int size = 16 * 1024;
         Iterator<byte[]> it = ClientCalls.blockingServerStreamingCall(channel, TestService.FIREHOSE,
-                CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS), Bytes.ofInt(size));
+                CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS), Bytes.ofInt(size));
         assertTrue(it.hasNext());
-        Thread.sleep(500);
+        // The client reads nothing more, so the server's window closes and its queue fills: the handler's onNext
+        // then waits for room (OutboundFlow.awaitRoom) and can only go on once the client reads.
+        Await.until(() -> waitsForRoom(service.firehoseThread), () -> "the FIREHOSE handler waiting for room to send, after "
+                + service.firehoseSent.get() + " messages; its stack: " + stackOf(service.firehoseThread));
         long sent = service.firehoseSent.get();
-        Thread.sleep(500);
-        long later = service.firehoseSent.get();
-        assertEquals(sent, later, "the server is blocked while the client does not read");
         long bufferedBytes = sent * size;
         assertTrue(bufferedBytes < 8L << 20, "bounded by the windows and the send queue: " + bufferedBytes + " bytes");
-        for (int i = 0; i < 500; i++) {
+        // more messages than the server had sent when it stopped: it must have gone on to send them
+        for (long i = 0; i < sent + 2; i++) {
             it.next();
         }
         assertTrue(service.firehoseSent.get() > sent, "reading lets the server go on");
+    }
+
+    private static boolean waitsForRoom(Thread t) {
+        return t != null && (t.getState() == Thread.State.TIMED_WAITING || t.getState() == Thread.State.WAITING)
+                && Arrays.stream(t.getStackTrace()).anyMatch(f -> f.getMethodName().equals("awaitRoom"));
+    }
+
+    private static String stackOf(Thread t) {
+        return t == null ? "(not started)" : Arrays.toString(t.getStackTrace());
     }
 }

@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** A service exercising every call kind and the awkward cases (sleeps, throws, metadata, streams). */
+/** A service exercising every call kind and the awkward cases (calls held open, throws, metadata, streams). */
 final class TestService {
     static final String NAME = "test.TestService";
     static final Metadata.Key<String> ASCII_KEY = Metadata.Key.ascii("x-ascii");
@@ -40,13 +40,19 @@ final class TestService {
     static final MethodDescriptor<byte[], byte[]> META = method("Meta", MethodType.UNARY);
     /** Streams forever as fast as onNext returns, counting what it sent. */
     static final MethodDescriptor<byte[], byte[]> FIREHOSE = method("Firehose", MethodType.SERVER_STREAMING);
-    /** Sleeps for the number of ms in the request, then echoes. */
-    static final MethodDescriptor<byte[], byte[]> SLOW = method("Slow", MethodType.UNARY);
+    /** Counts {@link #holdStarted} down, then echoes once the test counts {@link #holdRelease} down. */
+    static final MethodDescriptor<byte[], byte[]> HOLD = method("Hold", MethodType.UNARY);
 
     final AtomicLong lastRemainingNanos = new AtomicLong(-1);
     final CountDownLatch hangCancelled = new CountDownLatch(1);
     final AtomicInteger calls = new AtomicInteger();
     final AtomicLong firehoseSent = new AtomicLong();
+    /** The thread running the FIREHOSE handler, once it runs. */
+    volatile Thread firehoseThread;
+    /** Counted down when a HOLD call reaches its handler. */
+    final CountDownLatch holdStarted = new CountDownLatch(1);
+    /** What HOLD calls wait for before they answer. */
+    final CountDownLatch holdRelease = new CountDownLatch(1);
     final BlockingQueue<String> events = new LinkedBlockingQueue<>();
 
     ServiceDefinition definition() {
@@ -138,6 +144,7 @@ final class TestService {
                 }))
                 .addMethod(FIREHOSE, ServerCalls.asyncServerStreamingCall((req, obs) -> {
                     ServerCallStreamObserver<byte[]> sobs = (ServerCallStreamObserver<byte[]>) obs;
+                    firehoseThread = Thread.currentThread();
                     byte[] chunk = new byte[Bytes.toInt(req)];
                     while (!sobs.isCancelled()) {
                         obs.onNext(chunk);
@@ -145,11 +152,17 @@ final class TestService {
                     }
                     events.add("firehose-stopped");
                 }))
-                .addMethod(SLOW, ServerCalls.asyncUnaryCall((req, obs) -> {
+                .addMethod(HOLD, ServerCalls.asyncUnaryCall((req, obs) -> {
+                    holdStarted.countDown();
                     try {
-                        TimeUnit.MILLISECONDS.sleep(Bytes.toInt(req));
+                        if (!holdRelease.await(60, TimeUnit.SECONDS)) {
+                            obs.onError(Status.INTERNAL.withDescription("the test never released the call").asException());
+                            return;
+                        }
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
+                        obs.onError(Status.CANCELLED.withDescription("interrupted").asException());
+                        return;
                     }
                     obs.onNext(req);
                     obs.onCompleted();

@@ -87,11 +87,11 @@ class EndToEndTest {
     static void stop() throws InterruptedException {
         if (channel != null) {
             channel.shutdownNow();
-            channel.awaitTermination(5, TimeUnit.SECONDS);
+            channel.awaitTermination(60, TimeUnit.SECONDS);
         }
         if (server != null) {
             server.shutdownNow();
-            server.awaitTermination(5, TimeUnit.SECONDS);
+            server.awaitTermination(60, TimeUnit.SECONDS);
         }
     }
 
@@ -116,7 +116,7 @@ class EndToEndTest {
     @Test
     void unaryFuture() throws Exception {
         CompletableFuture<EchoResponse> future = EchoRpc.newFutureStub(channel).unary(request("hello"));
-        assertEquals("hello", future.get(10, TimeUnit.SECONDS).getText());
+        assertEquals("hello", future.get(60, TimeUnit.SECONDS).getText());
     }
 
     @Test
@@ -128,7 +128,7 @@ class EndToEndTest {
         assertEquals("asked to fail: no", blocking.getStatus().getDescription());
 
         ExecutionException future = assertThrows(ExecutionException.class,
-                () -> EchoRpc.newFutureStub(channel).unary(failing).get(10, TimeUnit.SECONDS));
+                () -> EchoRpc.newFutureStub(channel).unary(failing).get(60, TimeUnit.SECONDS));
         assertEquals(Status.Code.NOT_FOUND, assertInstanceOf(StatusException.class, future.getCause()).getStatus().getCode());
 
         RecordingObserver<EchoResponse> async = new RecordingObserver<>();
@@ -212,7 +212,7 @@ class EndToEndTest {
     void camelCasedMethodsWithImportedTypes() throws Exception {
         Payload in = Payload.newBuilder().setText("p").setN(1).build();
         assertEquals(2, EchoRpc.newBlockingStub(channel).batchPut(in).getN());
-        assertEquals(2, EchoRpc.newFutureStub(channel).batchPut(in).get(10, TimeUnit.SECONDS).getN());
+        assertEquals(2, EchoRpc.newFutureStub(channel).batchPut(in).get(60, TimeUnit.SECONDS).getN());
 
         Envelope envelope = Envelope.newBuilder()
                 .addHeaders(Envelope.Header.newBuilder().setKey("a").setValue("1"))

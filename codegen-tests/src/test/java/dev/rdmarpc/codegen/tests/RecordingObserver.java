@@ -31,13 +31,13 @@ final class RecordingObserver<V> implements StreamObserver<V> {
 
     /** Waits for completion and returns every value; throws the call's error as the cause of an ExecutionException. */
     List<V> await() throws InterruptedException, ExecutionException, TimeoutException {
-        return done.get(10, TimeUnit.SECONDS);
+        return done.get(60, TimeUnit.SECONDS);
     }
 
     /** Waits for the call to fail and returns its error. */
     Throwable awaitError() throws InterruptedException, TimeoutException {
         try {
-            List<V> v = done.get(10, TimeUnit.SECONDS);
+            List<V> v = done.get(60, TimeUnit.SECONDS);
             throw new AssertionError("expected the call to fail, it completed with " + v);
         } catch (ExecutionException e) {
             return e.getCause();

@@ -7,6 +7,7 @@ import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StatusException;
 import dev.rdmarpc.core.StreamObserver;
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.testing.Await;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -16,7 +17,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -37,20 +37,17 @@ class KeyValueServiceTest {
         baseline = SlabPool.shared().inUseBuffers();
         server = RpcServer.forPort(0).addService(new KeyValueService(new KeyValueStore())).maxInboundMessageSize(64 << 20).build().start();
         channel = RpcChannel.forAddress("127.0.0.1", server.getPort()).maxInboundMessageSize(64 << 20).build();
-        kv = KeyValueRpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
-        async = KeyValueRpc.newStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
+        kv = KeyValueRpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
+        async = KeyValueRpc.newStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
     }
 
     @AfterEach
     void stop() throws Exception {
         channel.shutdownNow();
         server.shutdownNow();
-        server.awaitTermination(5, TimeUnit.SECONDS);
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (SlabPool.shared().inUseBuffers() != baseline && System.nanoTime() < until) {
-            Thread.sleep(10);
-        }
-        assertEquals(baseline, SlabPool.shared().inUseBuffers(), SlabPool.shared()::describeLiveBuffers);
+        server.awaitTermination(60, TimeUnit.SECONDS);
+        Await.until(() -> SlabPool.shared().inUseBuffers() == baseline, () -> "slab buffers in use back to " + baseline
+                + ", not " + SlabPool.shared().inUseBuffers() + ":\n" + SlabPool.shared().describeLiveBuffers());
     }
 
     private static ByteString k(String s) {
@@ -110,7 +107,6 @@ class KeyValueServiceTest {
     @Test
     void batchPutAndWatch() throws Exception {
         List<WatchEvent> events = new ArrayList<>();
-        CountDownLatch seen = new CountDownLatch(6);
         CompletableFuture<Void> watchDone = new CompletableFuture<>();
         StreamObserver<WatchRequest> watch = async.watch(new StreamObserver<>() {
             @Override
@@ -118,7 +114,6 @@ class KeyValueServiceTest {
                 synchronized (events) {
                     events.add(e);
                 }
-                seen.countDown();
             }
 
             @Override
@@ -132,12 +127,11 @@ class KeyValueServiceTest {
             }
         });
         watch.onNext(WatchRequest.newBuilder().setPrefix(k("w/")).build());
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         // the watch is registered once a put under the prefix is seen
-        while (seen.getCount() == 6 && System.nanoTime() < until) {
+        Await.until(() -> {
             kv.put(PutRequest.newBuilder().setKey(k("w/probe")).setValue(k("p")).build());
-            Thread.sleep(20);
-        }
+            return hasKey(events, "w/probe");
+        }, "the watch seeing a put under its prefix");
         CompletableFuture<Long> count = new CompletableFuture<>();
         StreamObserver<PutRequest> batch = async.batchPut(new StreamObserver<>() {
             @Override
@@ -159,14 +153,24 @@ class KeyValueServiceTest {
         }
         batch.onNext(PutRequest.newBuilder().setKey(k("other/x")).setValue(k("v")).build());
         batch.onCompleted();
-        assertEquals(6, count.get(10, TimeUnit.SECONDS));
-        assertTrue(seen.await(10, TimeUnit.SECONDS));
+        assertEquals(6, count.get(60, TimeUnit.SECONDS));
+        // events come in the order of the puts: once w/4's is here, w/0..w/3's are too
+        Await.until(() -> hasKey(events, "w/4"), "the watch seeing the batch's last put under its prefix");
         kv.delete(DeleteRequest.newBuilder().setKey(k("w/0")).build());
         watch.onCompleted();
-        watchDone.get(10, TimeUnit.SECONDS);
+        // the watch ends after every event it sent, so an event for other/x, had there been one, is here by now
+        watchDone.get(60, TimeUnit.SECONDS);
         synchronized (events) {
             assertTrue(events.stream().noneMatch(e -> e.getKey().toStringUtf8().startsWith("other/")), "only watched prefixes");
-            assertTrue(events.stream().anyMatch(e -> e.getKey().equals(k("w/4"))));
+            for (int i = 0; i < 5; i++) {
+                assertTrue(hasKey(events, "w/" + i), "an event for w/" + i);
+            }
+        }
+    }
+
+    private static boolean hasKey(List<WatchEvent> events, String key) {
+        synchronized (events) {
+            return events.stream().anyMatch(e -> e.getKey().equals(k(key)));
         }
     }
 
@@ -178,13 +182,21 @@ class KeyValueServiceTest {
              RpcChannel ch = RpcChannel.forAddress("127.0.0.1", metered.getPort()).build()) {
             KeyValueRpc.newBlockingStub(ch).put(PutRequest.newBuilder().setKey(k("m")).setValue(k("v")).build());
             var http = java.net.http.HttpClient.newHttpClient();
-            String body = "";
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-            while (!body.contains("status=\"OK\"") && System.nanoTime() < until) {
-                body = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + endpoint.port() + "/metrics")).build(),
-                        java.net.http.HttpResponse.BodyHandlers.ofString()).body();
-                Thread.sleep(20);
-            }
+            java.util.concurrent.atomic.AtomicReference<String> scraped = new java.util.concurrent.atomic.AtomicReference<>("");
+            // the server records a call just after its answer went out, so the client may be told first
+            Await.until(() -> {
+                try {
+                    scraped.set(http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + endpoint.port()
+                            + "/metrics")).build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body());
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new AssertionError(e);
+                }
+                return scraped.get().contains("status=\"OK\"");
+            }, () -> "the Put call in the scraped metrics:\n" + scraped.get());
+            String body = scraped.get();
             assertTrue(body.contains("rdmarpc_server_calls_seconds_count{method=\"rdmarpc.samples.kv.KeyValue/Put\",status=\"OK\"} 1"), body);
             assertTrue(body.contains("rdmarpc_server_bytes_received_bytes_total"), body);
             assertTrue(body.contains("rdmarpc_slab_bytes_in_use_bytes"), body);

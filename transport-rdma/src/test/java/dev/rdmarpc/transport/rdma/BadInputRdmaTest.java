@@ -79,7 +79,7 @@ class BadInputRdmaTest extends RdmaEndToEndBase {
         startServer();
         RpcChannel good = channel();
         byte[] req = Bytes.pattern(4096, 1);
-        assertEquals(-1, Bytes.mismatch(req, echo(good, req, 10_000)));
+        assertEquals(-1, Bytes.mismatch(req, echo(good, req, 30_000)));
         assertRdma(good);
         RdmaDeviceContext c = RdmaTests.context();
         PortAttributes p = c.portAttributes();
@@ -98,8 +98,8 @@ class BadInputRdmaTest extends RdmaEndToEndBase {
             RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
             try (RdmaTests.LogCapture logs = new RdmaTests.LogCapture();
                  Socket s = new Socket()) {
-                s.connect(new InetSocketAddress("127.0.0.1", server.getPort()), (int) timeout(5_000));
-                s.setSoTimeout((int) timeout(10_000));
+                s.connect(new InetSocketAddress("127.0.0.1", server.getPort()), (int) timeout(30_000));
+                s.setSoTimeout((int) timeout(30_000));
                 sendHello(s.getOutputStream(), e.getValue().encode());
                 String answer = readUntilClosed(s.getInputStream());
                 RdmaTests.await(10_000, () -> RdmaMetrics.snapshot().minus(before).protocolErrors() == 1,
@@ -113,11 +113,11 @@ class BadInputRdmaTest extends RdmaEndToEndBase {
             assertEquals(0, d.upgrades(), "nothing was upgraded: " + d);
             RdmaTests.await(10_000, () -> server.connectionCount() == serverConnections,
                     () -> "the rogue's connection is gone, the good one stays: " + server.connectionCount());
-            assertEquals(-1, Bytes.mismatch(req, echo(good, req, 10_000)), "the other connection carries on");
+            assertEquals(-1, Bytes.mismatch(req, echo(good, req, 30_000)), "the other connection carries on");
             assertRdma(good);
         }
         RpcChannel fresh = channel();
-        assertEquals(-1, Bytes.mismatch(req, echo(fresh, req, 10_000)), "a new connection is served");
+        assertEquals(-1, Bytes.mismatch(req, echo(fresh, req, 30_000)), "a new connection is served");
         assertRdma(fresh);
         RdmaTests.await(10_000, () -> c.queuePairs() == 4, () -> "only the good connections' queue pairs are alive: "
                 + c.queuePairs());

@@ -9,6 +9,7 @@ import dev.rdmarpc.core.StreamObserver;
 
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** A byte[] service with every call kind, hand-written descriptors, for the end-to-end RDMA tests. */
@@ -34,6 +35,8 @@ final class EchoService {
 
     final BlockingQueue<String> events = new LinkedBlockingQueue<>();
     final AtomicLong firehoseSent = new AtomicLong();
+    /** HANG calls that reached their handler. */
+    final AtomicInteger hangCalls = new AtomicInteger();
 
     ServiceDefinition definition() {
         return ServiceDefinition.builder(NAME)
@@ -103,6 +106,7 @@ final class EchoService {
                 .addMethod(HANG, ServerCalls.asyncUnaryCall((req, obs) -> {
                     ServerCallStreamObserver<byte[]> sobs = (ServerCallStreamObserver<byte[]>) obs;
                     sobs.setOnCancelHandler(() -> events.add("hang-cancelled"));
+                    hangCalls.incrementAndGet();
                 }))
                 .addMethod(FIREHOSE, ServerCalls.asyncServerStreamingCall((req, obs) -> {
                     ServerCallStreamObserver<byte[]> sobs = (ServerCallStreamObserver<byte[]>) obs;

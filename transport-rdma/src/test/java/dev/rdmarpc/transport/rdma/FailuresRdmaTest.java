@@ -52,15 +52,16 @@ class FailuresRdmaTest extends RdmaEndToEndBase {
         startServer();
         RpcChannel ch = channel();
         byte[] req = Bytes.pattern(4096, 2);
-        assertEquals(-1, Bytes.mismatch(req, echo(ch, req, 10_000)));
+        assertEquals(-1, Bytes.mismatch(req, echo(ch, req, 30_000)));
         assertRdma(ch);
         RdmaEndpoint client = RdmaTests.context().endpoints().stream()
                 .filter(ep -> ep.remoteAddress() instanceof java.net.InetSocketAddress a && a.getPort() == server.getPort())
                 .findFirst().orElseThrow();
         CompletableFuture<byte[]> hanging = ClientCalls.futureUnaryCall(ch.newCall(EchoService.HANG,
                 CallOptions.DEFAULT.withDeadlineAfter(timeout(60_000), TimeUnit.MILLISECONDS)), new byte[1]);
-        RdmaTests.await(10_000, () -> service.events.isEmpty() && server.connectionCount() == 1, () -> "call started");
-        Thread.sleep(timeout(200)); // let the HANG call reach the server over RDMA
+        RdmaTests.await(10_000, () -> service.hangCalls.get() == 1 && server.connectionCount() == 1,
+                () -> "the HANG call reached its handler over RDMA: " + service.hangCalls.get() + " HANG calls, "
+                        + server.connectionCount() + " server connections");
         client.base().close("the test closes the TCP liveness connection");
         java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
                 () -> hanging.get(timeout(30_000), TimeUnit.MILLISECONDS));
@@ -70,7 +71,7 @@ class FailuresRdmaTest extends RdmaEndToEndBase {
         RdmaTests.await(30_000, () -> RdmaMetrics.snapshot().connections() == 0 && server.connectionCount() == 0,
                 () -> "both ends of the RDMA connection closed: " + RdmaMetrics.snapshot().connections()
                         + " RDMA connections, server connections " + server.connectionCount());
-        assertEquals(-1, Bytes.mismatch(req, echo(ch, req, 10_000)), "the channel reconnects");
+        assertEquals(-1, Bytes.mismatch(req, echo(ch, req, 30_000)), "the channel reconnects");
         assertRdma(ch);
     }
 
@@ -84,7 +85,9 @@ class FailuresRdmaTest extends RdmaEndToEndBase {
         long full = (System.nanoTime() - t0) / 1_000_000;
         RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
         long deadline = Math.max(1, full / 4);
-        StatusException e = assertThrows(StatusException.class, () -> ClientCalls.blockingUnaryCall(ch, EchoService.ECHO,
+        // HANG never answers, so the deadline ends the call however fast the machine is; a quarter of a full echo's
+        // time puts it in the middle of sending the request
+        StatusException e = assertThrows(StatusException.class, () -> ClientCalls.blockingUnaryCall(ch, EchoService.HANG,
                 CallOptions.DEFAULT.withDeadlineAfter(deadline, TimeUnit.MILLISECONDS), req));
         RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
         log("24 MiB echo takes " + full + " ms; with a " + deadline + " ms deadline: " + e.getStatus() + "; " + d);
@@ -98,7 +101,7 @@ class FailuresRdmaTest extends RdmaEndToEndBase {
     void cancelWhileRendezvousFramesAreInFlight() throws Exception {
         startServer();
         RpcChannel ch = channel();
-        echo(ch, new byte[1], 10_000);
+        echo(ch, new byte[1], 30_000);
         RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
         CompletableFuture<Status> closed = new CompletableFuture<>();
         AtomicInteger received = new AtomicInteger();
@@ -133,7 +136,7 @@ class FailuresRdmaTest extends RdmaEndToEndBase {
     void aKilledClientProcessFreesItsQueuePairAndSlabs() throws Exception {
         startServer();
         try (ChildJvm child = new ChildJvm(List.of(), "firehose", Integer.toString(server.getPort()))) {
-            String line = child.awaitLine("RECEIVING", timeout(10_000));
+            String line = child.awaitLine("RECEIVING", timeout(30_000));
             assertNotNull(line, () -> "the child started streaming: " + child.lines());
             assertTrue(line.endsWith("over rdma"), line);
             assertEquals(1, server.connectionCount());
@@ -141,7 +144,7 @@ class FailuresRdmaTest extends RdmaEndToEndBase {
             RdmaTests.await(10_000, () -> service.firehoseSent.get() > 3, () -> "the server is streaming");
             long k0 = System.nanoTime();
             child.process.destroyForcibly();
-            child.waitFor(timeout(5_000));
+            child.waitFor(timeout(30_000));
             log("killed the child after the server sent " + service.firehoseSent.get() + " messages; it was gone after "
                     + (System.nanoTime() - k0) / 1_000_000 + " ms");
         }
@@ -168,7 +171,7 @@ class FailuresRdmaTest extends RdmaEndToEndBase {
         RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
         try (ChildJvm child = new ChildJvm(List.of("-Drdmarpc.rdma.rendezvous=region"), "echo",
                 Integer.toString(server.getPort()))) {
-            assertEquals(0, child.waitFor(timeout(10_000)), () -> "child: " + child.lines());
+            assertEquals(0, child.waitFor(timeout(30_000)), () -> "child: " + child.lines());
             assertTrue(child.lines().contains("OK") && child.lines().contains("TRANSPORT rdma"), child.lines().toString());
             String counters = child.lines().stream().filter(l -> l.startsWith("COUNTERS")).findFirst().orElseThrow();
             assertTrue(counters.contains("rendezvousSends=1,") && counters.contains("rendezvousReads=1,"), counters);

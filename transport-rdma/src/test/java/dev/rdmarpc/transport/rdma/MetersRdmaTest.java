@@ -29,12 +29,12 @@ class MetersRdmaTest extends RdmaEndToEndBase {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         startServer(b -> b.meterRegistry(registry));
         RpcChannel ch = channel(b -> b.meterRegistry(registry));
-        echo(ch, new byte[1], 10_000);
+        echo(ch, new byte[1], 30_000);
         assertRdma(ch);
         Map<String, Double> before = counters(registry);
         log("meters before: " + before);
-        echo(ch, Bytes.pattern(64, 1), 10_000);
-        echo(ch, Bytes.pattern(4096, 2), 10_000);
+        echo(ch, Bytes.pattern(64, 1), 30_000);
+        echo(ch, Bytes.pattern(4096, 2), 30_000);
         byte[] big = Bytes.pattern(1 << 20, 3);
         assertEquals(-1, Bytes.mismatch(big, echo(ch, big, 60_000)));
         Map<String, Double> after = counters(registry);

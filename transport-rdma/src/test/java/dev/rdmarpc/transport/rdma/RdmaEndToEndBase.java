@@ -47,11 +47,11 @@ abstract class RdmaEndToEndBase {
             c.shutdownNow();
         }
         for (RpcChannel c : channels) {
-            c.awaitTermination(RdmaTests.timeout(5_000), TimeUnit.MILLISECONDS);
+            c.awaitTermination(RdmaTests.timeout(30_000), TimeUnit.MILLISECONDS);
         }
         if (server != null) {
             server.shutdownNow();
-            server.awaitTermination(RdmaTests.timeout(5_000), TimeUnit.MILLISECONDS);
+            server.awaitTermination(RdmaTests.timeout(30_000), TimeUnit.MILLISECONDS);
         }
         baseline.await();
     }

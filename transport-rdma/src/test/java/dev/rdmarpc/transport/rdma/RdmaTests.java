@@ -3,7 +3,9 @@ package dev.rdmarpc.transport.rdma;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.testing.Await;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
@@ -48,20 +50,13 @@ final class RdmaTests {
         System.out.println("[rdma] " + message);
     }
 
-    /** Waits until {@code condition} holds, failing with {@code what()} after {@code millis} (scaled). */
+    /**
+     * Waits until {@code condition} holds, failing with {@code what()} after {@code millis} (scaled), or after
+     * {@link Await#DEFAULT_BOUND} if that is longer: the bound only ends a hung test.
+     */
     static void await(long millis, BooleanSupplier condition, java.util.function.Supplier<String> what) {
-        long deadline = System.nanoTime() + timeout(millis) * 1_000_000L;
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                fail("timed out after " + timeout(millis) + " ms: " + what.get());
-            }
-            try {
-                Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                fail("interrupted");
-            }
-        }
+        Duration bound = Duration.ofMillis(timeout(millis));
+        Await.until(bound.compareTo(Await.DEFAULT_BOUND) > 0 ? bound : Await.DEFAULT_BOUND, condition, what);
     }
 
     /** The shared device context, opened now; fails (never skips) when there is no device: RDMA tests were asked for. */

@@ -20,12 +20,12 @@ class UnaryPathsRdmaTest extends RdmaEndToEndBase {
     void smallCallsGoInline() throws Exception {
         startServer();
         RpcChannel ch = channel();
-        echo(ch, Bytes.pattern(64, 0), 10_000); // connect and warm up
+        echo(ch, Bytes.pattern(64, 0), 30_000); // connect and warm up
         assertRdma(ch);
         RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
         for (int i = 1; i <= 5; i++) {
             byte[] req = Bytes.pattern(64, i);
-            assertEquals(-1, Bytes.mismatch(req, echo(ch, req, 10_000)));
+            assertEquals(-1, Bytes.mismatch(req, echo(ch, req, 30_000)));
         }
         RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
         log("5 unary calls of 64 B: " + d);
@@ -38,11 +38,11 @@ class UnaryPathsRdmaTest extends RdmaEndToEndBase {
     void fourKibGoesEager() throws Exception {
         startServer();
         RpcChannel ch = channel();
-        echo(ch, new byte[1], 10_000);
+        echo(ch, new byte[1], 30_000);
         RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
         for (int i = 0; i < 3; i++) {
             byte[] req = Bytes.pattern(4096, i);
-            assertEquals(-1, Bytes.mismatch(req, echo(ch, req, 10_000)));
+            assertEquals(-1, Bytes.mismatch(req, echo(ch, req, 30_000)));
         }
         RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
         log("3 unary calls of 4 KiB: " + d);
@@ -55,7 +55,7 @@ class UnaryPathsRdmaTest extends RdmaEndToEndBase {
     void oneMibGoesByRendezvous() throws Exception {
         startServer();
         RpcChannel ch = channel();
-        echo(ch, new byte[1], 10_000);
+        echo(ch, new byte[1], 30_000);
         RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
         byte[] req = Bytes.pattern(1 << 20, 11);
         byte[] resp = echo(ch, req, 30_000);
@@ -72,7 +72,7 @@ class UnaryPathsRdmaTest extends RdmaEndToEndBase {
     void sixtyFourMibGoesByRendezvous() throws Exception {
         startServer();
         RpcChannel ch = channel();
-        echo(ch, new byte[1], 10_000);
+        echo(ch, new byte[1], 30_000);
         RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
         byte[] req = Bytes.pattern(64 << 20, 64);
         long t0 = System.nanoTime();

@@ -199,9 +199,10 @@ class DecoderRejectionTest {
         h.awaitClosed();
         // Whether the reset or the end of stream is seen first depends on timing; the half frame is named either way.
         assertTrue(h.closedReason.contains("truncated frame"), h.closedReason);
-        Thread.sleep(50);
-        assertEquals(1, h.closedCalls.get());
         assertHealthyConnectionStillWorks();
+        // onClosed comes once, from the channel going inactive; a second one would have no event to wait for, so
+        // this is checked after a later round trip: a best-effort check that cannot fail a correct transport.
+        assertEquals(1, h.closedCalls.get());
     }
 
     @Test

@@ -41,7 +41,7 @@ final class EchoLoop implements AutoCloseable {
     }
 
     RecordingHandler connect(int maxPayload) throws Exception {
-        FrameConnection c = client.connect(address, clientHandlers, 5_000).get(10, TimeUnit.SECONDS);
+        FrameConnection c = client.connect(address, clientHandlers, 30_000).get(60, TimeUnit.SECONDS);
         RecordingHandler h = clientHandlers.next();
         if (h.connection != c) {
             throw new AssertionError("the future's connection is not the one given to the handler");

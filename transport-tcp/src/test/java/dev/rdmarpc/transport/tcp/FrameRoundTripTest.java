@@ -193,6 +193,8 @@ class FrameRoundTripTest {
             FrameConnection c = client.connection;
             c.send(TestFrames.hello(), null, false);
             c.send(TestFrames.message(1, new byte[] {1}), null, false);
+            // Best effort: an unflushed send leaves no trace to wait for, so this looks for a short while; on a slow
+            // machine it may look too briefly to catch a bug, but it cannot fail a correct transport.
             assertNull(client.frames.poll(200, TimeUnit.MILLISECONDS), "an unflushed send went out on its own");
             c.flush();
             assertEquals(FrameType.HELLO, client.nextFrame().type());
@@ -231,7 +233,7 @@ class FrameRoundTripTest {
             server.awaitClosed();
             assertEquals(TcpFrameConnection.PEER_CLOSED, server.closedReason);
             assertNull(server.closedCause);
-            Thread.sleep(50);
+            // each side's onClosed comes once, from its channel going inactive: nothing later to wait for
             assertEquals(1, client.closedCalls.get());
             assertEquals(1, server.closedCalls.get());
             assertTrue(server.frames.isEmpty());

@@ -1,11 +1,13 @@
 package dev.rdmarpc.transport.tcp;
 
+import dev.rdmarpc.core.testing.Await;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.util.ResourceLeakDetector;
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Proves that {@link LeakCheck} would see a leaked Netty buffer: without this the other tests' checks prove nothing. */
 class LeakDetectionSelfTest {
@@ -17,12 +19,17 @@ class LeakDetectionSelfTest {
                 "run the tests with -Dio.netty.leakDetection.level=paranoid");
         NettyLeakRecorder.clear();
         leakOne();
-        long deadline = System.currentTimeMillis() + 10_000;
-        while (NettyLeakRecorder.leaks().isEmpty() && System.currentTimeMillis() < deadline) {
-            LeakCheck.collectNettyLeaks();
-        }
-        assertTrue(!NettyLeakRecorder.leaks().isEmpty(), "a leaked buffer went unreported: the leak checks are blind");
+        Await.until(() -> !collectLeaks().isEmpty(), "a report of the leaked buffer (without one the leak checks are blind)");
         NettyLeakRecorder.clear();
+    }
+
+    private static List<String> collectLeaks() {
+        try {
+            return LeakCheck.collectNettyLeaks();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
     }
 
     private static void leakOne() {

@@ -56,7 +56,7 @@ public final class LoopbackPingPong {
             FrameConnection c = client.connect(address, conn -> {
                 pinger.connection = conn;
                 return pinger;
-            }, 5_000).get(10, TimeUnit.SECONDS);
+            }, 5_000).get(60, TimeUnit.SECONDS);
             c.send(TestFrames.hello());
             if (fromIoThread) {
                 pinger.sentAt = System.nanoTime();

@@ -55,7 +55,7 @@ class RecordingHandler implements FrameHandler {
         }
 
         RecordingHandler next() throws InterruptedException {
-            RecordingHandler h = created.poll(10, TimeUnit.SECONDS);
+            RecordingHandler h = created.poll(60, TimeUnit.SECONDS);
             assertNotNull(h, "no connection arrived");
             return h;
         }
@@ -92,13 +92,13 @@ class RecordingHandler implements FrameHandler {
     }
 
     TestFrames.Frame nextFrame() throws InterruptedException {
-        TestFrames.Frame f = frames.poll(10, TimeUnit.SECONDS);
+        TestFrames.Frame f = frames.poll(60, TimeUnit.SECONDS);
         assertNotNull(f, "no frame arrived");
         return f;
     }
 
     void awaitClosed() throws InterruptedException {
-        assertTrue(closed.await(10, TimeUnit.SECONDS), "connection did not close");
+        assertTrue(closed.await(60, TimeUnit.SECONDS), "connection did not close");
     }
 
     boolean isClosed() {

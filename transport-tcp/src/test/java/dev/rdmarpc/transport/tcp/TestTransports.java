@@ -2,10 +2,13 @@ package dev.rdmarpc.transport.tcp;
 
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.spi.TransportConfig;
+import dev.rdmarpc.core.testing.Await;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /** Transport settings for tests: loopback only, each I/O flavor this host has. */
 final class TestTransports {
@@ -29,23 +32,20 @@ final class TestTransports {
         return names;
     }
 
-    /** Threads of this transport now alive. */
-    /**
-     * I/O threads alive once those that are ending have ended: a group's termination is signalled from its thread
-     * just before that thread exits, so a count taken right after a close may still see it.
-     */
-    static long ioThreadsSettled(long expected) throws InterruptedException {
-        long deadline = System.nanoTime() + 5_000_000_000L;
-        long n;
-        while ((n = ioThreads()) != expected && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
-        return n;
-    }
-
-    static long ioThreads() {
+    /** The transport's I/O threads now alive. */
+    static Set<Thread> ioThreads() {
         return Thread.getAllStackTraces().keySet().stream()
                 .filter(t -> t.getName().startsWith(IoThreadFactory.NAME_PREFIX) && t.isAlive())
-                .count();
+                .collect(Collectors.toSet());
+    }
+
+    /**
+     * Waits until every I/O thread alive now, other than those in {@code before}, has ended. A group's termination
+     * is signalled from its thread just before that thread exits, so a look right after a close may still see it;
+     * threads of earlier tests that end meanwhile are no concern of the caller.
+     */
+    static void awaitNoIoThreadsBut(Set<Thread> before, String what) {
+        Await.until(() -> before.containsAll(ioThreads()), () -> what + ": " + ioThreads().stream()
+                .filter(t -> !before.contains(t)).map(Thread::getName).sorted().toList());
     }
 }

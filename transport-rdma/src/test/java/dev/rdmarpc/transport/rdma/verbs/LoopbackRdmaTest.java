@@ -59,7 +59,7 @@ class LoopbackRdmaTest {
                 p.a.postSend(send.clear().wrId(1).opcode(SendWorkRequest.OPCODE_SEND)
                         .flags(SIGNALED | SendWorkRequest.FLAG_INLINE).sge(0, inlineSource.address(), 100, 0));
                 inlineSource.fill((byte) 0);
-                List<Completions.Wc> wcs = p.completions.await(2, timeout(5_000));
+                List<Completions.Wc> wcs = p.completions.await(2, timeout(30_000));
                 assertSend(wcs, 1, p.a);
                 Completions.Wc r1 = assertReceived(wcs, p.b, 100, recvBuffers, pattern(100, 1));
                 assertFalse(r1.hasImm());
@@ -69,7 +69,7 @@ class LoopbackRdmaTest {
                 fill(sendBuffer, 2);
                 p.a.postSend(send.clear().wrId(2).opcode(SendWorkRequest.OPCODE_SEND).flags(SIGNALED)
                         .sge(0, sendMr, 0, 1000).sge(1, sendMr, 4096, 2000));
-                wcs = p.completions.await(2, timeout(5_000));
+                wcs = p.completions.await(2, timeout(30_000));
                 assertSend(wcs, 2, p.a);
                 byte[] gathered = new byte[3000];
                 MemorySegment.copy(sendBuffer, JAVA_BYTE, 0, gathered, 0, 1000);
@@ -81,7 +81,7 @@ class LoopbackRdmaTest {
                 fill(sendBuffer, 3);
                 p.b.postSend(send.clear().wrId(3).opcode(SendWorkRequest.OPCODE_SEND_WITH_IMM).flags(SIGNALED)
                         .immData(0xCAFEBABE).sge(0, sendMr, 0, 256));
-                wcs = p.completions.await(2, timeout(5_000));
+                wcs = p.completions.await(2, timeout(30_000));
                 assertSend(wcs, 3, p.b);
                 Completions.Wc r3 = assertReceived(wcs, p.a, 256, recvBuffers, pattern(256, 3));
                 assertTrue(r3.hasImm(), r3.text());

@@ -42,7 +42,7 @@ class MemoryWindowRdmaTest {
                 // bind on b: the QP through which the peer (a) will read
                 p.b.postSend(wr.clear().wrId(1).flags(SIGNALED)
                         .bindMemoryWindow(mw, rkey, sourceMr, windowAddress, 8192, AccessFlags.REMOTE_READ));
-                Completions.Wc bind = p.completions.await(1, timeout(5_000)).getFirst();
+                Completions.Wc bind = p.completions.await(1, timeout(30_000)).getFirst();
                 log("bind type-2 window: " + bind + ", rkey 0x" + Integer.toHexString(rkey) + " (MR rkey 0x"
                         + Integer.toHexString(sourceMr.rkey()) + ")");
                 assertTrue(bind.isSuccess(), bind.text());
@@ -51,7 +51,7 @@ class MemoryWindowRdmaTest {
 
                 p.a.postSend(wr.clear().wrId(2).opcode(SendWorkRequest.OPCODE_RDMA_READ).flags(SIGNALED)
                         .remote(windowAddress, rkey).sge(0, targetMr, 0, 8192));
-                Completions.Wc read = p.completions.await(1, timeout(5_000)).getFirst();
+                Completions.Wc read = p.completions.await(1, timeout(30_000)).getFirst();
                 log("READ through the window: " + read);
                 assertTrue(read.isSuccess(), read.text());
                 assertEquals(8192, read.byteLen());
@@ -59,14 +59,14 @@ class MemoryWindowRdmaTest {
 
                 p.b.postSend(wr.clear().wrId(3).opcode(SendWorkRequest.OPCODE_LOCAL_INV).flags(SIGNALED)
                         .invalidateRkey(rkey));
-                Completions.Wc inv = p.completions.await(1, timeout(5_000)).getFirst();
+                Completions.Wc inv = p.completions.await(1, timeout(30_000)).getFirst();
                 log("LOCAL_INV of the window: " + inv);
                 assertTrue(inv.isSuccess(), inv.text());
                 assertEquals(WorkCompletion.OPCODE_LOCAL_INV, inv.opcode(), inv.text());
 
                 p.a.postSend(wr.clear().wrId(4).opcode(SendWorkRequest.OPCODE_RDMA_READ).flags(SIGNALED)
                         .remote(windowAddress, rkey).sge(0, targetMr, 0, 8192));
-                Completions.Wc refused = p.completions.await(1, timeout(10_000)).getFirst();
+                Completions.Wc refused = p.completions.await(1, timeout(30_000)).getFirst();
                 log("READ after invalidation: " + refused);
                 assertEquals(WorkCompletion.STATUS_REM_ACCESS_ERR, refused.status(), refused.text());
             }

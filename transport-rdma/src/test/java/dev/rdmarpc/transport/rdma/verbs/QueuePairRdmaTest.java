@@ -67,7 +67,7 @@ class QueuePairRdmaTest {
                     .sge(0, payload.address(), 16, 0);
             long start = System.nanoTime();
             qp.postSend(wr);
-            Completions.Wc wc = p.completions.await(1, timeout(10_000)).getFirst();
+            Completions.Wc wc = p.completions.await(1, timeout(30_000)).getFirst();
             long millis = (System.nanoTime() - start) / 1_000_000;
             log("wrong remote QPN: RESET→INIT→RTR→RTS succeeded; the SEND completed after " + millis + " ms with "
                     + wc + "; QP state now " + QpState.name(qp.queryState()));
@@ -79,7 +79,7 @@ class QueuePairRdmaTest {
             // Posting to a QP in ERR is accepted and flushed, or refused: either way never silently lost.
             int errno = qp.tryPostSend(wr.wrId(8));
             if (errno == 0) {
-                Completions.Wc flushed = p.completions.await(1, timeout(10_000)).getFirst();
+                Completions.Wc flushed = p.completions.await(1, timeout(30_000)).getFirst();
                 log("post after ERR: " + flushed);
                 assertEquals(WorkCompletion.STATUS_WR_FLUSH_ERR, flushed.status(), flushed.text());
             } else {

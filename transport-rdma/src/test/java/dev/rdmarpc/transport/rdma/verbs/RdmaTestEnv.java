@@ -129,7 +129,7 @@ final class RdmaTestEnv {
         try {
             Process p = new ProcessBuilder("rdma", "resource", "show", DEVICE).redirectErrorStream(true).start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            if (!p.waitFor(timeout(5_000), TimeUnit.MILLISECONDS) || p.exitValue() != 0) {
+            if (!p.waitFor(timeout(30_000), TimeUnit.MILLISECONDS) || p.exitValue() != 0) {
                 return null;
             }
             String[] tokens = out.substring(out.indexOf(DEVICE + ":") + DEVICE.length() + 1).trim().split("\\s+");

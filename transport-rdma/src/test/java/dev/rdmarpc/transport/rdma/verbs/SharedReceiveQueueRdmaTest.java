@@ -47,12 +47,12 @@ class SharedReceiveQueueRdmaTest {
                     p.a.postSend(send.clear().wrId(100 + i).opcode(SendWorkRequest.OPCODE_SEND)
                             .flags(SendWorkRequest.FLAG_SIGNALED | SendWorkRequest.FLAG_INLINE)
                             .sge(0, payload.address(), 32, 0));
-                    List<Completions.Wc> wcs = p.completions.await(2, timeout(5_000));
+                    List<Completions.Wc> wcs = p.completions.await(2, timeout(30_000));
                     assertTrue(wcs.stream().allMatch(Completions.Wc::isSuccess), wcs.toString());
                 }
 
                 List<String> others = new ArrayList<>();
-                long deadline = System.nanoTime() + timeout(5_000) * 1_000_000L;
+                long deadline = System.nanoTime() + timeout(30_000) * 1_000_000L;
                 while (true) {
                     long left = (deadline - System.nanoTime()) / 1_000_000L;
                     if (left <= 0 || !p.ctx.awaitAsyncEvent(event, left)) {
