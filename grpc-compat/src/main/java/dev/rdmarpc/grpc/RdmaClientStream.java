@@ -69,8 +69,9 @@ final class RdmaClientStream implements ClientStream {
         stats.clientOutboundHeaders();
         Status refused = transport.streamStarting(this, countsForInUse);
         if (refused != null) {
-            // Never sent: grpc may transparently retry it on another transport.
-            closeListener(refused, RpcProgress.REFUSED, new Metadata());
+            // Never sent: grpc retries it transparently on another transport, as often as it takes
+            // (MISCARRIED, as grpc's own transports report a stream started after GOAWAY).
+            closeListener(refused, RpcProgress.MISCARRIED, new Metadata());
             return;
         }
         registered = true;
@@ -380,7 +381,7 @@ final class RdmaClientStream implements ClientStream {
                 t = Headers.toGrpc(trailers, Headers.NONE);
                 stats.clientInboundTrailers(t);
             }
-            closeListener(s, Refusals.neverSent(status) ? RpcProgress.REFUSED : RpcProgress.PROCESSED, t);
+            closeListener(s, Refusals.progress(status), t);
         }
 
         @Override

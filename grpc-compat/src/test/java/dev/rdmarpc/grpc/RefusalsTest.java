@@ -7,6 +7,7 @@ import dev.rdmarpc.core.MethodDescriptor;
 import dev.rdmarpc.core.RpcChannel;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.TransportMode;
+import io.grpc.internal.ClientStreamListener.RpcProgress;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayInputStream;
@@ -65,6 +66,16 @@ class RefusalsTest {
                 "a stream refused at its HEADERS by a server going away");
         assertFalse(Refusals.neverSent(Status.UNAVAILABLE.withDescription("server is shutting down now")),
                 "shutdownNow aborts calls the application may have seen");
+    }
+
+    @Test
+    void aCallThatNeverLeftIsMiscarriedAndOneTheServerRefusedIsRefused() {
+        assertEquals(RpcProgress.MISCARRIED, Refusals.progress(Status.UNAVAILABLE.withDescription("no connection to h:1 accepts new calls")));
+        assertEquals(RpcProgress.MISCARRIED, Refusals.progress(Status.UNAVAILABLE.withDescription("channel to h:1 is shut down")));
+        assertEquals(RpcProgress.REFUSED, Refusals.progress(
+                Status.UNAVAILABLE.withDescription("server /127.0.0.1:5 is going away: server is shutting down")));
+        assertEquals(RpcProgress.REFUSED, Refusals.progress(Status.UNAVAILABLE.withDescription("server is shutting down")));
+        assertEquals(RpcProgress.PROCESSED, Refusals.progress(Status.UNAVAILABLE.withDescription("server is shutting down now")));
     }
 
     private static Status call(RpcChannel channel) throws Exception {

@@ -15,7 +15,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  */
 public final class RecordingUpgrader implements ConnectionUpgrader {
     /** A capability id no real upgrader uses. */
-    static final int CAPABILITY_ID = 0x7e57;
+    static final int CAPABILITY_ID = 0x7e58;
     static volatile boolean enabled;
     static final List<Prepared> PREPARED = new CopyOnWriteArrayList<>();
 
