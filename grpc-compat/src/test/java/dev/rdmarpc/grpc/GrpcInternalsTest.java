@@ -162,10 +162,10 @@ class GrpcInternalsTest {
         constructor(ManagedChannelImplBuilder.class, SocketAddress.class, String.class,
                 ManagedChannelImplBuilder.ClientTransportFactoryBuilder.class,
                 ManagedChannelImplBuilder.ChannelBuilderDefaultPortProvider.class);
-        ManagedChannelImplBuilder.class.getConstructor(String.class, io.grpc.ChannelCredentials.class,
+        constructor(ManagedChannelImplBuilder.class, String.class, io.grpc.ChannelCredentials.class,
                 io.grpc.CallCredentials.class, ManagedChannelImplBuilder.ClientTransportFactoryBuilder.class,
                 ManagedChannelImplBuilder.ChannelBuilderDefaultPortProvider.class);
-        ManagedChannelImplBuilder.class.getConstructor(SocketAddress.class, String.class, io.grpc.ChannelCredentials.class,
+        constructor(ManagedChannelImplBuilder.class, SocketAddress.class, String.class, io.grpc.ChannelCredentials.class,
                 io.grpc.CallCredentials.class, ManagedChannelImplBuilder.ClientTransportFactoryBuilder.class,
                 ManagedChannelImplBuilder.ChannelBuilderDefaultPortProvider.class);
         method(ManagedChannelImplBuilder.class, "proxyDetector", ManagedChannelImplBuilder.class, ProxyDetector.class);
