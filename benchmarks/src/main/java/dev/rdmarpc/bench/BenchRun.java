@@ -124,12 +124,18 @@ final class BenchRun {
                 if (stop.isStopped()) {
                     break;
                 }
+                if (cfg.tls() && t == Transport.NETTY_RAW) {
+                    skipped.add(new Report.Skipped(t, "--tls: the raw Netty echo has no TLS"));
+                    progress.println("skipping " + t + ": it has no TLS");
+                    cellIndex += cfg.calls().size() * cfg.payloads().size() * cfg.concurrency().size();
+                    continue;
+                }
                 progress.status(t + ": starting its server and connecting");
                 BenchClient client;
                 try {
-                    int port = ctl.start(t, cfg.directExecutor());
+                    int port = ctl.start(t, cfg.directExecutor(), cfg.tls());
                     client = Drivers.connect(t, new ClientSettings(dataHost, port, maxMessage, cfg.directExecutor(),
-                            cfg.connections(), cfg.connectTimeout()));
+                            cfg.connections(), cfg.connectTimeout(), cfg.tls()));
                 } catch (BenchException e) {
                     if (stop.isStopped()) {
                         break;
@@ -276,7 +282,7 @@ final class BenchRun {
             return;
         }
         out.println();
-        out.print(Report.table(rs, sk));
+        out.print(Report.table(rs, sk, cfg.tls()));
         Path png = null;
         if (cfg.plot()) {
             try {

@@ -126,8 +126,8 @@ final class BenchServerHost implements AutoCloseable {
     }
 
     private String start(String[] w) {
-        if (w.length != 3) {
-            return "ERR usage: START <transport> <direct|default>";
+        if (w.length != 3 && !(w.length == 4 && w[3].equals("tls"))) {
+            return "ERR usage: START <transport> <direct|default> [tls]";
         }
         Transport t;
         try {
@@ -137,12 +137,13 @@ final class BenchServerHost implements AutoCloseable {
         }
         stopRunning();
         try {
-            BenchServer server = Drivers.startServer(t, new ServerSettings(bindHost, dataPort, maxMessage, w[2].equals("direct")));
+            BenchServer server = Drivers.startServer(t, new ServerSettings(bindHost, dataPort, maxMessage, w[2].equals("direct"),
+                    w.length == 4));
             synchronized (this) {
                 running = server;
                 runningTransport = t;
             }
-            log.println("started the " + t + " server on port " + server.port());
+            log.println("started the " + t + " server on port " + server.port() + (w.length == 4 ? " (TLS)" : ""));
             return "OK port=" + server.port();
         } catch (BenchException e) {
             return "ERR " + ControlProtocol.oneLine(e.getMessage());

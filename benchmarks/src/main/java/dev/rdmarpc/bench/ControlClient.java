@@ -68,8 +68,8 @@ final class ControlClient implements AutoCloseable {
     }
 
     /** Starts the transport's server and returns its port. */
-    int start(Transport t, boolean direct) {
-        Map<String, String> r = request("START " + t.cliName() + " " + (direct ? "direct" : "default"));
+    int start(Transport t, boolean direct, boolean tls) {
+        Map<String, String> r = request("START " + t.cliName() + " " + (direct ? "direct" : "default") + (tls ? " tls" : ""));
         return Integer.parseInt(r.get("port"));
     }
 

@@ -89,7 +89,7 @@ final class Report {
             }
         }
         Files.writeString(dir.resolve("results.json"), json(cfg, info, results, skipped), StandardCharsets.UTF_8);
-        Files.writeString(dir.resolve("results.txt"), table(results, skipped), StandardCharsets.UTF_8);
+        Files.writeString(dir.resolve("results.txt"), table(results, skipped, cfg.tls()), StandardCharsets.UTF_8);
     }
 
     /** results.json: the run's facts and settings, every cell's figures and the transports skipped. */
@@ -127,6 +127,7 @@ final class Report {
                 .name("duration_s").jsonValue(figure(cfg.duration().toMillis() / 1000.0))
                 .name("calls_per_cell").jsonValue(figure(cfg.callsPerCell() > 0 ? cfg.callsPerCell() : Double.NaN))
                 .name("executor").value(cfg.directExecutor() ? "direct" : "default")
+                .name("tls").value(cfg.tls())
                 .name("connections").value(cfg.connections())
                 .name("stream_length").value(cfg.streamLength())
                 .name("max_message").value(cfg.maxMessage())
@@ -191,13 +192,15 @@ final class Report {
     }
 
     /** The results as a text table, grouped by workload, with ratios to grpc-netty. */
-    static String table(List<CellResult> results, List<Skipped> skipped) {
+    static String table(List<CellResult> results, List<Skipped> skipped, boolean tls) {
         List<CellResult> rows = new ArrayList<>(results);
         rows.sort(Comparator.<CellResult>comparingInt(r -> r.spec().workload().kind().ordinal())
                 .thenComparingInt(r -> r.spec().workload().payloadSize())
                 .thenComparingInt(r -> r.spec().concurrency())
                 .thenComparingDouble(r -> r.spec().rate()));
         StringBuilder sb = new StringBuilder();
+        sb.append(tls ? "TLS: on (every transport that can; netty-raw skipped; native-rdma unencrypted after a TLS handshake)\n"
+                : "TLS: off (plaintext)\n");
         String head = String.format(Locale.ROOT, "%-22s %-13s %8s %5s %9s %9s %9s %9s %9s %10s %8s %8s %8s  %6s %6s %6s %6s%n",
                 "transport", "call", "payload", "conc", "p50 us", "p90 us", "p99 us", "p99.9 us", "max us",
                 "calls/s", "MB/s", "cli us", "srv us", "p50 x", "p99 x", "cps x", "MBps x");

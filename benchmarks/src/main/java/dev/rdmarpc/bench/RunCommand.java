@@ -94,6 +94,12 @@ public final class RunCommand implements Callable<Integer> {
                     + "default executor. Default: ${DEFAULT-VALUE}.")
     String executor;
 
+    @Option(names = "--tls",
+            description = "Run every transport that can with TLS (native, native-tcp, grpc-compat, grpc-netty; native-rdma "
+                    + "authenticates with TLS and then carries the calls on RDMA unencrypted), with throwaway certificates "
+                    + "shipped in the jar; netty-raw is skipped.")
+    boolean tls;
+
     @Option(names = "--connections", paramLabel = "N", defaultValue = "1",
             description = "Connections (channels) per transport; lanes are spread over them. Default: ${DEFAULT-VALUE}.")
     int connections;
@@ -172,7 +178,7 @@ public final class RunCommand implements Callable<Integer> {
         return new RunConfig(List.copyOf(new LinkedHashSet<>(transports)), List.copyOf(new LinkedHashSet<>(calls)),
                 List.copyOf(new LinkedHashSet<>(pay)), List.copyOf(new LinkedHashSet<>(conc)), mode, r, streamLength, twu, wu, dur,
                 callsPerCell == null ? 0 : callsPerCell, out, server, executor.equals("direct"), connections, maxMessage, serverTimeout, connectTimeout, jvmArgs,
-                List.copyOf(serverArgs), !noPlot);
+                List.copyOf(serverArgs), !noPlot, tls);
     }
 
     private static void require(boolean ok, String message) {

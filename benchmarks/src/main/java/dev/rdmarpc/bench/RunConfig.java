@@ -28,12 +28,14 @@ import java.util.List;
  * @param serverJvmArgs  extra JVM flags for the local server JVM
  * @param serverArgs     extra arguments for the local server command (tests)
  * @param plot           write the PNG and SVG plot
+ * @param tls            every transport that can runs with TLS (the benchmark's throwaway certificates); netty-raw is skipped
  */
 record RunConfig(List<Transport> transports, List<CallKind> calls, List<Integer> payloads, List<Integer> concurrency,
                  LoadMode mode, double rate, int streamLength, Duration transportWarmup, Duration warmup, Duration duration,
                  long callsPerCell, Path out,
                  String server, boolean directExecutor, int connections, int maxMessage, Duration serverTimeout,
-                 Duration connectTimeout, List<String> serverJvmArgs, List<String> serverArgs, boolean plot) {
+                 Duration connectTimeout, List<String> serverJvmArgs, List<String> serverArgs, boolean plot,
+                 boolean tls) {
 
     /** Number of cells the run measures. */
     int cellCount() {

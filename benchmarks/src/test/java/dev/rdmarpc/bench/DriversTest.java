@@ -8,6 +8,7 @@ import dev.rdmarpc.bench.driver.ServerSettings;
 import dev.rdmarpc.bench.driver.Workload;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.api.Test;
 
@@ -45,11 +46,28 @@ class DriversTest {
         return a.stream();
     }
 
+    /** --tls: each stub transport serves and calls over TLS with the shipped throwaway certificates. */
+    @ParameterizedTest(name = "{0} over TLS")
+    @EnumSource(value = Transport.class, names = {"NATIVE", "NATIVE_TCP", "GRPC_COMPAT", "GRPC_NETTY"})
+    void measuresCallsOverTls(Transport t) throws Exception {
+        try (BenchServer server = Drivers.startServer(t, new ServerSettings("127.0.0.1", 0, MAX, true, true));
+             BenchClient client = Drivers.connect(t, new ClientSettings("127.0.0.1", server.port(), MAX, true, 1, Duration.ofSeconds(10), true))) {
+            CellSpec spec = new CellSpec(t, new Workload(CallKind.UNARY, 4096, 3), 4, LoadMode.CLOSED, 0, Duration.ZERO, HUNG, CALLS);
+            CellResult r;
+            try (Progress p = new Progress(System.err, false, 1)) {
+                r = new CellRunner(spec, client, () -> -1, new StopSignal(), p).run();
+            }
+            assertNull(r.error(), r.error());
+            assertEquals(0, r.errors());
+            assertEquals(CALLS, r.calls());
+        }
+    }
+
     @ParameterizedTest(name = "{0} {1} {2}")
     @MethodSource("cells")
     void measuresCallsWithoutErrors(Transport t, CallKind kind, LoadMode mode) throws Exception {
-        try (BenchServer server = Drivers.startServer(t, new ServerSettings("127.0.0.1", 0, MAX, true));
-             BenchClient client = Drivers.connect(t, new ClientSettings("127.0.0.1", server.port(), MAX, true, 2, Duration.ofSeconds(10)))) {
+        try (BenchServer server = Drivers.startServer(t, new ServerSettings("127.0.0.1", 0, MAX, true, false));
+             BenchClient client = Drivers.connect(t, new ClientSettings("127.0.0.1", server.port(), MAX, true, 2, Duration.ofSeconds(10), false))) {
             // open loop at a rate every transport sustains here; closed loop with messages that take two frames
             int payload = kind == CallKind.SERVER_STREAM || mode == LoadMode.OPEN ? 1000 : 100_000;
             double rate = mode == LoadMode.OPEN ? RATE : 0;
@@ -76,8 +94,8 @@ class DriversTest {
     @Test
     void countedCallsAfterAWarmupAreExactlyThoseAskedFor() throws Exception {
         Transport t = Transport.NETTY_RAW;
-        try (BenchServer server = Drivers.startServer(t, new ServerSettings("127.0.0.1", 0, MAX, true));
-             BenchClient client = Drivers.connect(t, new ClientSettings("127.0.0.1", server.port(), MAX, true, 1, Duration.ofSeconds(10)))) {
+        try (BenchServer server = Drivers.startServer(t, new ServerSettings("127.0.0.1", 0, MAX, true, false));
+             BenchClient client = Drivers.connect(t, new ClientSettings("127.0.0.1", server.port(), MAX, true, 1, Duration.ofSeconds(10), false))) {
             CellSpec spec = new CellSpec(t, new Workload(CallKind.UNARY, 64, 1), 3, LoadMode.CLOSED, 0,
                     Duration.ofMillis(50), HUNG, 7);
             CellResult r;
@@ -98,7 +116,7 @@ class DriversTest {
         }
         for (Transport t : List.of(Transport.NATIVE_TCP, Transport.GRPC_COMPAT, Transport.GRPC_NETTY, Transport.NETTY_RAW)) {
             BenchException e = assertThrows(BenchException.class, () -> Drivers.connect(t,
-                    new ClientSettings("127.0.0.1", port, MAX, true, 1, Duration.ofSeconds(3))));
+                    new ClientSettings("127.0.0.1", port, MAX, true, 1, Duration.ofSeconds(3), false)));
             assertTrue(e.getMessage().startsWith(t.cliName() + ": "), e.getMessage());
             assertTrue(e.getMessage().contains("127.0.0.1:" + port), e.getMessage());
         }

@@ -23,12 +23,25 @@ import java.util.function.Function;
 
 /** grpc-java's generated API ({@code BenchServiceGrpc}), over stock Netty or over rdmarpc's drop-in transport. */
 final class GrpcApi implements StubApi {
-    /** Stock grpc-java over Netty (plaintext HTTP/2), default settings apart from message size and executor. */
-    static final GrpcApi NETTY = new GrpcApi("h2", s -> NettyChannelBuilder.forAddress(s.host(), s.port()).usePlaintext(),
-            s -> NettyServerBuilder.forAddress(new InetSocketAddress(s.bindHost(), s.port())));
-    /** grpc-java over rdmarpc ({@code RdmaChannelBuilder} / {@code RdmaServerBuilder}). */
-    static final GrpcApi COMPAT = new GrpcApi("rdmarpc", s -> RdmaChannelBuilder.forAddress(s.host(), s.port()),
-            s -> RdmaServerBuilder.forAddress(new InetSocketAddress(s.bindHost(), s.port())));
+    /**
+     * Stock grpc-java over Netty (plaintext HTTP/2, or TLS from grpc's credentials), default settings apart from
+     * message size and executor.
+     */
+    static final GrpcApi NETTY = new GrpcApi("h2",
+            s -> s.tls()
+                    ? NettyChannelBuilder.forAddress(s.host(), s.port(), BenchTls.grpcClient()).overrideAuthority(BenchTls.AUTHORITY)
+                    : NettyChannelBuilder.forAddress(s.host(), s.port()).usePlaintext(),
+            s -> s.tls()
+                    ? NettyServerBuilder.forAddress(new InetSocketAddress(s.bindHost(), s.port()), BenchTls.grpcServer())
+                    : NettyServerBuilder.forAddress(new InetSocketAddress(s.bindHost(), s.port())));
+    /** grpc-java over rdmarpc ({@code RdmaChannelBuilder} / {@code RdmaServerBuilder}), TLS from the same credentials. */
+    static final GrpcApi COMPAT = new GrpcApi("rdmarpc",
+            s -> s.tls()
+                    ? RdmaChannelBuilder.forAddress(s.host(), s.port(), BenchTls.grpcClient()).overrideAuthority(BenchTls.AUTHORITY)
+                    : RdmaChannelBuilder.forAddress(s.host(), s.port()),
+            s -> s.tls()
+                    ? RdmaServerBuilder.forAddress(new InetSocketAddress(s.bindHost(), s.port()), BenchTls.grpcServer())
+                    : RdmaServerBuilder.forAddress(new InetSocketAddress(s.bindHost(), s.port())));
 
     private final String negotiated;
     private final Function<ClientSettings, ManagedChannelBuilder<?>> channels;

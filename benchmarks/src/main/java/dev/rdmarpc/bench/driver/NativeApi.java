@@ -3,6 +3,7 @@ package dev.rdmarpc.bench.driver;
 import dev.rdmarpc.bench.proto.BenchRequest;
 import dev.rdmarpc.bench.proto.BenchResponse;
 import dev.rdmarpc.bench.proto.BenchServiceRpc;
+import dev.rdmarpc.core.RdmaUnderTls;
 import dev.rdmarpc.core.RpcChannel;
 import dev.rdmarpc.core.RpcServer;
 import dev.rdmarpc.core.ServerCalls;
@@ -23,12 +24,23 @@ final class NativeApi implements StubApi {
         this.mode = mode;
     }
 
+    /**
+     * Under TLS, native-rdma lets TLS authenticate the connection and then moves the calls to RDMA unencrypted
+     * (it could not run otherwise); native and native-tcp keep every call inside TLS.
+     */
+    private RdmaUnderTls rdmaUnderTls() {
+        return mode == TransportMode.RDMA ? RdmaUnderTls.AUTHENTICATE_ONLY : RdmaUnderTls.NEVER;
+    }
+
     @Override
     public StubChannel open(ClientSettings s) {
         RpcChannel.Builder b = RpcChannel.forAddress(s.host(), s.port())
                 .transportMode(mode)
                 .maxInboundMessageSize(s.maxMessage())
                 .connectTimeout(s.connectTimeout());
+        if (s.tls()) {
+            b.tls(BenchTls.nativeClient()).rdmaUnderTls(rdmaUnderTls());
+        }
         if (s.directExecutor()) {
             b.directExecutor();
         }
@@ -60,6 +72,9 @@ final class NativeApi implements StubApi {
                 .addService(service)
                 .maxInboundMessageSize(s.maxMessage())
                 .transportMode(mode);
+        if (s.tls()) {
+            b.tls(BenchTls.nativeServer()).rdmaUnderTls(rdmaUnderTls());
+        }
         if (s.directExecutor()) {
             b.directExecutor();
         }
