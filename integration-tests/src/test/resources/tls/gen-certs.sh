@@ -4,6 +4,7 @@
 #   ca            the trusted test root
 #   server        localhost, 127.0.0.1, ::1, signed by ca
 #   client        CN=test-client, signed by ca (for mutual TLS)
+#   other-client  CN=other-client, signed by ca (a trusted client with another identity)
 #   expired-server    as server, valid 2020-01-01 .. 2020-12-31 only
 #   wrong-host-server names wrong.example only
 #   other-ca / untrusted-server / untrusted-client   a second root, not trusted by the tests, and its leaves
@@ -34,6 +35,7 @@ root ca "/CN=rdmarpc test CA"
 root other-ca "/CN=rdmarpc other test CA"
 leaf server "/CN=localhost" "DNS:localhost,IP:127.0.0.1,IP:::1" ca serverAuth
 leaf client "/CN=test-client" "DNS:test-client" ca clientAuth
+leaf other-client "/CN=other-client" "DNS:other-client" ca clientAuth
 leaf wrong-host-server "/CN=wrong.example" "DNS:wrong.example" ca serverAuth
 leaf untrusted-server "/CN=localhost" "DNS:localhost,IP:127.0.0.1,IP:::1" other-ca serverAuth
 leaf untrusted-client "/CN=untrusted-client" "DNS:untrusted-client" other-ca clientAuth

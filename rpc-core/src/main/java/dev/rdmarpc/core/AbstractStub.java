@@ -47,6 +47,14 @@ public abstract class AbstractStub<S extends AbstractStub<S>> {
         return build(channel, callOptions.withExecutor(executor));
     }
 
+    /**
+     * Makes the new stub's calls through these interceptors, as {@link ClientInterceptors#intercept(Channel,
+     * ClientInterceptor...)} does: the last one given runs first.
+     */
+    public final S withInterceptors(ClientInterceptor... interceptors) {
+        return build(ClientInterceptors.intercept(channel, interceptors), callOptions);
+    }
+
     /** Records response headers and trailers of the new stub's calls. */
     public final S withResponseMetadata(ResponseMetadata capture) {
         return build(channel, callOptions.withResponseMetadata(capture));

@@ -115,6 +115,7 @@ public final class RpcServer implements AutoCloseable {
         private PeerConnectionListener connectionListener;
         private TlsConfig tls;
         private RdmaUnderTls rdmaUnderTls = RdmaUnderTls.NEVER;
+        private final List<ServerInterceptor> interceptors = new ArrayList<>();
 
         private Builder(InetSocketAddress address) {
             this.address = Objects.requireNonNull(address);
@@ -126,6 +127,16 @@ public final class RpcServer implements AutoCloseable {
 
         public Builder addService(ServiceDefinition service) {
             services.add(Objects.requireNonNull(service));
+            return this;
+        }
+
+        /**
+         * Runs this interceptor on every call of every method of the server (those of {@link #fallbackMethods}
+         * too). As in grpc-java, they run before the interceptors a service got from {@link ServerInterceptors},
+         * and the last one added runs first.
+         */
+        public Builder intercept(ServerInterceptor interceptor) {
+            interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
             return this;
         }
 
@@ -234,9 +245,19 @@ public final class RpcServer implements AutoCloseable {
                     new TransportConfig(pool, ioThreads, System.getProperty("rdmarpc.io", "auto"), tls,
                             handshakeTimeout.toMillis()));
             Executor e = executor != null ? executor : RpcExecutors.defaultCallbackExecutor();
-            ServerImpl impl = new ServerImpl(address, services, transport, settings, e, meterRegistry,
+            List<ServerInterceptor> all = List.copyOf(interceptors);
+            List<ServiceDefinition> intercepted = services.stream().map(s -> ServerInterceptors.intercept(s, all)).toList();
+            java.util.function.Function<String, ServerMethodDefinition<?, ?>> base = fallback;
+            java.util.function.Function<String, ServerMethodDefinition<?, ?>> lookup = base;
+            if (base != null && !all.isEmpty()) {
+                lookup = name -> {
+                    ServerMethodDefinition<?, ?> m = base.apply(name);
+                    return m == null ? null : ServerInterceptors.intercept(m, all);
+                };
+            }
+            ServerImpl impl = new ServerImpl(address, intercepted, transport, settings, e, meterRegistry,
                     handshakeTimeout.toMillis());
-            impl.setFallback(fallback);
+            impl.setFallback(lookup);
             impl.setConnectionListener(connectionListener);
             return new RpcServer(impl);
         }

@@ -434,12 +434,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             }
             try {
                 switch (action) {
-                    case START -> {
-                        Listener<ReqT> l = definition.handler().startCall(this, requestHeaders);
-                        synchronized (this) {
-                            listener = l;
-                        }
-                    }
+                    case START -> start(definition.handler());
                     case CANCEL -> listener.onCancel();
                     case COMPLETE -> listener.onComplete();
                     case MESSAGE -> deliverMessage(message, compressed);
@@ -450,6 +445,26 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                 }
             } catch (RuntimeException | Error e) {
                 handlerFailed(e);
+            }
+        }
+    }
+
+    /**
+     * Lets the handler (or the interceptors in front of it) start the call. When it throws or returns no listener,
+     * the call fails and gets a listener that ignores everything, so the drain still ends the call and frees what
+     * it holds.
+     */
+    private void start(dev.rdmarpc.core.ServerCallHandler<ReqT, RespT> handler) {
+        Listener<ReqT> l = null;
+        try {
+            l = handler.startCall(this, requestHeaders);
+            if (l == null) {
+                throw new NullPointerException("startCall of " + method.getFullMethodName() + " returned no listener");
+            }
+        } finally {
+            synchronized (this) {
+                listener = l != null ? l : new Listener<>() {
+                };
             }
         }
     }
