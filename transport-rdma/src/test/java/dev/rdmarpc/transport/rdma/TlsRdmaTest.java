@@ -54,7 +54,8 @@ class TlsRdmaTest extends RdmaEndToEndBase {
     void theDefaultStaysOnTheEncryptedTcpPath() throws Exception {
         startServer(b -> b.tls(server()));
         RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
-        RpcChannel ch = channel(b -> b.tls(client().build()).transportMode(TransportMode.AUTO));
+        RpcChannel ch = channel(b -> b.tls(client().keyCertChain(file("client.pem"), file("client.key")).build())
+                .transportMode(TransportMode.AUTO));
         byte[] req = Bytes.pattern(4096, 3);
         assertEquals(-1, Bytes.mismatch(req, echo(ch, req, 30_000)));
         assertEquals("tcp", ch.currentTransport(), "under TLS without AUTHENTICATE_ONLY calls stay on TCP");
