@@ -71,19 +71,22 @@ final class TlsCredentials {
                 yield unknown.isEmpty() ? null : "TLS features not understood: " + unknown;
             }
             case CompositeChannelCredentials composite -> unsupported(composite.getChannelCredentials());
-            case ChoiceChannelCredentials choice -> {
-                StringBuilder all = new StringBuilder();
-                for (ChannelCredentials c : choice.getCredentialsList()) {
-                    String e = unsupported(c);
-                    if (e == null) {
-                        yield null;
-                    }
-                    all.append(all.isEmpty() ? "" : ", ").append(e);
-                }
-                yield "no choice of credentials is supported: " + all;
-            }
+            case ChoiceChannelCredentials choice -> noneSupported(choice.getCredentialsList(), TlsCredentials::unsupported);
             default -> "Unsupported credential type: " + creds.getClass().getName();
         };
+    }
+
+    /** Null when one of the choices can be used, otherwise why none can. */
+    private static <C> String noneSupported(java.util.List<C> choices, java.util.function.Function<C, String> unsupported) {
+        StringBuilder all = new StringBuilder();
+        for (C c : choices) {
+            String e = unsupported.apply(c);
+            if (e == null) {
+                return null;
+            }
+            all.append(all.isEmpty() ? "" : ", ").append(e);
+        }
+        return "no choice of credentials is supported: " + all;
     }
 
     private static TlsConfig clientConfig(TlsChannelCredentials tls) {
@@ -128,17 +131,7 @@ final class TlsCredentials {
                 Set<TlsServerCredentials.Feature> unknown = tls.incomprehensible(SERVER_FEATURES);
                 yield unknown.isEmpty() ? null : "TLS features not understood: " + unknown;
             }
-            case ChoiceServerCredentials choice -> {
-                StringBuilder all = new StringBuilder();
-                for (ServerCredentials c : choice.getCredentialsList()) {
-                    String e = unsupported(c);
-                    if (e == null) {
-                        yield null;
-                    }
-                    all.append(all.isEmpty() ? "" : ", ").append(e);
-                }
-                yield "no choice of credentials is supported: " + all;
-            }
+            case ChoiceServerCredentials choice -> noneSupported(choice.getCredentialsList(), TlsCredentials::unsupported);
             default -> "Unsupported credential type: " + creds.getClass().getName();
         };
     }
