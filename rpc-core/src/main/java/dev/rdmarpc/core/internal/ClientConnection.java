@@ -29,6 +29,13 @@ final class ClientConnection extends Connection {
         this.channel = channel;
     }
 
+    @Override
+    void streamsWritable() {
+        for (ClientStream<?, ?> s : streams.snapshot()) {
+            s.onConnectionWritable();
+        }
+    }
+
     /** Sends this side's HELLO; {@link #ready()} completes when the server's HELLO arrives. */
     void start() {
         Hello hello = localHello(true, null, null);

@@ -365,6 +365,18 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
+    /** The connection can take more again after it was not writable. */
+    void onConnectionWritable() {
+        synchronized (this) {
+            if (closeStatus != null) {
+                return;
+            }
+            outbound.onConnectionWritable();
+            outbound.wakeWaiters(this);
+            updateReadiness();
+        }
+    }
+
     /** The connection failed or is going away without this stream. */
     void transportFailed(Status s) {
         synchronized (this) {

@@ -252,9 +252,14 @@ abstract class Connection implements FrameHandler {
     /** A stream's frame (or connection WINDOW): its payload is {@code length} bytes of {@code memory} at {@code offset}. */
     abstract void onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory, long offset, int length);
 
+    /** The transport drained below its low-water mark: streams that held back for it send again. */
     @Override
     public void onWritable() {
+        streamsWritable();
     }
+
+    /** Tells every open stream that the connection can take more. */
+    abstract void streamsWritable();
 
     @Override
     public final void onClosed(String reason, Throwable cause) {

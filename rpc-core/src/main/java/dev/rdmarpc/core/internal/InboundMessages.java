@@ -11,6 +11,8 @@ import java.nio.ByteOrder;
 
 /**
  * One stream's receive side: reassembles MESSAGE frames into whole messages in slab buffers,
+ * each grown as its bytes arrive (never more than {@link #GROWTH_FACTOR} times what has arrived, so a
+ * peer that announces a large message and sends little makes this side hold little),
  * queues them until the application asks, and keeps the receive window. As in grpc-java, bytes
  * count as consumed when the application takes them: a whole message's bytes are credited back
  * when it is delivered, and the bytes of a message still arriving are credited as they come only
@@ -28,6 +30,13 @@ final class InboundMessages {
     /** Result of {@link #onFrame}: the announced message is larger than allowed; see {@link #rejectedSize()}. */
     static final int TOO_LARGE = 2;
 
+    /**
+     * A message buffer is at most this many times the bytes received for it so far (before the pool rounds it up to
+     * its size class), and never more than the announced size: memory follows bytes received, not bytes announced,
+     * while a message arriving in a few large frames still lands in one buffer without being copied again.
+     */
+    static final int GROWTH_FACTOR = 4;
+
     private final SlabPool pool;
     private final int maxMessageSize;
     private final int window;
@@ -35,7 +44,10 @@ final class InboundMessages {
     private int pendingCredit;
     private int withheldPartial;
 
+    /** The message being reassembled; null until its first data byte arrives (see {@link #inMessage}). */
     private SlabBuffer assembling;
+    /** Between a BEGIN and its END. */
+    private boolean inMessage;
     private boolean assemblingCompressed;
     private int assembled;
     private int expected;
@@ -78,7 +90,7 @@ final class InboundMessages {
         boolean end = (flags & FrameFlags.END) != 0;
         long dataOffset = 0;
         if (begin) {
-            if (assembling != null || discarding) {
+            if (inMessage || discarding) {
                 throw new ProtocolException("MESSAGE BEGIN inside an unfinished message");
             }
             if (len < 4) {
@@ -94,16 +106,15 @@ final class InboundMessages {
             }
             expected = (int) total;
             assembled = 0;
+            inMessage = true;
             assemblingCompressed = (flags & FrameFlags.COMPRESSED) != 0;
-            assembling = pool.allocate(expected);
-            assembling.setLength(expected);
         } else if (discarding) {
             pendingCredit += len;
             if (end) {
                 discarding = false;
             }
             return PARTIAL;
-        } else if (assembling == null) {
+        } else if (!inMessage) {
             throw new ProtocolException("MESSAGE continuation without BEGIN");
         } else if ((flags & FrameFlags.COMPRESSED) != 0) {
             throw new ProtocolException("COMPRESSED flag on a MESSAGE continuation (it belongs on BEGIN)");
@@ -112,7 +123,10 @@ final class InboundMessages {
         if (assembled + data > expected) {
             throw new ProtocolException("MESSAGE carries more bytes than the " + expected + " announced");
         }
-        MemorySegment.copy(memory, offset + dataOffset, assembling.segment(), assembled, data);
+        ensureCapacity(assembled + (int) data);
+        if (data > 0) {
+            MemorySegment.copy(memory, offset + dataOffset, assembling.segment(), assembled, data);
+        }
         assembled += (int) data;
         if (end != (assembled == expected)) {
             throw new ProtocolException(end
@@ -127,10 +141,37 @@ final class InboundMessages {
             }
             return PARTIAL;
         }
-        enqueue(assembling, len + withheldPartial, assemblingCompressed);
-        withheldPartial = 0;
+        SlabBuffer message = assembling;
+        message.setLength(expected);
         assembling = null;
+        inMessage = false;
+        enqueue(message, len + withheldPartial, assemblingCompressed);
+        withheldPartial = 0;
         return COMPLETED;
+    }
+
+    /**
+     * Makes the message buffer hold at least {@code needed} bytes (all received), growing it to at most
+     * {@link #GROWTH_FACTOR} times that and never past the announced size. Each growth at least doubles the buffer,
+     * so the bytes copied by growing stay below the message's size.
+     */
+    private void ensureCapacity(int needed) {
+        SlabBuffer old = assembling;
+        if (old != null && old.capacity() >= needed) {
+            return;
+        }
+        int want = (int) Math.min(expected, Math.max(1L, (long) needed * GROWTH_FACTOR));
+        SlabBuffer grown = pool.allocate(want);
+        if (old != null) {
+            MemorySegment.copy(old.segment(), 0, grown.segment(), 0, assembled);
+            old.release();
+        }
+        assembling = grown;
+    }
+
+    /** Capacity of the buffer of the message being reassembled, 0 when none (for tests). */
+    int assemblingCapacity() {
+        return assembling == null ? 0 : assembling.capacity();
     }
 
     private void enqueue(SlabBuffer message, int credit, boolean compressed) {
@@ -243,5 +284,6 @@ final class InboundMessages {
             assembling.release();
             assembling = null;
         }
+        inMessage = false;
     }
 }

@@ -3,6 +3,7 @@ package dev.rdmarpc.core.internal;
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameHeader;
+import dev.rdmarpc.core.protocol.ProtocolException;
 import dev.rdmarpc.core.spi.FrameConnection;
 
 import java.util.ArrayDeque;
@@ -10,8 +11,10 @@ import java.util.ArrayDeque;
 /**
  * One stream's send side: sends framed messages within the peer's window, splitting those larger
  * than a chunk or than the window into several MESSAGE frames, and queues what cannot go yet
- * (with any control frame that must follow it, such as TRAILERS) until WINDOW frames arrive. A
- * message that fits goes out with no allocation. Not thread-safe: the owning stream locks.
+ * (with any control frame that must follow it, such as TRAILERS) until WINDOW frames arrive or, while
+ * the connection is not writable (its transport holds more than its high-water mark), until the
+ * connection drains: a stream adds nothing to a connection that cannot take more. A message that fits
+ * goes out with no allocation. Not thread-safe: the owning stream locks.
  */
 final class OutboundFlow {
     /** Queued bytes below which the stream counts as ready for more. */
@@ -65,7 +68,7 @@ final class OutboundFlow {
     /** Sends (or queues) a buffer from {@link MessageFramer#frame}; takes ownership. */
     void message(SlabBuffer framed, boolean endStream, boolean flush) {
         int payload = framed.length() - FrameHeader.SIZE;
-        if (conn != null && isEmpty() && payload <= window && payload <= maxChunk) {
+        if (conn != null && isEmpty() && payload <= window && payload <= maxChunk && conn.isWritable()) {
             MessageFramer.writeHeader(framed.segment(), 0, payload,
                     MessageFramer.flags(true, true, endStream) | MessageFramer.compressedFlag(framed), streamId);
             window -= payload;
@@ -87,9 +90,24 @@ final class OutboundFlow {
         drain();
     }
 
-    /** The peer granted more window. */
+    /**
+     * The peer granted more window. An increment that is not positive, or that takes the window past 2^31-1, is a
+     * protocol error (as in HTTP/2): the caller lets it close the connection.
+     */
     void onWindow(int increment) {
+        if (increment <= 0) {
+            throw new ProtocolException("WINDOW increment " + increment + " on stream " + streamId + " is not positive");
+        }
+        if ((long) window + increment > Integer.MAX_VALUE) {
+            throw new ProtocolException("WINDOW increment " + increment + " on stream " + streamId
+                    + " takes the send window past 2^31-1 (it was " + window + ")");
+        }
         window += increment;
+        drain();
+    }
+
+    /** The connection can take more again: sends what waited for it. */
+    void onConnectionWritable() {
         drain();
     }
 
@@ -109,7 +127,10 @@ final class OutboundFlow {
         }
     }
 
-    /** Sends what the window allows; returns true if frames were left unflushed because the window ran out. */
+    /**
+     * Sends what the window and the connection allow; returns true if frames may have been left unflushed because
+     * the window ran out or the connection is full.
+     */
     private boolean drainUntilBlocked() {
         boolean unflushed = false;
         Pending p;
@@ -118,6 +139,10 @@ final class OutboundFlow {
                 queue.poll();
                 conn.send(p.buf, null, p.flush);
                 continue;
+            }
+            if (!conn.isWritable()) {
+                // resumed by onConnectionWritable; flush what is there, or the transport may never drain
+                return true;
             }
             int dataLen = p.buf.length() - MessageFramer.PREFIX;
             if (!p.begun) {
@@ -200,9 +225,9 @@ final class OutboundFlow {
         }
     }
 
-    /** True while a message can be sent without queueing much past the window. */
+    /** True while a message can be sent without queueing much past the window or into a connection that is full. */
     boolean isReady() {
-        return conn != null && window > 0 && queuedBytes < READY_LIMIT;
+        return conn != null && window > 0 && queuedBytes < READY_LIMIT && conn.isWritable();
     }
 
     /** Bytes of message payload queued and not yet sent. */

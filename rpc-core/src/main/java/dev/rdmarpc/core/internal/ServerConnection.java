@@ -166,6 +166,13 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
         s.start();
     }
 
+    @Override
+    void streamsWritable() {
+        for (ServerStream<?, ?> s : streams.snapshot()) {
+            s.onConnectionWritable();
+        }
+    }
+
     void remove(ServerStream<?, ?> s) {
         streams.remove(s.id(), s);
         if (goingAway && streams.isEmpty()) {

@@ -278,16 +278,37 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                 return;
             }
             outbound.onWindow(increment);
-            outbound.wakeWaiters(this);
-            updateReadiness();
-            remove = closedLocal && outbound.isEmpty();
-            if (remove) {
-                schedule(); // the TRAILERS queued behind flow-controlled data are out: deliver onComplete
-            }
+            remove = afterSendRoomLocked();
         }
         if (remove) {
             removeFromConnection();
         }
+    }
+
+    /** The connection can take more again after it was not writable. */
+    void onConnectionWritable() {
+        boolean remove;
+        synchronized (this) {
+            if (cancelled) {
+                return;
+            }
+            outbound.onConnectionWritable();
+            remove = afterSendRoomLocked();
+        }
+        if (remove) {
+            removeFromConnection();
+        }
+    }
+
+    /** With the lock held, after the send side got room: wakes senders, updates readiness; true when the call is done. */
+    private boolean afterSendRoomLocked() {
+        outbound.wakeWaiters(this);
+        updateReadiness();
+        boolean done = closedLocal && outbound.isEmpty();
+        if (done) {
+            schedule(); // the TRAILERS queued behind flow-controlled data are out: deliver onComplete
+        }
+        return done;
     }
 
     /** The client cancelled (CANCEL frame). */

@@ -52,6 +52,7 @@ class FlowControlTest {
     /** Collects what a stream sends, as whole frames copied out of the slabs. */
     static final class CollectingConnection implements FrameConnection {
         final List<byte[]> frames = new ArrayList<>();
+        boolean writable = true;
 
         @Override
         public void send(SlabBuffer head, SlabBuffer tail, boolean flush) {
@@ -72,7 +73,7 @@ class FlowControlTest {
 
         @Override
         public boolean isWritable() {
-            return true;
+            return writable;
         }
 
         @Override
@@ -220,5 +221,99 @@ class FlowControlTest {
         InboundMessages tinyWindow = new InboundMessages(pool, 1 << 20, 100);
         ProtocolException e = assertThrows(ProtocolException.class, () -> feed(tinyWindow, c.frames.get(0)));
         assertTrue(e.getMessage().contains("flow-control window"), e.getMessage());
+    }
+
+    /** A MESSAGE frame: header, then (on BEGIN) the 4-byte announced size, then {@code data} bytes of a pattern. */
+    private static byte[] messageFrame(int flags, long announced, int data) {
+        boolean begin = (flags & dev.rdmarpc.core.protocol.FrameFlags.BEGIN) != 0;
+        int payload = (begin ? 4 : 0) + data;
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(FrameHeader.SIZE + payload).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        b.putInt(payload).put((byte) FrameType.MESSAGE).put((byte) flags).putShort((short) 0).putInt(1).putInt(0);
+        if (begin) {
+            b.putInt((int) announced);
+        }
+        b.put(pattern(data));
+        return b.array();
+    }
+
+    @Test
+    void announcedSizeIsNotAllocatedBeforeItsBytesArrive() {
+        int announced = 1 << 20;
+        InboundMessages in = new InboundMessages(pool, 4 << 20, 2 << 20);
+        assertEquals(InboundMessages.PARTIAL, feed(in, messageFrame(dev.rdmarpc.core.protocol.FrameFlags.BEGIN, announced, 100)));
+        assertTrue(in.assemblingCapacity() <= 1024, "100 bytes received hold " + in.assemblingCapacity());
+        assertTrue(pool.inUseBytes() <= 1024, "pool bytes in use: " + pool.inUseBytes());
+        int received = 100;
+        int grown = 0;
+        int lastCapacity = in.assemblingCapacity();
+        while (received < announced) {
+            int n = Math.min(16_000, announced - received);
+            boolean end = received + n == announced;
+            int r = feed(in, messageFrame(end ? dev.rdmarpc.core.protocol.FrameFlags.END : 0, 0, n));
+            received += n;
+            if (!end) {
+                assertEquals(InboundMessages.PARTIAL, r);
+                assertTrue(in.assemblingCapacity() <= 8L * received,
+                        received + " bytes received hold " + in.assemblingCapacity());
+                if (in.assemblingCapacity() != lastCapacity) {
+                    grown++;
+                    assertTrue(in.assemblingCapacity() >= 2 * lastCapacity, "each growth at least doubles");
+                    lastCapacity = in.assemblingCapacity();
+                }
+            } else {
+                assertEquals(InboundMessages.COMPLETED, r);
+            }
+        }
+        assertTrue(grown <= 12, "grew " + grown + " times");
+        SlabBuffer m = in.poll();
+        assertEquals(announced, m.length());
+        byte[] first = pattern(100);
+        assertEquals(first[99], m.segment().get(ValueLayout.JAVA_BYTE, 99));
+        assertEquals(pattern(16_000)[0], m.segment().get(ValueLayout.JAVA_BYTE, 100), "bytes of later frames follow in order");
+        m.release();
+    }
+
+    @Test
+    void aMessageArrivingInOneFrameIsAllocatedOnce() {
+        CollectingConnection c = new CollectingConnection();
+        OutboundFlow out = new OutboundFlow(pool);
+        out.bind(c, 1, 1 << 20, 1 << 20);
+        out.message(MessageFramer.frame(pool, BYTES, pattern(300_000)), false, true);
+        InboundMessages in = new InboundMessages(pool, 1 << 20, 1 << 20);
+        assertEquals(InboundMessages.COMPLETED, feed(in, c.frames.get(0)));
+        SlabBuffer m = in.poll();
+        assertEquals(300_000, m.length());
+        assertEquals(java.util.Arrays.toString(pattern(300_000)), java.util.Arrays.toString(BYTES.parse(m.content())));
+        m.release();
+    }
+
+    @Test
+    void windowPastTwoToThe31IsAProtocolError() {
+        CollectingConnection c = new CollectingConnection();
+        OutboundFlow out = new OutboundFlow(pool);
+        out.bind(c, 1, Integer.MAX_VALUE - 10, 1 << 20);
+        out.onWindow(10);
+        ProtocolException e = assertThrows(ProtocolException.class, () -> out.onWindow(1));
+        assertTrue(e.getMessage().contains("2^31-1"), e.getMessage());
+        assertThrows(ProtocolException.class, () -> out.onWindow(0));
+        assertThrows(ProtocolException.class, () -> out.onWindow(-5));
+    }
+
+    @Test
+    void aConnectionThatCannotTakeMoreGetsNothingUntilItDrains() {
+        CollectingConnection c = new CollectingConnection();
+        OutboundFlow out = new OutboundFlow(pool);
+        out.bind(c, 1, 1 << 20, 1 << 20);
+        c.writable = false;
+        assertFalse(out.isReady(), "not ready while the connection is full");
+        out.message(MessageFramer.frame(pool, BYTES, pattern(64)), false, true);
+        out.control(MessageFramer.frame(pool, BYTES, pattern(8)), true);
+        assertEquals(0, c.frames.size(), "nothing goes to a full connection");
+        assertFalse(out.isEmpty());
+        c.writable = true;
+        out.onConnectionWritable();
+        assertEquals(2, c.frames.size(), "the message, then what was queued behind it");
+        assertTrue(out.isEmpty());
+        assertTrue(out.isReady());
     }
 }
