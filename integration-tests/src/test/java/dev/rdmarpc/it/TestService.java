@@ -49,6 +49,8 @@ final class TestService {
     final AtomicLong firehoseSent = new AtomicLong();
     /** The thread running the FIREHOSE handler, once it runs. */
     volatile Thread firehoseThread;
+    /** Every thread that has run a FIREHOSE handler, in the order they started. */
+    final java.util.Queue<Thread> firehoseThreads = new java.util.concurrent.ConcurrentLinkedQueue<>();
     /** Counted down when a HOLD call reaches its handler. */
     final CountDownLatch holdStarted = new CountDownLatch(1);
     /** What HOLD calls wait for before they answer. */
@@ -145,6 +147,7 @@ final class TestService {
                 .addMethod(FIREHOSE, ServerCalls.asyncServerStreamingCall((req, obs) -> {
                     ServerCallStreamObserver<byte[]> sobs = (ServerCallStreamObserver<byte[]>) obs;
                     firehoseThread = Thread.currentThread();
+                    firehoseThreads.add(Thread.currentThread());
                     byte[] chunk = new byte[Bytes.toInt(req)];
                     while (!sobs.isCancelled()) {
                         obs.onNext(chunk);

@@ -3,10 +3,7 @@ package dev.rdmarpc.core.internal;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** The shared default callback executor and deadline timer (daemon threads). Internal: public only for RpcChannel and RpcServer. */
@@ -17,7 +14,13 @@ public final class RpcExecutors {
     private RpcExecutors() {
     }
 
-    /** Executor for call callbacks when the user gives none: a cached pool of daemon threads. */
+    /**
+     * Executor for call callbacks when the user gives none: a virtual thread per task. Handlers may block (a
+     * blocking stub, a sender waiting for flow-control room) without holding an OS thread: a blocked virtual thread
+     * unmounts from its carrier, so a thousand stalled streams cost a thousand small heap objects, not a thousand
+     * threads. The carriers are the JDK's work-stealing scheduler (one per core by default,
+     * {@code -Djdk.virtualThreadScheduler.parallelism} to change).
+     */
     public static Executor defaultCallbackExecutor() {
         return CALLBACKS;
     }
@@ -41,10 +44,9 @@ public final class RpcExecutors {
         };
     }
 
-    private static Executor newCallbackExecutor(String prefix) {
-        ThreadPoolExecutor pool = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS,
-                new SynchronousQueue<>(), daemonFactory(prefix));
-        return pool;
+    private static Executor newCallbackExecutor(String name) {
+        ThreadFactory virtual = Thread.ofVirtual().name(name).factory();
+        return task -> virtual.newThread(task).start();
     }
 
     private static ScheduledExecutorService newTimer() {
