@@ -18,15 +18,26 @@ import java.lang.foreign.MemorySegment;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The client side of one call: sends HEADERS and messages under flow control, reassembles
- * responses, and delivers listener callbacks in order on the call's executor (one drain task
- * at a time). All state is guarded by {@code this}; callbacks run outside the lock.
+ * responses, and delivers listener callbacks in order on the call's executor through one
+ * {@link SerializingDrain}, never under this call's lock. The protocol state is {@link State}, as in
+ * the stream state diagram of PROTOCOL.md. All state is guarded by {@code this}.
  */
 final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
+    /** The client side's stream states (PROTOCOL.md, "Stream states"). */
+    enum State {
+        /** Started, no HEADERS sent yet (waiting for a connection). */
+        IDLE,
+        /** HEADERS sent; both directions open. */
+        OPEN,
+        /** END_STREAM sent: this side sends nothing more. */
+        HALF_CLOSED_LOCAL,
+        /** TRAILERS received, CANCEL sent, deadline, or the connection lost: the call has its status. */
+        CLOSED
+    }
+
     private static final int NONE = 0, HEADERS = 1, MESSAGE = 2, CLOSE = 3, READY = 4;
 
     private final ChannelImpl channel;
@@ -39,8 +50,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private final SlabPool pool;
     private final OutboundFlow outbound;
     private final InboundMessages inbound;
-    private final Runnable drainTask = this::drain;
+    private final SerializingDrain drain;
+    private final CallTimer deadlineTimer = new CallTimer();
     private final java.util.function.BooleanSupplier ended = () -> this.closeStatus != null;
+    private State state = State.IDLE;
 
     private ClientConnection conn;
     private int id;
@@ -57,9 +70,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private int requested;
     private boolean readyPending;
     private boolean wasReady;
-    private boolean drainScheduled;
     private SlabBuffer heldSingleRequest;
-    private ScheduledFuture<?> deadlineTimer;
     private long startNanos;
     private boolean counted;
     /** The status came in the server's TRAILERS: messages received before it are still delivered. */
@@ -78,6 +89,12 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         this.pool = channel.pool();
         this.outbound = new OutboundFlow(pool);
         this.inbound = new InboundMessages(pool, channel.maxInboundMessageSize(), channel.initialWindow());
+        this.drain = new SerializingDrain(this, executor, this::deliver, this::executorRejected);
+    }
+
+    /** The stream's protocol state (for tests and logs). */
+    synchronized State state() {
+        return state;
     }
 
     int id() {
@@ -119,7 +136,9 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 finish(Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded before the call was sent"), null, false);
                 return;
             }
-            deadlineTimer = RpcExecutors.timer().schedule(this::onDeadline, remaining, TimeUnit.NANOSECONDS);
+            synchronized (this) {
+                deadlineTimer.arm(remaining, this::onDeadline);
+            }
         }
         connect(0);
     }
@@ -147,6 +166,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             finish(s, null, false);
             return;
         }
+        boolean run;
         synchronized (this) {
             if (closeStatus != null) {
                 return;
@@ -156,14 +176,23 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             boolean opened = c.open(this, !moreComing);
             if (opened) {
                 this.conn = c;
+                state = State.OPEN;
                 var peer = c.peerSettings();
                 outbound.bind(c.out, id, peer.initialWindow(), Math.min(c.out.preferredChunkSize(), peer.maxFramePayload()));
                 if (halfCloseRequested) {
                     sendHalfClose();
                 }
-                updateReadiness();
-                return;
+                run = updateReadinessLocked();
+            } else {
+                run = false;
+                c = null;
             }
+        }
+        if (run) {
+            drain.start();
+        }
+        if (c != null) {
+            return;
         }
         if (attempt < 3) {
             connect(attempt + 1);
@@ -184,16 +213,20 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             throw new IllegalArgumentException("request count must be positive: " + n);
         }
         int credit = 0;
+        boolean run;
         synchronized (this) {
             requested = (int) Math.min(Integer.MAX_VALUE, (long) requested + n);
             if (requested > inbound.queued() && conn != null && !remoteClosed && closeStatus == null) {
                 inbound.onDemand();
                 credit = inbound.takeCredit();
             }
-            schedule();
+            run = requestDrainLocked();
         }
         if (credit > 0) {
             conn.sendControl(Frames.window(pool, id, credit));
+        }
+        if (run) {
+            drain.start();
         }
     }
 
@@ -201,6 +234,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     public void sendMessage(ReqT message) {
         SlabBuffer framed = MessageFramer.frame(pool, method.getRequestMarshaller(), message);
         channel.metrics().bytesSent(framed.length() - MessageFramer.PREFIX);
+        boolean run;
         synchronized (this) {
             if (!started) {
                 framed.release();
@@ -228,7 +262,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 return;
             }
             outbound.message(framed, false, true);
-            updateReadiness();
+            run = updateReadinessLocked();
+        }
+        if (run) {
+            drain.start();
         }
     }
 
@@ -250,6 +287,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     private void sendHalfClose() {
+        state = State.HALF_CLOSED_LOCAL;
         if (heldSingleRequest != null) {
             SlabBuffer b = heldSingleRequest;
             heldSingleRequest = null;
@@ -275,6 +313,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
+
     private void onDeadline() {
         double secs = (System.nanoTime() - startNanos) / 1e9;
         String where = conn != null ? " [remote_addr=" + conn.peer() + "]" : " (not yet connected to " + channel.authority() + ")";
@@ -284,6 +323,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     // ------------------------------------------------------------------ frames (I/O thread)
 
     void onHeaders(Metadata md) {
+        boolean run;
         synchronized (this) {
             if (headersReceived) {
                 throw new ProtocolException("second HEADERS on stream " + id);
@@ -297,7 +337,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 capture.recordHeaders(md);
             }
             pendingHeaders = md;
-            schedule();
+            run = requestDrainLocked();
+        }
+        if (run) {
+            drain.start();
         }
     }
 
@@ -306,7 +349,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if ((flags & FrameFlags.END_STREAM) != 0) {
             throw new ProtocolException("END_STREAM flag on a MESSAGE from a server");
         }
-        int credit;
+        int credit = 0;
+        boolean run;
         synchronized (this) {
             if (remoteClosed) {
                 throw new ProtocolException("MESSAGE after TRAILERS on stream " + id);
@@ -318,17 +362,18 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             int r = inbound.onFrame(flags, memory, offset, length, requested > inbound.queued());
             if (r == InboundMessages.TOO_LARGE) {
                 long size = inbound.rejectedSize();
-                finishLocked(Status.RESOURCE_EXHAUSTED.withDescription("response message of " + size
+                run = finishLocked(Status.RESOURCE_EXHAUSTED.withDescription("response message of " + size
                         + " bytes exceeds the maximum inbound message size " + channel.maxInboundMessageSize()), null, true);
-                return;
+            } else {
+                run = r == InboundMessages.COMPLETED && requestDrainLocked();
+                credit = inbound.takeCredit();
             }
-            if (r == InboundMessages.COMPLETED) {
-                schedule();
-            }
-            credit = inbound.takeCredit();
         }
         if (credit > 0) {
             conn.sendControl(Frames.window(pool, id, credit));
+        }
+        if (run) {
+            drain.start();
         }
     }
 
@@ -355,25 +400,33 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     void onWindow(int increment) {
+        boolean run;
         synchronized (this) {
             if (closeStatus != null) {
                 return;
             }
             outbound.onWindow(increment);
             outbound.wakeWaiters(this);
-            updateReadiness();
+            run = updateReadinessLocked();
+        }
+        if (run) {
+            drain.start();
         }
     }
 
     /** The connection can take more again after it was not writable. */
     void onConnectionWritable() {
+        boolean run;
         synchronized (this) {
             if (closeStatus != null) {
                 return;
             }
             outbound.onConnectionWritable();
             outbound.wakeWaiters(this);
-            updateReadiness();
+            run = updateReadinessLocked();
+        }
+        if (run) {
+            drain.start();
         }
     }
 
@@ -388,15 +441,21 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     // ------------------------------------------------------------------ completion and delivery
 
     private void finish(Status s, Metadata trailers, boolean tellServer) {
+        boolean run;
         synchronized (this) {
-            finishLocked(s, trailers, tellServer);
+            run = finishLocked(s, trailers, tellServer);
+        }
+        if (run) {
+            drain.start();
         }
     }
 
-    private void finishLocked(Status s, Metadata trailers, boolean tellServer) {
+    /** With the lock held: the call ends with {@code s}; true when a drain must start to deliver onClose. */
+    private boolean finishLocked(Status s, Metadata trailers, boolean tellServer) {
         if (closeStatus != null) {
-            return;
+            return false;
         }
+        state = State.CLOSED;
         closeStatus = s;
         closeTrailers = trailers != null ? trailers : new Metadata();
         if (!closedByServer) {
@@ -404,9 +463,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             // the listener's executor next runs
             inbound.releaseAll();
         }
-        if (deadlineTimer != null) {
-            deadlineTimer.cancel(false);
-        }
+        deadlineTimer.disarm();
         outbound.discard();
         if (heldSingleRequest != null) {
             heldSingleRequest.release();
@@ -420,31 +477,42 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             c.remove(this);
         }
         outbound.wakeWaiters(this);
-        schedule();
+        return requestDrainLocked();
     }
 
-    private void updateReadiness() {
+    /** With the lock held: notes a ready transition; true when a drain must start. */
+    private boolean updateReadinessLocked() {
         boolean ready = closeStatus == null && outbound.isReady();
+        boolean run = false;
         if (ready && !wasReady) {
             readyPending = true;
-            schedule();
+            run = requestDrainLocked();
         }
         wasReady = ready;
+        return run;
     }
 
-    private void schedule() {
-        if (!drainScheduled && listener != null) {
-            drainScheduled = true;
-            try {
-                executor.execute(drainTask);
-            } catch (RuntimeException e) {
-                drainScheduled = false;
-                throw e;
-            }
+    /** With the lock held: asks for a drain once the call has a listener; true when the caller must start it. */
+    private boolean requestDrainLocked() {
+        return listener != null && drain.requestLocked();
+    }
+
+    /**
+     * The call's executor refused to run its callbacks: the call ends (the server is told) and frees what it holds;
+     * its listener cannot be called any more.
+     */
+    private void executorRejected(java.util.concurrent.RejectedExecutionException e) {
+        Connection.LOG.log(System.Logger.Level.WARNING, "the executor of a call to " + method.getFullMethodName()
+                + " rejected its callbacks; cancelling the call, whose listener will not be called", e);
+        finish(Status.CANCELLED.withDescription("the call's executor rejected its callbacks: " + e.getMessage()).withCause(e),
+                null, true);
+        synchronized (this) {
+            inbound.releaseAll();
         }
     }
 
-    private void drain() {
+    /** The drain's loop: one callback at a time, chosen under the lock and run outside it. */
+    private void deliver() {
         while (true) {
             int action;
             Metadata headers = null;
@@ -453,7 +521,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             int credit = 0;
             synchronized (this) {
                 if (listenerClosed) {
-                    drainScheduled = false;
+                    drain.idleLocked();
                     return;
                 }
                 if (pendingHeaders != null) {
@@ -474,7 +542,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     readyPending = false;
                     action = READY;
                 } else {
-                    drainScheduled = false;
+                    drain.idleLocked();
                     return;
                 }
             }

@@ -13,48 +13,60 @@ import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.ProtocolException;
 
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.Executor;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The server side of one call: starts the handler, reassembles requests, sends responses under
  * flow control, enforces the deadline, and delivers listener callbacks in order on the server's
- * executor (one drain task at a time). State is guarded by {@code this}.
+ * executor through one {@link SerializingDrain}, never under this call's lock. The protocol state is
+ * {@link State}, as in the stream state diagram of PROTOCOL.md. State is guarded by {@code this}.
  */
 final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
+    /** The server side's stream states (PROTOCOL.md, "Stream states"). */
+    enum State {
+        /** HEADERS received; both directions open. */
+        OPEN,
+        /** END_STREAM received: the client sends nothing more. */
+        HALF_CLOSED_REMOTE,
+        /** The handler closed the call: TRAILERS sent, or queued behind flow-controlled messages. */
+        CLOSED,
+        /** Ended without the handler's TRAILERS: CANCEL received, deadline, oversize request, connection lost. */
+        CANCELLED
+    }
+
     private static final int NONE = 0, START = 1, CANCEL = 2, MESSAGE = 3, HALF_CLOSE = 4, COMPLETE = 5, READY = 6;
 
     private final ServerConnection conn;
     private final int id;
     private final ServerMethodDefinition<ReqT, RespT> definition;
     private final MethodDescriptor<ReqT, RespT> method;
-    private final Executor executor;
     private final SlabPool pool;
     private final Metadata requestHeaders;
     private final String authority;
     private final Deadline deadline;
     private final OutboundFlow outbound;
     private final InboundMessages inbound;
-    private final Runnable drainTask = this::drain;
+    private final SerializingDrain drain;
+    private final CallTimer deadlineTimer = new CallTimer();
     private final java.util.function.BooleanSupplier ended = () -> this.cancelled;
     private final long startNanos = System.nanoTime();
 
-    private Listener<ReqT> listener;
-    private boolean startPending = true;
-    private boolean remoteHalfClosed;
-    private boolean halfCloseDelivered;
+    private State state;
+    /** Mirrors {@code state == CANCELLED} for lock-free reads ({@link #isCancelled}). */
     private volatile boolean cancelled;
+    private Listener<ReqT> listener;
+    // what the drain has still to deliver
+    private boolean startPending = true;
+    private boolean halfCloseDelivered;
     private boolean cancelDelivered;
-    private boolean closedLocal;
     private boolean completeDelivered;
-    private boolean headersSent;
-    private int requested;
     private boolean readyPending;
     private boolean wasReady;
-    private boolean drainScheduled;
+    private boolean headersSent;
+    /** The handler called {@link #close} (whatever the state was then). */
+    private boolean closeCalled;
+    private int requested;
     private boolean removed;
-    private ScheduledFuture<?> deadlineTimer;
     private String finalStatus;
 
     ServerStream(ServerConnection conn, int id, ServerMethodDefinition<ReqT, RespT> definition, Metadata requestHeaders,
@@ -64,31 +76,44 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         this.id = id;
         this.definition = definition;
         this.method = definition.method();
-        this.executor = conn.server.executor();
         this.pool = conn.settings.pool();
         this.requestHeaders = requestHeaders;
         this.deadline = timeoutNanos > 0 ? Deadline.after(timeoutNanos, TimeUnit.NANOSECONDS) : null;
         this.outbound = new OutboundFlow(pool);
         this.inbound = new InboundMessages(pool, conn.settings.maxMessageSize(), conn.settings.initialWindow());
-        this.remoteHalfClosed = halfClosed;
+        this.drain = new SerializingDrain(this, conn.server.executor(), this::deliver, this::executorRejected);
+        this.state = halfClosed ? State.HALF_CLOSED_REMOTE : State.OPEN;
     }
 
     int id() {
         return id;
     }
 
+    /** The stream's protocol state (for tests and logs). */
+    synchronized State state() {
+        return state;
+    }
+
     /** Binds the send side and schedules the handler's start. Called on the I/O thread. */
     void start() {
         conn.server.metrics().callStarted(method.getFullMethodName());
+        boolean run;
         synchronized (this) {
             var peer = conn.peerHello;
             outbound.bind(conn.out, id, peer.initialWindow(), Math.min(conn.out.preferredChunkSize(), peer.maxFramePayload()));
             wasReady = outbound.isReady();
             if (deadline != null) {
-                deadlineTimer = RpcExecutors.timer().schedule(this::onDeadline, deadline.remainingNanos(), TimeUnit.NANOSECONDS);
+                deadlineTimer.arm(deadline.remainingNanos(), this::onDeadline);
             }
-            schedule();
+            run = drain.requestLocked();
         }
+        if (run) {
+            drain.start();
+        }
+    }
+
+    private boolean isOpenLocked() {
+        return state == State.OPEN || state == State.HALF_CLOSED_REMOTE;
     }
 
     // ------------------------------------------------------------------ ServerCall API
@@ -99,16 +124,20 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             throw new IllegalArgumentException("request count must be positive: " + n);
         }
         int credit = 0;
+        boolean run;
         synchronized (this) {
             requested = (int) Math.min(Integer.MAX_VALUE, (long) requested + n);
-            if (requested > inbound.queued() && !remoteHalfClosed && !cancelled) {
+            if (requested > inbound.queued() && state == State.OPEN) {
                 inbound.onDemand();
                 credit = inbound.takeCredit();
             }
-            schedule();
+            run = drain.requestLocked();
         }
         if (credit > 0) {
             conn.send(Frames.window(pool, id, credit), true);
+        }
+        if (run) {
+            drain.start();
         }
     }
 
@@ -118,11 +147,11 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             if (headersSent) {
                 throw new IllegalStateException("response headers already sent");
             }
-            if (closedLocal) {
+            if (closeCalled) {
                 throw new IllegalStateException("call already closed");
             }
             headersSent = true;
-            if (cancelled) {
+            if (state == State.CANCELLED) {
                 return;
             }
             outbound.control(Frames.responseHeaders(pool, id, headers), false);
@@ -133,12 +162,13 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
     public void sendMessage(RespT message) {
         SlabBuffer framed = MessageFramer.frame(pool, method.getResponseMarshaller(), message);
         conn.server.metrics().bytesSent(framed.length() - MessageFramer.PREFIX);
+        boolean run;
         synchronized (this) {
-            if (closedLocal) {
+            if (closeCalled) {
                 framed.release();
                 throw new IllegalStateException("sendMessage after close");
             }
-            if (cancelled) {
+            if (state == State.CANCELLED) {
                 framed.release();
                 return;
             }
@@ -147,37 +177,43 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                 outbound.control(Frames.responseHeaders(pool, id, null), false);
             }
             outbound.awaitRoom(this, framed.length(), ended);
-            if (cancelled) {
+            if (state == State.CANCELLED) {
                 framed.release();
                 return;
             }
             outbound.message(framed, false, !method.getType().serverSendsOneMessage());
-            updateReadiness();
+            run = updateReadinessLocked();
+        }
+        if (run) {
+            drain.start();
         }
     }
 
     @Override
     public void close(Status status, Metadata trailers) {
         boolean remove;
+        boolean run;
         synchronized (this) {
-            if (closedLocal) {
+            if (closeCalled) {
                 throw new IllegalStateException("call already closed");
             }
-            closedLocal = true;
-            if (deadlineTimer != null) {
-                deadlineTimer.cancel(false);
+            closeCalled = true;
+            if (state == State.CANCELLED) {
+                return; // the handler closed a call it had not yet heard was cancelled: nothing goes out
             }
-            if (cancelled) {
-                return;
-            }
+            state = State.CLOSED;
+            deadlineTimer.disarm();
             finalStatus = status.getCode().name();
             outbound.control(Frames.trailers(pool, id, status, trailers), true);
             remove = outbound.isEmpty();
             outbound.wakeWaiters(this);
-            schedule();
+            run = drain.requestLocked();
         }
         if (remove) {
             removeFromConnection();
+        }
+        if (run) {
+            drain.start();
         }
     }
 
@@ -189,7 +225,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
     @Override
     public boolean isReady() {
         synchronized (this) {
-            return !cancelled && !closedLocal && outbound.isReady();
+            return isOpenLocked() && outbound.isReady();
         }
     }
 
@@ -227,17 +263,19 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
 
     /** A MESSAGE frame whose payload is {@code length} bytes of {@code memory} at {@code offset}. */
     void onMessageFrame(int flags, MemorySegment memory, long offset, int length) {
-        int credit;
+        int credit = 0;
         boolean tooLarge = false;
+        boolean run = false;
         synchronized (this) {
-            if (remoteHalfClosed) {
+            if (state == State.HALF_CLOSED_REMOTE) {
                 throw new ProtocolException("MESSAGE after END_STREAM on stream " + id);
             }
-            if ((flags & FrameFlags.END_STREAM) != 0) {
-                remoteHalfClosed = true;
+            if (state != State.OPEN) {
+                return; // closed here: frames in flight are dropped
             }
-            if (cancelled || closedLocal) {
-                return;
+            boolean endStream = (flags & FrameFlags.END_STREAM) != 0;
+            if (endStream) {
+                state = State.HALF_CLOSED_REMOTE;
             }
             conn.server.metrics().bytesReceived(length);
             int r = inbound.onFrame(flags, memory, offset, length, requested > inbound.queued());
@@ -246,69 +284,86 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                 tooLarge = cancelLocked(Status.RESOURCE_EXHAUSTED.withDescription("request message of "
                         + inbound.rejectedSize() + " bytes exceeds the server's maximum inbound message size "
                         + conn.settings.maxMessageSize()));
-                credit = 0;
             } else {
-                credit = inbound.takeCredit();
-                schedule();
+                credit = endStream ? 0 : inbound.takeCredit();
             }
+            run = drain.requestLocked();
         }
         if (tooLarge) {
             removeFromConnection();
-            return;
-        }
-        if (credit > 0) {
+        } else if (credit > 0) {
             conn.send(Frames.window(pool, id, credit), true);
+        }
+        if (run) {
+            drain.start();
         }
     }
 
     void onEndStream() {
+        boolean run;
         synchronized (this) {
-            if (remoteHalfClosed) {
+            if (state == State.HALF_CLOSED_REMOTE) {
                 throw new ProtocolException("second END_STREAM on stream " + id);
             }
-            remoteHalfClosed = true;
-            schedule();
+            if (state != State.OPEN) {
+                return;
+            }
+            state = State.HALF_CLOSED_REMOTE;
+            run = drain.requestLocked();
+        }
+        if (run) {
+            drain.start();
         }
     }
 
     void onWindow(int increment) {
         boolean remove;
+        boolean run;
         synchronized (this) {
-            if (cancelled) {
+            if (state == State.CANCELLED) {
                 return;
             }
             outbound.onWindow(increment);
-            remove = afterSendRoomLocked();
+            remove = state == State.CLOSED && outbound.isEmpty();
+            run = afterSendRoomLocked();
         }
         if (remove) {
             removeFromConnection();
+        }
+        if (run) {
+            drain.start();
         }
     }
 
     /** The connection can take more again after it was not writable. */
     void onConnectionWritable() {
         boolean remove;
+        boolean run;
         synchronized (this) {
-            if (cancelled) {
+            if (state == State.CANCELLED) {
                 return;
             }
             outbound.onConnectionWritable();
-            remove = afterSendRoomLocked();
+            remove = state == State.CLOSED && outbound.isEmpty();
+            run = afterSendRoomLocked();
         }
         if (remove) {
             removeFromConnection();
         }
+        if (run) {
+            drain.start();
+        }
     }
 
-    /** With the lock held, after the send side got room: wakes senders, updates readiness; true when the call is done. */
+    /** With the lock held, after the send side got room: wakes senders, updates readiness; true when a drain must start. */
     private boolean afterSendRoomLocked() {
         outbound.wakeWaiters(this);
-        updateReadiness();
-        boolean done = closedLocal && outbound.isEmpty();
-        if (done) {
-            schedule(); // the TRAILERS queued behind flow-controlled data are out: deliver onComplete
+        boolean run = updateReadinessLocked();
+        if (state == State.CLOSED && outbound.isEmpty()) {
+            // the TRAILERS queued behind flow-controlled data are out: deliver onComplete
+            run |= drain.requestLocked();
         }
-        return done;
+        return run;
     }
 
     /** The client cancelled (CANCEL frame). */
@@ -333,27 +388,27 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
 
     private void cancelInternal(Status tellClient) {
         boolean changed;
+        boolean run;
         synchronized (this) {
             changed = cancelLocked(tellClient);
+            run = changed && drain.requestLocked();
         }
         if (changed) {
             removeFromConnection();
         }
+        if (run) {
+            drain.start();
+        }
     }
 
-    /** With the lock held: marks the call cancelled and tells the client; false if it had already ended. */
+    /** With the lock held: moves to CANCELLED and tells the client; false if the call had already ended. */
     private boolean cancelLocked(Status tellClient) {
-        if (cancelled) {
+        if (state == State.CANCELLED || (state == State.CLOSED && outbound.isEmpty())) {
             return false;
         }
-        boolean alreadyClosed = closedLocal && outbound.isEmpty();
-        if (alreadyClosed) {
-            return false;
-        }
+        state = State.CANCELLED;
         cancelled = true;
-        if (deadlineTimer != null) {
-            deadlineTimer.cancel(false);
-        }
+        deadlineTimer.disarm();
         outbound.discard();
         if (tellClient != null && !conn.isClosed()) {
             finalStatus = tellClient.getCode().name();
@@ -362,8 +417,21 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             finalStatus = Status.Code.CANCELLED.name();
         }
         outbound.wakeWaiters(this);
-        schedule();
+        if (drain.isDeadLocked()) {
+            inbound.releaseAll(); // no drain will run to free what arrived
+        }
         return true;
+    }
+
+    /** The server's executor refused to run this call's callbacks: the call fails, and what it holds is freed. */
+    private void executorRejected(java.util.concurrent.RejectedExecutionException e) {
+        Connection.LOG.log(System.Logger.Level.WARNING, "the server executor rejected the callbacks of "
+                + method.getFullMethodName() + "; failing the call", e);
+        cancelInternal(Status.UNAVAILABLE.withDescription("the server could not run the call: its executor rejected it ("
+                + e.getMessage() + ")"));
+        synchronized (this) {
+            inbound.releaseAll();
+        }
     }
 
     private void removeFromConnection() {
@@ -380,28 +448,20 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
 
     // ------------------------------------------------------------------ delivery
 
-    private void updateReadiness() {
-        boolean ready = !cancelled && !closedLocal && outbound.isReady();
+    /** With the lock held: notes a ready transition; true when a drain must start. */
+    private boolean updateReadinessLocked() {
+        boolean ready = isOpenLocked() && outbound.isReady();
+        boolean run = false;
         if (ready && !wasReady) {
             readyPending = true;
-            schedule();
+            run = drain.requestLocked();
         }
         wasReady = ready;
+        return run;
     }
 
-    private void schedule() {
-        if (!drainScheduled) {
-            drainScheduled = true;
-            try {
-                executor.execute(drainTask);
-            } catch (RuntimeException e) {
-                drainScheduled = false;
-                Connection.LOG.log(System.Logger.Level.WARNING, "server executor rejected a call task", e);
-            }
-        }
-    }
-
-    private void drain() {
+    /** The drain's loop: one callback at a time, chosen under the lock and run outside it. */
+    private void deliver() {
         while (true) {
             int action;
             SlabBuffer message = null;
@@ -412,41 +472,38 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                     startPending = false;
                     action = START;
                 } else if (listener == null) {
-                    drainScheduled = false;
+                    drain.idleLocked();
                     return;
-                } else if (cancelled && !cancelDelivered) {
+                } else if (state == State.CANCELLED) {
+                    inbound.releaseAll();
+                    if (cancelDelivered || completeDelivered) {
+                        drain.idleLocked();
+                        return;
+                    }
                     cancelDelivered = true;
-                    inbound.releaseAll();
                     action = CANCEL;
-                } else if (cancelled) {
-                    inbound.releaseAll();
-                    drainScheduled = false;
-                    return;
-                } else if (closedLocal && !completeDelivered) {
-                    if (!outbound.isEmpty()) {
-                        drainScheduled = false;
+                } else if (state == State.CLOSED) {
+                    if (completeDelivered || !outbound.isEmpty()) {
+                        drain.idleLocked();
                         return;
                     }
                     completeDelivered = true;
                     inbound.releaseAll();
                     action = COMPLETE;
-                } else if (closedLocal) {
-                    drainScheduled = false;
-                    return;
                 } else if (requested > 0 && inbound.hasMessage()) {
                     message = inbound.poll();
                     compressed = inbound.polledCompressed();
                     requested--;
-                    credit = remoteHalfClosed ? 0 : inbound.takeCredit();
+                    credit = state == State.OPEN ? inbound.takeCredit() : 0;
                     action = MESSAGE;
-                } else if (remoteHalfClosed && !halfCloseDelivered && !inbound.hasMessage()) {
+                } else if (state == State.HALF_CLOSED_REMOTE && !halfCloseDelivered && !inbound.hasMessage()) {
                     halfCloseDelivered = true;
                     action = HALF_CLOSE;
                 } else if (readyPending) {
                     readyPending = false;
                     action = READY;
                 } else {
-                    drainScheduled = false;
+                    drain.idleLocked();
                     return;
                 }
             }
@@ -511,7 +568,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         Connection.LOG.log(System.Logger.Level.DEBUG, "handler of " + method.getFullMethodName() + " threw", e);
         String message = e.getMessage() != null ? e.getMessage() : e.getClass().getName();
         synchronized (this) {
-            if (closedLocal || cancelled) {
+            if (!isOpenLocked()) {
                 return;
             }
         }

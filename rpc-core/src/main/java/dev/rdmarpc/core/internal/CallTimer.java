@@ -1,0 +1,23 @@
+package dev.rdmarpc.core.internal;
+
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/** A call's deadline timer on core's shared timer thread: armed once, disarmed when the call ends first. */
+final class CallTimer {
+    private ScheduledFuture<?> timer;
+
+    /** Runs {@code onExpiry} on the timer thread after {@code nanos}; the owner holds its lock. */
+    void arm(long nanos, Runnable onExpiry) {
+        timer = RpcExecutors.timer().schedule(onExpiry, nanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** Stops the timer if it was armed and has not fired; the owner holds its lock. */
+    void disarm() {
+        ScheduledFuture<?> t = timer;
+        if (t != null) {
+            timer = null;
+            t.cancel(false);
+        }
+    }
+}

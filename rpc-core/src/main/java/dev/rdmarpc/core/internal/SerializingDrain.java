@@ -1,0 +1,64 @@
+package dev.rdmarpc.core.internal;
+
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+
+/**
+ * Runs one call's callbacks one at a time, in order, on the call's executor, and never while the call's lock is held.
+ * A state change asks for a run with the lock held ({@link #requestLocked}) and starts it only after releasing the
+ * lock ({@link #start}), so any executor, a direct one included, runs user code with no lock of core's held. The run
+ * itself is the owner's loop: it takes one piece of work at a time under the lock, delivers it outside, and ends
+ * with {@link #idleLocked} when nothing is left. Shared by both sides of a call; guarded by the owner's lock.
+ */
+final class SerializingDrain {
+    /** What the owner does when its executor refuses a run: its callbacks can no longer be delivered. */
+    interface Rejection {
+        void rejected(RejectedExecutionException e);
+    }
+
+    private final Object lock;
+    private final Executor executor;
+    private final Runnable loop;
+    private final Rejection onRejected;
+    private boolean scheduled;
+    private boolean dead;
+
+    SerializingDrain(Object lock, Executor executor, Runnable loop, Rejection onRejected) {
+        this.lock = lock;
+        this.executor = executor;
+        this.loop = loop;
+        this.onRejected = onRejected;
+    }
+
+    /** With the lock held: asks for a run; true when the caller must {@link #start} one after releasing the lock. */
+    boolean requestLocked() {
+        if (scheduled || dead) {
+            return false;
+        }
+        scheduled = true;
+        return true;
+    }
+
+    /** With the lock held, from the loop: nothing left to deliver; the next request starts a new run. */
+    void idleLocked() {
+        scheduled = false;
+    }
+
+    /** With the lock held: whether a run was refused, after which nothing is delivered any more. */
+    boolean isDeadLocked() {
+        return dead;
+    }
+
+    /** Without the lock: hands the loop to the executor (only after {@link #requestLocked} returned true). */
+    void start() {
+        assert !Thread.holdsLock(lock) : "a call's callbacks must never start under its lock";
+        try {
+            executor.execute(loop);
+        } catch (RejectedExecutionException e) {
+            synchronized (lock) {
+                dead = true;
+            }
+            onRejected.rejected(e);
+        }
+    }
+}

@@ -1,0 +1,79 @@
+package dev.rdmarpc.core.internal;
+
+import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.spi.ClientTransport;
+import dev.rdmarpc.core.spi.FrameConnection;
+import dev.rdmarpc.core.spi.FrameHandlerFactory;
+import dev.rdmarpc.core.spi.ServerTransport;
+
+import java.net.InetSocketAddress;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/** Client and server transports whose connections are {@link FakeConnection}s the test drives. */
+final class FakeTransports {
+    private FakeTransports() {
+    }
+
+    /** Connects at once; each connection is queued for the test to take. */
+    static final class Client implements ClientTransport {
+        final BlockingQueue<FakeConnection> connections = new LinkedBlockingQueue<>();
+        private final SlabPool pool;
+
+        Client(SlabPool pool) {
+            this.pool = pool;
+        }
+
+        @Override
+        public CompletableFuture<FrameConnection> connect(InetSocketAddress address, FrameHandlerFactory handlers, int timeoutMillis) {
+            FakeConnection c = new FakeConnection(pool);
+            c.bind(handlers.newHandler(c));
+            connections.add(c);
+            return CompletableFuture.completedFuture(c);
+        }
+
+        FakeConnection take() throws InterruptedException {
+            FakeConnection c = connections.poll(60, TimeUnit.SECONDS);
+            if (c == null) {
+                throw new AssertionError("no connection was made");
+            }
+            return c;
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    /** Accepts the connections the test makes with {@link #accept}. */
+    static final class Server implements ServerTransport {
+        private final SlabPool pool;
+        private volatile FrameHandlerFactory handlers;
+
+        Server(SlabPool pool) {
+            this.pool = pool;
+        }
+
+        @Override
+        public InetSocketAddress bind(InetSocketAddress address, FrameHandlerFactory h) {
+            this.handlers = h;
+            return new InetSocketAddress("127.0.0.1", 9);
+        }
+
+        FakeConnection accept() {
+            FakeConnection c = new FakeConnection(pool);
+            c.bind(handlers.newHandler(c));
+            return c;
+        }
+
+        @Override
+        public void stopAccepting() {
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}
