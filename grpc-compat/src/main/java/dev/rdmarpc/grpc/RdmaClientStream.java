@@ -29,7 +29,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * A grpc client stream carried by one rdmarpc {@link ClientCall}: grpc's messages pass through as
  * serialized streams, its metadata, deadline and cancellation map onto rdmarpc's, and the rdmarpc
- * call's callbacks (delivered one at a time, see {@link Deliveries}) become stream-listener calls.
+ * call's callbacks (delivered one at a time, outside the call's lock, see {@link Deliveries}) become stream-listener calls.
  */
 final class RdmaClientStream implements ClientStream {
     private final RdmaClientTransport transport;
@@ -95,16 +95,11 @@ final class RdmaClientStream implements ClientStream {
             options = options.withDeadline(dev.rdmarpc.core.Deadline.after(d.timeRemaining(TimeUnit.NANOSECONDS), TimeUnit.NANOSECONDS));
         }
         ClientCall<InputStream, InputStream> c = transport.channel().newCall(transport.coreMethod(method), options);
-        Deliveries.enter();
-        try {
-            c.start(new CallListener(), md);
-            call = c;
-            Status reason = cancelReason;
-            if (reason != null) {
-                c.cancel(reason.getDescription(), reason.asRuntimeException());
-            }
-        } finally {
-            Deliveries.exit();
+        c.start(new CallListener(), md);
+        call = c;
+        Status reason = cancelReason;
+        if (reason != null) {
+            c.cancel(reason.getDescription(), reason.asRuntimeException());
         }
     }
 
@@ -112,12 +107,7 @@ final class RdmaClientStream implements ClientStream {
     public void request(int numMessages) {
         ClientCall<InputStream, InputStream> c = call;
         if (c != null) {
-            Deliveries.enter();
-            try {
-                c.request(numMessages);
-            } finally {
-                Deliveries.exit();
-            }
+            c.request(numMessages);
         }
     }
 
@@ -149,12 +139,7 @@ final class RdmaClientStream implements ClientStream {
                 m = Compression.compress(compressor, m);
                 wireSize = m.available();
             }
-            Deliveries.enter();
-            try {
-                c.sendMessage(m);
-            } finally {
-                Deliveries.exit();
-            }
+            c.sendMessage(m);
             stats.outboundWireSize(wireSize);
             stats.outboundUncompressedSize(size);
             stats.outboundMessageSent(seq, wireSize, size);
@@ -198,12 +183,7 @@ final class RdmaClientStream implements ClientStream {
         }
         ClientCall<InputStream, InputStream> c = call;
         if (c != null) {
-            Deliveries.enter();
-            try {
-                c.cancel(reason.getDescription(), reason.asRuntimeException());
-            } finally {
-                Deliveries.exit();
-            }
+            c.cancel(reason.getDescription(), reason.asRuntimeException());
         }
         // Otherwise start() has not opened the call yet and closes the listener with the reason.
     }
@@ -212,12 +192,7 @@ final class RdmaClientStream implements ClientStream {
     public void halfClose() {
         ClientCall<InputStream, InputStream> c = call;
         if (c != null) {
-            Deliveries.enter();
-            try {
-                c.halfClose();
-            } finally {
-                Deliveries.exit();
-            }
+            c.halfClose();
         }
     }
 
@@ -272,12 +247,7 @@ final class RdmaClientStream implements ClientStream {
         }
         ClientCall<InputStream, InputStream> c = call;
         if (c != null) {
-            Deliveries.enter();
-            try {
-                c.cancel(status.getDescription(), null);
-            } finally {
-                Deliveries.exit();
-            }
+            c.cancel(status.getDescription(), null);
         }
     }
 

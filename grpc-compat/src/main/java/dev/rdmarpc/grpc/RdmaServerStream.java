@@ -55,12 +55,7 @@ final class RdmaServerStream implements ServerStream {
 
     @Override
     public void request(int numMessages) {
-        Deliveries.enter();
-        try {
-            call.request(numMessages);
-        } finally {
-            Deliveries.exit();
-        }
+        call.request(numMessages);
     }
 
     @Override
@@ -73,13 +68,10 @@ final class RdmaServerStream implements ServerStream {
             return;
         }
         transport.responseSent();
-        Deliveries.enter();
         try {
             call.sendHeaders(md);
         } catch (IllegalStateException e) {
             // the call was already closed (cancelled): nothing to send
-        } finally {
-            Deliveries.exit();
         }
     }
 
@@ -96,12 +88,7 @@ final class RdmaServerStream implements ServerStream {
                 wireSize = m.available();
             }
             transport.responseSent();
-            Deliveries.enter();
-            try {
-                call.sendMessage(m);
-            } finally {
-                Deliveries.exit();
-            }
+            call.sendMessage(m);
             stats.outboundWireSize(wireSize);
             stats.outboundUncompressedSize(size);
             stats.outboundMessageSent(seq, wireSize, size);
@@ -139,13 +126,10 @@ final class RdmaServerStream implements ServerStream {
             // could start on the server before this one's stats end. Only the first streamClosed counts.
             stats.streamClosed(status);
         }
-        Deliveries.enter();
         try {
             call.close(s, md);
         } catch (IllegalStateException e) {
             // already closed by a cancel
-        } finally {
-            Deliveries.exit();
         }
     }
 
@@ -163,14 +147,11 @@ final class RdmaServerStream implements ServerStream {
             cancelStatus = status;
         }
         // As grpc's HTTP/2 transports reset a cancelled stream, the client sees CANCELLED.
-        Deliveries.enter();
         try {
             call.close(dev.rdmarpc.core.Status.CANCELLED.withDescription("the server cancelled the call ("
                     + status.getCode() + (status.getDescription() != null ? ": " + status.getDescription() : "") + ")"), null);
         } catch (IllegalStateException e) {
             // already closed
-        } finally {
-            Deliveries.exit();
         }
     }
 
@@ -197,13 +178,10 @@ final class RdmaServerStream implements ServerStream {
      */
     private void inboundFailed(Status status) {
         closeListener(status);
-        Deliveries.enter();
         try {
             call.close(Statuses.toCore(status), null);
         } catch (IllegalStateException e) {
             // already closed
-        } finally {
-            Deliveries.exit();
         }
     }
 
