@@ -295,6 +295,7 @@ final class RdmaClientStream implements ClientStream {
         public void onMessage(InputStream message) {
             transport.dataReceived();
             if (listenerClosed.get() || cancelReason != null) {
+                GrpcUtil.closeQuietly(message); // nobody will read it: free its slab now
                 return;
             }
             int size;
@@ -305,6 +306,7 @@ final class RdmaClientStream implements ClientStream {
             }
             int max = maxInboundMessageSize;
             if (max >= 0 && size > max) {
+                GrpcUtil.closeQuietly(message);
                 fail(Status.RESOURCE_EXHAUSTED.withDescription(String.format(Locale.US,
                         "gRPC message exceeds maximum size %d: %d", max, size)));
                 return;

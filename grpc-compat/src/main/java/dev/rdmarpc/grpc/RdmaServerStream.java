@@ -242,6 +242,7 @@ final class RdmaServerStream implements ServerStream {
         public void onMessage(InputStream message) {
             transport.dataReceived();
             if (listenerClosed.get()) {
+                GrpcUtil.closeQuietly(message); // nobody will read it: free its slab now
                 return;
             }
             int size;

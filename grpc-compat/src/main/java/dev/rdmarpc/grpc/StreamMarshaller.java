@@ -1,6 +1,7 @@
 package dev.rdmarpc.grpc;
 
 import dev.rdmarpc.core.Marshaller;
+import dev.rdmarpc.core.buffer.SlabBuffer;
 import io.grpc.Drainable;
 import io.grpc.KnownLength;
 
@@ -96,6 +97,23 @@ final class StreamMarshaller implements Marshaller<InputStream> {
         byte[] bytes = new byte[length];
         MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, offset, bytes, 0, length);
         return new Compressed(bytes);
+    }
+
+    /**
+     * Takes a received message without copying it: grpc gets a stream over the slab, which it closes (releasing the
+     * slab) once it has parsed or dropped the message. A compressed message is copied out, since the call's
+     * decompressor reads it as a byte stream of its own.
+     */
+    @Override
+    public InputStream parseOwned(SlabBuffer message, boolean compressed) {
+        if (!compressed) {
+            return new SlabMessageStream(message);
+        }
+        try {
+            return parse(message.segment(), 0, message.length(), true);
+        } finally {
+            message.release();
+        }
     }
 
     /** A received message: a byte stream of known length. */

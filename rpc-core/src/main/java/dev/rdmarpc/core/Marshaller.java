@@ -1,5 +1,7 @@
 package dev.rdmarpc.core;
 
+import dev.rdmarpc.core.buffer.SlabBuffer;
+
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -56,5 +58,19 @@ public interface Marshaller<T> {
                     + "does not decompress").asException();
         }
         return parse(segment, offset, length);
+    }
+
+    /**
+     * Parses one whole received message held in {@code message} (its content is {@code [0, length())}), taking
+     * ownership of the buffer. The default parses with {@link #parse(MemorySegment, long, int, boolean)} and
+     * releases the buffer. A marshaller that hands the bytes on without copying them (a stream over the buffer)
+     * keeps it and releases it once they are consumed; it must release it on every path, failures included.
+     */
+    default T parseOwned(SlabBuffer message, boolean compressed) {
+        try {
+            return parse(message.segment(), 0, message.length(), compressed);
+        } finally {
+            message.release();
+        }
     }
 }

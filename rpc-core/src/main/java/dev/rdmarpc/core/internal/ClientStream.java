@@ -588,7 +588,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private void deliverMessage(SlabBuffer buf, boolean compressed) {
         RespT value;
         try {
-            value = method.getResponseMarshaller().parse(buf.segment(), 0, buf.length(), compressed);
+            value = method.getResponseMarshaller().parseOwned(buf, compressed);
         } catch (RuntimeException e) {
             Status s = Status.fromThrowable(e);
             if (s.getCode() == Status.Code.UNKNOWN) {
@@ -596,8 +596,6 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             finish(s, null, true);
             return;
-        } finally {
-            buf.release();
         }
         try {
             listener.onMessage(value);

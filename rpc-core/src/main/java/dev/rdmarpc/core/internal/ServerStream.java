@@ -550,7 +550,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
     private void deliverMessage(SlabBuffer buf, boolean compressed) {
         ReqT value;
         try {
-            value = method.getRequestMarshaller().parse(buf.segment(), 0, buf.length(), compressed);
+            value = method.getRequestMarshaller().parseOwned(buf, compressed);
         } catch (RuntimeException e) {
             Status s = Status.fromThrowable(e);
             if (s.getCode() == Status.Code.UNKNOWN) {
@@ -558,8 +558,6 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             }
             abort(s);
             return;
-        } finally {
-            buf.release();
         }
         listener.onMessage(value);
     }
