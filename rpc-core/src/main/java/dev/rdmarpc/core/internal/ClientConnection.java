@@ -97,6 +97,11 @@ final class ClientConnection extends Connection {
     }
 
     @Override
+    void onControlFramesExceeded() {
+        channel.metrics().connectionClosedForControlFrames();
+    }
+
+    @Override
     void onGoAway(Frames.GoAway goAway) {
         List<ClientStream<?, ?>> open;
         synchronized (this) {
