@@ -335,10 +335,7 @@ class ConnectionGuardsTest {
     @Test
     void lateFramesForAFinishedStreamAreIgnoredAndTheConnectionStays() throws IOException {
         start(b -> b);
-        Raw raw = new Raw(server.getPort()).handshake(1 << 20);
-        raw.write(headers(1, TestService.ECHO.getFullMethodName()), lastMessage(1, new byte[]{4, 2}));
-        Frame t = raw.readUntil(f -> f.type() == FrameType.TRAILERS && f.stream() == 1, "the call's TRAILERS");
-        assertEquals(Status.Code.OK, Frames.decodeTrailers(t.segment()).status().getCode());
+        Raw raw = afterOneFinishedCall();
         // the client's CANCEL, END_STREAM and WINDOW crossed the TRAILERS: dropped, the connection carries on
         raw.write(cancel(1), frame(FrameType.END_STREAM, 0, 1, 0, new byte[0]), frame(FrameType.WINDOW, 0, 1, 4096, new byte[0]),
                 ping(42));
@@ -348,6 +345,41 @@ class ConnectionGuardsTest {
         Frame t3 = raw.readUntil(f -> f.type() == FrameType.TRAILERS && f.stream() == 3, "the second call's TRAILERS");
         assertEquals(Status.Code.OK, Frames.decodeTrailers(t3.segment()).status().getCode());
         assertTrue(closedReasons.isEmpty(), closedReasons::toString);
+    }
+
+    /** Opens stream 1 with an ECHO call and reads its TRAILERS: from then on stream 1 has ended on the server. */
+    private Raw afterOneFinishedCall() throws IOException {
+        Raw raw = new Raw(server.getPort()).handshake(1 << 20);
+        raw.write(headers(1, TestService.ECHO.getFullMethodName()), lastMessage(1, new byte[]{1}));
+        Frame t = raw.readUntil(f -> f.type() == FrameType.TRAILERS && f.stream() == 1, "the call's TRAILERS");
+        assertEquals(Status.Code.OK, Frames.decodeTrailers(t.segment()).status().getCode());
+        return raw;
+    }
+
+    private static byte[][] repeat(byte[] frame, int times) {
+        byte[][] all = new byte[times][];
+        java.util.Arrays.fill(all, frame);
+        return all;
+    }
+
+    @Test
+    void lateFramesBeyondTwoPerStreamAreCharged() throws IOException {
+        start(b -> b.controlFrameLimit(10, 10));
+        Raw raw = afterOneFinishedCall();
+        raw.write(repeat(cancel(1), 1000));
+        raw.readToEnd();
+        assertTrue(awaitCloseReason("too many control frames").contains("a frame for stream 1, which has ended"));
+        assertGoodClientWorks();
+    }
+
+    @Test
+    void emptyMessageContinuationsAreCharged() throws IOException {
+        start(b -> b.controlFrameLimit(10, 10));
+        Raw raw = afterOneFinishedCall();
+        raw.write(repeat(frame(FrameType.MESSAGE, 0, 1, 0, new byte[0]), 1000));
+        raw.readToEnd();
+        assertTrue(awaitCloseReason("too many control frames").contains("an empty MESSAGE continuation on stream 1"));
+        assertGoodClientWorks();
     }
 
     // ------------------------------------------------------------------ streams never opened
