@@ -54,7 +54,10 @@ final class RdmaInternalServer implements InternalServer, PeerConnectionListener
                 .maxInboundMessageSize(settings.maxInboundMessageSize())
                 .handshakeTimeout(java.time.Duration.ofMillis(settings.handshakeTimeoutMillis()))
                 .fallbackMethods(this::lookup)
-                .connectionListener(this);
+                .connectionListener(this)
+                // grpc's own server keepalive runs per transport (KeepAliveManager on PeerConnection.ping()) with the
+                // builder's keepAliveTime/keepAliveTimeout; core's would PING the same connections a second time
+                .keepAliveTime(java.time.Duration.ZERO);
         if (settings.flowControlWindow() > 0) {
             b.flowControlWindow(settings.flowControlWindow());
         }

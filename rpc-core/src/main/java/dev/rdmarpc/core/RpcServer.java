@@ -1,6 +1,7 @@
 package dev.rdmarpc.core;
 
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.ConnectionGuards;
 import dev.rdmarpc.core.internal.ConnectionSettings;
 import dev.rdmarpc.core.internal.RpcExecutors;
 import dev.rdmarpc.core.internal.ServerImpl;
@@ -116,6 +117,10 @@ public final class RpcServer implements AutoCloseable {
         private TlsConfig tls;
         private RdmaUnderTls rdmaUnderTls = RdmaUnderTls.NEVER;
         private final List<ServerInterceptor> interceptors = new ArrayList<>();
+        private int controlFramesPerSecond = ConnectionGuards.DEFAULT_CONTROL_FRAMES_PER_SECOND;
+        private int controlFrameBurst = ConnectionGuards.DEFAULT_CONTROL_FRAME_BURST;
+        private Duration keepAliveTime = ConnectionGuards.DEFAULT_KEEPALIVE_TIME;
+        private Duration keepAliveTimeout = ConnectionGuards.DEFAULT_KEEPALIVE_TIMEOUT;
 
         private Builder(InetSocketAddress address) {
             this.address = Objects.requireNonNull(address);
@@ -238,6 +243,47 @@ public final class RpcServer implements AutoCloseable {
             return this;
         }
 
+        /**
+         * How many control frames each client may send: PINGs, WINDOW on stream 0, empty MESSAGE continuations, and
+         * frames for streams that have ended beyond two per stream. A client past {@code perSecond} sustained, after
+         * a burst of {@code burst}, has its connection closed ("too many control frames: ..."); the server's other
+         * connections carry on. Default 1,000/s with a burst of 10,000: far above what well-behaved clients send
+         * (keepalive PINGs every few seconds at most, the odd late CANCEL), far below a PING flood.
+         */
+        public Builder controlFrameLimit(int perSecond, int burst) {
+            if (perSecond <= 0 || burst <= 0) {
+                throw new IllegalArgumentException("control frame rate and burst must be positive: " + perSecond + "/s, burst " + burst);
+            }
+            this.controlFramesPerSecond = perSecond;
+            this.controlFrameBurst = burst;
+            return this;
+        }
+
+        /**
+         * PING a client's connection after this long without receiving anything from it (default 2 minutes);
+         * {@link Duration#ZERO} turns server keepalive off. With {@link #keepAliveTimeout} it closes connections to
+         * clients that have vanished or stopped reading; a client that answers PINGs keeps an idle connection open.
+         */
+        public Builder keepAliveTime(Duration time) {
+            if (time.isNegative()) {
+                throw new IllegalArgumentException("keepAliveTime must not be negative: " + time);
+            }
+            this.keepAliveTime = time;
+            return this;
+        }
+
+        /**
+         * Close a connection from which nothing (the PING's ACK or any other frame) arrives within this after a
+         * keepalive PING (default 20 s); its calls are cancelled.
+         */
+        public Builder keepAliveTimeout(Duration timeout) {
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("keepAliveTimeout must be positive: " + timeout);
+            }
+            this.keepAliveTimeout = timeout;
+            return this;
+        }
+
         public RpcServer build() {
             ConnectionSettings settings = new ConnectionSettings(pool, flowControlWindow, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
                     maxInboundMessageSize, transportMode, UpgradePolicy.upgraders(transportMode, tls, rdmaUnderTls, true));
@@ -259,6 +305,8 @@ public final class RpcServer implements AutoCloseable {
                     handshakeTimeout.toMillis());
             impl.setFallback(lookup);
             impl.setConnectionListener(connectionListener);
+            impl.setConnectionGuards(new ConnectionGuards(controlFramesPerSecond, controlFrameBurst, keepAliveTime.toNanos(),
+                    keepAliveTimeout.toNanos()));
             return new RpcServer(impl);
         }
     }

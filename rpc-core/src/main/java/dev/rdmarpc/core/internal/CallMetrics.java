@@ -24,4 +24,20 @@ interface CallMetrics {
     /** Message bytes sent (framed messages). */
     default void bytesSent(int n) {
     }
+
+    /** A server sent a keepalive PING to a silent connection. */
+    default void keepAlivePingSent() {
+    }
+
+    /** The client acknowledged a keepalive PING. */
+    default void keepAlivePingAcknowledged() {
+    }
+
+    /** A connection was closed because nothing arrived after a keepalive PING. */
+    default void connectionClosedByKeepAlive() {
+    }
+
+    /** A connection was closed because its peer sent more control frames than allowed. */
+    default void connectionClosedForControlFrames() {
+    }
 }

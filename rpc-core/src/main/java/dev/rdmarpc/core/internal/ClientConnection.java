@@ -2,6 +2,7 @@ package dev.rdmarpc.core.internal;
 
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.Hello;
@@ -24,7 +25,7 @@ final class ClientConnection extends Connection {
     private final ChannelImpl channel;
 
     ClientConnection(ConnectionSettings settings, FrameConnection base, String authority, ChannelImpl channel) {
-        super(settings, base);
+        super(settings, base, ConnectionGuards.DEFAULT.newControlFrameBudget());
         this.authority = authority;
         this.channel = channel;
     }
@@ -77,13 +78,15 @@ final class ClientConnection extends Connection {
                 return false;
             }
             int id = nextStreamId;
+            // encoded first: HEADERS too large for the server throws before the id is taken, so ids stay gapless
+            SlabBuffer headers = stream.encodeHeaders(id, peerHello.maxFramePayload());
             nextStreamId += 2;
             if (nextStreamId < 0) {
                 draining = true;
             }
             stream.assignId(id);
             streams.put(id, stream);
-            send(stream.encodeHeaders(id), flush);
+            send(headers, flush);
             return true;
         }
     }
@@ -94,9 +97,15 @@ final class ClientConnection extends Connection {
 
     void remove(ClientStream<?, ?> stream) {
         streams.remove(stream.id(), stream);
+        allowLateFrames();
         if (draining && streams.isEmpty()) {
             close("drained after GOAWAY");
         }
+    }
+
+    @Override
+    void onControlFramesExceeded() {
+        channel.metrics().connectionClosedForControlFrames();
     }
 
     @Override
@@ -120,15 +129,28 @@ final class ClientConnection extends Connection {
 
     @Override
     void onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory, long offset, int length) {
-        if (type == FrameType.WINDOW && streamId == 0) {
-            return; // connection-level credit: reserved for the RDMA transport
+        if (type == FrameType.WINDOW) {
+            if (streamId == 0) {
+                // connection credit belongs to the RDMA transport, which consumes it: over TCP it does nothing
+                chargeControlFrame(type, "a WINDOW on stream 0");
+                return;
+            }
+            if (credit <= 0) {
+                throw new ProtocolException("WINDOW on stream " + streamId + " grants " + credit + " bytes (must be positive)");
+            }
+        } else if (type == FrameType.MESSAGE && length == 0 && (flags & FrameFlags.BEGIN) == 0) {
+            chargeControlFrame(type, "an empty MESSAGE continuation on stream " + streamId);
         }
         ClientStream<?, ?> s = streams.get(streamId);
         if (s == null) {
             if (streamId >= nextStreamIdVolatile() || (streamId & 1) == 0) {
                 throw new ProtocolException(FrameType.name(type) + " for stream " + streamId + " which this client never opened");
             }
-            return; // a stream this side already finished: late frames are dropped
+            // this client opens every odd id below nextStreamId, skipping none: the stream has ended here
+            if (type != FrameType.MESSAGE) {
+                chargeLateFrame(type, streamId);
+            }
+            return;
         }
         switch (type) {
             case FrameType.HEADERS -> s.onHeaders(Frames.decodeResponseHeaders(memory, offset, length));

@@ -10,6 +10,7 @@ import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameFlags;
+import dev.rdmarpc.core.protocol.FrameTooLargeException;
 import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.ProtocolException;
 import dev.rdmarpc.core.protocol.Trailers;
@@ -173,7 +174,14 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             boolean moreComing = heldSingleRequest != null || !outbound.isEmpty() || halfCloseRequested;
             headerTimeoutNanos = deadline == null ? 0 : Math.max(1, deadline.remainingNanos());
-            boolean opened = c.open(this, !moreComing);
+            boolean opened;
+            try {
+                opened = c.open(this, !moreComing);
+            } catch (FrameTooLargeException e) {
+                // nothing was sent and no stream id taken: the call fails here alone
+                finishLocked(Status.INTERNAL.withDescription(e.getMessage() + " (the call was not sent)"), null, false);
+                return;
+            }
             if (opened) {
                 this.conn = c;
                 state = State.OPEN;
@@ -201,10 +209,14 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /** The HEADERS frame opening this stream as {@code streamId}; called by the connection under its lock. */
-    SlabBuffer encodeHeaders(int streamId) {
+    /**
+     * The HEADERS frame opening this stream as {@code streamId}; called by the connection under its lock.
+     *
+     * @throws FrameTooLargeException when it would exceed the server's max frame payload {@code maxPayload}
+     */
+    SlabBuffer encodeHeaders(int streamId, int maxPayload) {
         return Frames.requestHeaders(pool, streamId, false, channel.encodedPath(method), channel.encodedAuthority(),
-                headerTimeoutNanos, requestHeaders);
+                headerTimeoutNanos, requestHeaders, maxPayload);
     }
 
     @Override

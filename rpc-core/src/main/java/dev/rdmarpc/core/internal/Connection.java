@@ -14,6 +14,8 @@ import dev.rdmarpc.core.spi.FrameHandler;
 
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -39,10 +41,77 @@ abstract class Connection implements FrameHandler {
     /** Set (under {@link #pings}) when the connection closes: later pings fail with it. */
     private Status pingFailure;
 
-    Connection(ConnectionSettings settings, FrameConnection base) {
+    /** Counts the peer's frames that move no call forward; past its budget the connection is closed. */
+    private final ControlFrameBudget controlFrames;
+    /** Frames received so far (wrapping); written by the reading thread, read by timers (keepalive). */
+    @SuppressWarnings("unused") // through FRAMES_RECEIVED
+    private int framesReceived;
+    private static final VarHandle FRAMES_RECEIVED;
+
+    static {
+        try {
+            FRAMES_RECEIVED = MethodHandles.lookup().findVarHandle(Connection.class, "framesReceived", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    Connection(ConnectionSettings settings, FrameConnection base, ControlFrameBudget controlFrames) {
         this.settings = settings;
         this.base = base;
         this.out = base;
+        this.controlFrames = controlFrames;
+    }
+
+    /** Frames received so far (a count that wraps: only whether it moved means anything). */
+    final int framesReceived() {
+        return (int) FRAMES_RECEIVED.getOpaque(this);
+    }
+
+    /**
+     * Charges one frame that moves no call forward (a PING to answer, a frame for a stream that has ended, an empty
+     * frame) to the connection's budget.
+     *
+     * @throws ProtocolException "too many control frames: ..." when the budget is spent, which closes the connection
+     */
+    final void chargeControlFrame(int type, String what) {
+        if (!controlFrames.tryTake(System.nanoTime())) {
+            onControlFramesExceeded();
+            throw new ProtocolException("too many control frames: the peer sent more than " + controlFrames.describe()
+                    + " (PINGs, empty frames, frames for ended streams); the last was " + what + " ("
+                    + FrameType.name(type) + ")");
+        }
+    }
+
+    /** The peer has spent its control-frame budget; the connection is about to close. */
+    void onControlFramesExceeded() {
+    }
+
+    /** Late frames a well-behaved peer may send per stream after it ended here (its own end crossing this side's). */
+    private static final int LATE_FRAMES_PER_STREAM = 2;
+    /** Most late frames allowed ahead, however many streams ended. */
+    private static final int LATE_FRAME_ALLOWANCE_CAP = 1 << 20;
+    /** Late frames still free of charge: raised per stream, lowered by the reading thread as they arrive. */
+    private final java.util.concurrent.atomic.AtomicInteger lateFrameAllowance = new java.util.concurrent.atomic.AtomicInteger();
+
+    /** A stream opened or ended: once it has ended here, the peer may still send a frame or two for it. */
+    final void allowLateFrames() {
+        if (lateFrameAllowance.get() < LATE_FRAME_ALLOWANCE_CAP) {
+            lateFrameAllowance.addAndGet(LATE_FRAMES_PER_STREAM);
+        }
+    }
+
+    /**
+     * A frame other than MESSAGE for a stream that has ended here: free while the streams' allowance lasts
+     * (a CANCEL crossing this side's TRAILERS when a deadline fires on both sides, say), then charged as a control
+     * frame. Late MESSAGE frames are not charged: up to a window of them may legitimately be in flight.
+     */
+    final void chargeLateFrame(int type, int streamId) {
+        if (lateFrameAllowance.get() > 0) {
+            lateFrameAllowance.decrementAndGet(); // the only decrement, on the reading thread: never below 0
+            return;
+        }
+        chargeControlFrame(type, "a frame for stream " + streamId + ", which has ended");
     }
 
     /** Peer's address, for statuses and logs. */
@@ -168,11 +237,13 @@ abstract class Connection implements FrameHandler {
 
     @Override
     public final void onFrame(int type, int flags, int streamId, int credit, MemorySegment memory, long offset, int length) {
+        FRAMES_RECEIVED.setOpaque(this, (int) FRAMES_RECEIVED.getOpaque(this) + 1);
         switch (type) {
             case FrameType.HELLO -> onHello(Frames.decodeHello(memory.asSlice(offset, length)));
             case FrameType.PING -> {
                 long data = Frames.decodePing(memory.asSlice(offset, length));
                 if ((flags & FrameFlags.ACK) == 0) {
+                    chargeControlFrame(type, "a PING");
                     send(Frames.ping(settings.pool(), data, true), true);
                     onPingReceived();
                 } else {

@@ -24,6 +24,10 @@ final class MicrometerCallMetrics implements CallMetrics {
     private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
     private final Counter bytesIn;
     private final Counter bytesOut;
+    private final Counter keepAlivePings;
+    private final Counter keepAliveAcks;
+    private final Counter closedByKeepAlive;
+    private final Counter closedForControlFrames;
 
     private MicrometerCallMetrics(MeterRegistry registry, String side, SlabPool pool) {
         this.registry = registry;
@@ -33,6 +37,12 @@ final class MicrometerCallMetrics implements CallMetrics {
         Gauge.builder(p + ".connections.active", activeConnections, AtomicInteger::get).description("Open connections").register(registry);
         bytesIn = Counter.builder(p + ".bytes.received").baseUnit("bytes").description("Message bytes received").register(registry);
         bytesOut = Counter.builder(p + ".bytes.sent").baseUnit("bytes").description("Message bytes sent").register(registry);
+        keepAlivePings = Counter.builder(p + ".keepalive.pings").description("Keepalive PINGs sent to silent connections").register(registry);
+        keepAliveAcks = Counter.builder(p + ".keepalive.acks").description("Keepalive PINGs acknowledged").register(registry);
+        closedByKeepAlive = Counter.builder(p + ".connections.closed").tags(Tags.of("reason", "keepalive"))
+                .description("Connections closed by a guard, per reason").register(registry);
+        closedForControlFrames = Counter.builder(p + ".connections.closed").tags(Tags.of("reason", "control-frames"))
+                .description("Connections closed by a guard, per reason").register(registry);
         Gauge.builder("rdmarpc.slab.buffers.in_use", pool, SlabPool::inUseBuffers).description("Slab buffers handed out").register(registry);
         Gauge.builder("rdmarpc.slab.bytes.in_use", pool, SlabPool::inUseBytes).baseUnit("bytes").description("Bytes of slab buffers handed out").register(registry);
         Gauge.builder("rdmarpc.slab.bytes.reserved", pool, SlabPool::reservedBytes).baseUnit("bytes").description("Bytes of all slabs held").register(registry);
@@ -83,5 +93,25 @@ final class MicrometerCallMetrics implements CallMetrics {
     @Override
     public void bytesSent(int n) {
         bytesOut.increment(n);
+    }
+
+    @Override
+    public void keepAlivePingSent() {
+        keepAlivePings.increment();
+    }
+
+    @Override
+    public void keepAlivePingAcknowledged() {
+        keepAliveAcks.increment();
+    }
+
+    @Override
+    public void connectionClosedByKeepAlive() {
+        closedByKeepAlive.increment();
+    }
+
+    @Override
+    public void connectionClosedForControlFrames() {
+        closedForControlFrames.increment();
     }
 }

@@ -1,9 +1,12 @@
 package dev.rdmarpc.core.internal;
 
+import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.ServerMethodDefinition;
 import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameType;
+import dev.rdmarpc.core.protocol.FrameTooLargeException;
 import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.Hello;
 import dev.rdmarpc.core.protocol.ProtocolException;
@@ -11,6 +14,7 @@ import dev.rdmarpc.core.protocol.RequestHeaders;
 import dev.rdmarpc.core.spi.ConnectionUpgrader;
 import dev.rdmarpc.core.spi.FrameConnection;
 
+import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -30,9 +34,16 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     private boolean goAwayStarted;
     private final ScheduledFuture<?> helloTimeout;
 
+    /** Server keepalive, or null when it is off; started after the HELLO exchange. */
+    private final KeepAlive keepAlive;
+
     ServerConnection(ServerImpl server, ConnectionSettings settings, FrameConnection base) {
-        super(settings, base);
+        super(settings, base, server.guards().newControlFrameBudget());
         this.server = server;
+        ConnectionGuards guards = server.guards();
+        this.keepAlive = guards.keepAliveTimeNanos() > 0
+                ? new KeepAlive(this, guards.keepAliveTimeNanos(), guards.keepAliveTimeoutNanos(), server.metrics())
+                : null;
         base.setMaxInboundPayload(settings.maxFramePayload());
         long ms = server.handshakeTimeoutMillis();
         this.helloTimeout = RpcExecutors.timer().schedule(() -> {
@@ -67,6 +78,30 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
         }
         server.metrics().connectionOpened(out.transportName());
         server.connectionOpened(this);
+        if (keepAlive != null) {
+            keepAlive.start();
+        }
+    }
+
+    @Override
+    void onControlFramesExceeded() {
+        server.metrics().connectionClosedForControlFrames();
+    }
+
+    /**
+     * TRAILERS for {@code streamId} within the client's max frame payload: a description too long is cut; metadata
+     * too large for it is dropped and the client gets INTERNAL naming the sizes instead (logged).
+     */
+    SlabBuffer trailers(int streamId, Status status, Metadata md) {
+        int max = peerHello.maxFramePayload();
+        try {
+            return Frames.trailers(settings.pool(), streamId, status, md, max);
+        } catch (FrameTooLargeException e) {
+            String why = "trailers of " + e.payloadSize() + " bytes exceed the peer's max frame size " + max;
+            LOG.log(Level.WARNING, "stream {0} to {1}: {2}; sending INTERNAL without the metadata instead of {3}",
+                    streamId, peer(), why, status.getCode());
+            return Frames.trailers(settings.pool(), streamId, Status.INTERNAL.withDescription(why), null, max);
+        }
     }
 
     @Override
@@ -117,25 +152,56 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     @Override
     void onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory, long offset, int length) {
         if (type == FrameType.HEADERS) {
+            requireNextStreamId(streamId);
+            allowLateFrames();
             onHeaders(flags, streamId, memory, offset, length);
             return;
         }
-        if (type == FrameType.WINDOW && streamId == 0) {
-            return; // connection-level credit: reserved for the RDMA transport
+        if (type == FrameType.WINDOW) {
+            if (streamId == 0) {
+                // connection credit belongs to the RDMA transport, which consumes it: over TCP it does nothing
+                chargeControlFrame(type, "a WINDOW on stream 0");
+                return;
+            }
+            if (credit <= 0) {
+                throw new ProtocolException("WINDOW on stream " + streamId + " grants " + credit + " bytes (must be positive)");
+            }
+        } else if (type == FrameType.MESSAGE && length == 0 && (flags & FrameFlags.BEGIN) == 0) {
+            chargeControlFrame(type, "an empty MESSAGE continuation on stream " + streamId);
+        } else if (type != FrameType.MESSAGE && type != FrameType.END_STREAM && type != FrameType.CANCEL) {
+            throw new ProtocolException("unexpected " + FrameType.name(type) + " frame from a client");
         }
         ServerStream<?, ?> s = streams.get(streamId);
         if (s == null) {
-            if (streamId > lastStreamId) {
-                throw new ProtocolException(FrameType.name(type) + " for unknown stream " + streamId);
+            if ((streamId & 1) == 0 || streamId > lastStreamId) {
+                throw new ProtocolException(FrameType.name(type) + " for stream " + streamId
+                        + ", which the client never opened (the last stream it opened is " + lastStreamId + ")");
             }
-            return; // a finished stream: late frames are dropped
+            // every odd id up to lastStreamId was opened (HEADERS may not skip one): this stream has ended here, and
+            // the client sent this before it learnt
+            if (type != FrameType.MESSAGE) {
+                chargeLateFrame(type, streamId);
+            }
+            return;
         }
         switch (type) {
             case FrameType.MESSAGE -> s.onMessageFrame(flags, memory, offset, length);
             case FrameType.END_STREAM -> s.onEndStream();
             case FrameType.CANCEL -> s.onClientCancel(Frames.decodeCancel(memory.asSlice(offset, length)));
-            case FrameType.WINDOW -> s.onWindow(credit);
-            default -> throw new ProtocolException("unexpected " + FrameType.name(type) + " frame from a client");
+            default -> s.onWindow(credit);
+        }
+    }
+
+    /**
+     * A client opens streams 1, 3, 5, ... in order, skipping none, so every odd id up to the last one opened has
+     * been opened, and a frame for an id this side does not know is either late (the stream ended) or for a stream
+     * never opened (above the last one), with no record kept per stream.
+     */
+    private void requireNextStreamId(int streamId) {
+        int expected = lastStreamId == 0 ? 1 : lastStreamId + 2;
+        if (streamId != expected) {
+            throw new ProtocolException("HEADERS opens stream " + streamId + ", but the next stream id on this connection is "
+                    + expected + " (clients open odd ids in order, skipping none)");
         }
     }
 
@@ -150,14 +216,12 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
         }
         RequestHeaders rh = Frames.decodeRequestHeaders(memory, offset, length, headerStrings);
         if (refuse) {
-            send(Frames.trailers(settings.pool(), streamId,
-                    Status.UNAVAILABLE.withDescription("server is shutting down"), null), true);
+            send(trailers(streamId, Status.UNAVAILABLE.withDescription("server is shutting down"), null), true);
             return;
         }
         ServerMethodDefinition<?, ?> def = server.lookup(rh.path());
         if (def == null) {
-            send(Frames.trailers(settings.pool(), streamId,
-                    Status.UNIMPLEMENTED.withDescription("Method not found: " + rh.path()), null), true);
+            send(trailers(streamId, Status.UNIMPLEMENTED.withDescription("Method not found: " + rh.path()), null), true);
             return;
         }
         ServerStream<?, ?> s = new ServerStream<>(this, streamId, def, rh.metadata(), rh.authority(), rh.timeoutNanos(),
@@ -244,6 +308,9 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     @Override
     void connectionClosed(String reason, Throwable cause) {
         helloTimeout.cancel(false);
+        if (keepAlive != null) {
+            keepAlive.stop();
+        }
         if (peerHello != null) {
             server.metrics().connectionClosed(out.transportName());
         }

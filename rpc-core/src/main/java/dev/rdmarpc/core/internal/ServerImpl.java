@@ -32,6 +32,7 @@ public final class ServerImpl {
     private volatile boolean shutdown;
     private volatile java.util.function.Function<String, ServerMethodDefinition<?, ?>> fallback;
     private volatile dev.rdmarpc.core.PeerConnectionListener connectionListener;
+    private volatile ConnectionGuards guards = ConnectionGuards.DEFAULT;
 
     public ServerImpl(InetSocketAddress address, List<ServiceDefinition> services, ServerTransport transport,
                       ConnectionSettings settings, Executor executor, Object meterRegistry, long handshakeTimeoutMillis) {
@@ -98,6 +99,15 @@ public final class ServerImpl {
 
     long handshakeTimeoutMillis() {
         return handshakeTimeoutMillis;
+    }
+
+    /** The control-frame budget and keepalive of connections accepted from now on. */
+    public void setConnectionGuards(ConnectionGuards g) {
+        this.guards = java.util.Objects.requireNonNull(g);
+    }
+
+    ConnectionGuards guards() {
+        return guards;
     }
 
     /** Who is told of connections opening and closing; null for nobody. */

@@ -9,6 +9,7 @@ import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameFlags;
+import dev.rdmarpc.core.protocol.FrameTooLargeException;
 import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.ProtocolException;
 
@@ -143,6 +144,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
 
     @Override
     public void sendHeaders(Metadata headers) {
+        boolean failed;
         synchronized (this) {
             if (headersSent) {
                 throw new IllegalStateException("response headers already sent");
@@ -154,7 +156,17 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             if (state == State.CANCELLED) {
                 return;
             }
-            outbound.control(Frames.responseHeaders(pool, id, headers), false);
+            try {
+                outbound.control(Frames.responseHeaders(pool, id, headers, conn.peerHello.maxFramePayload()), false);
+                return;
+            } catch (FrameTooLargeException e) {
+                // the client could not read them: the call fails with INTERNAL, the handler sees it cancelled
+                Connection.LOG.log(System.Logger.Level.WARNING, "{0} to {1}: {2}", this, conn.peer(), e.getMessage());
+                failed = cancelLocked(Status.INTERNAL.withDescription(e.getMessage()));
+            }
+        }
+        if (failed) {
+            removeFromConnection();
         }
     }
 
@@ -204,7 +216,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             state = State.CLOSED;
             deadlineTimer.disarm();
             finalStatus = status.getCode().name();
-            outbound.control(Frames.trailers(pool, id, status, trailers), true);
+            outbound.control(conn.trailers(id, status, trailers), true);
             remove = outbound.isEmpty();
             outbound.wakeWaiters(this);
             run = drain.requestLocked();
@@ -412,7 +424,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         outbound.discard();
         if (tellClient != null && !conn.isClosed()) {
             finalStatus = tellClient.getCode().name();
-            conn.send(Frames.trailers(pool, id, tellClient, null), true);
+            conn.send(conn.trailers(id, tellClient, null), true);
         } else if (finalStatus == null) {
             finalStatus = Status.Code.CANCELLED.name();
         }

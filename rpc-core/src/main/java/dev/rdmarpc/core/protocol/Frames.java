@@ -47,11 +47,11 @@ public final class Frames {
 
     // ---- metadata block ----
 
-    static int metadataSize(Metadata md) {
+    static long metadataSize(Metadata md) {
         if (md == null) {
             return 2;
         }
-        int size = 2;
+        long size = 2;
         for (int i = 0; i < md.size(); i++) {
             size += 2 + RawMetadata.nameAt(md, i).length() + 4 + RawMetadata.rawValueAt(md, i).length;
         }
@@ -107,7 +107,21 @@ public final class Frames {
     /** Client HEADERS from the path and authority already encoded as UTF-8 (a channel encodes them once). */
     public static SlabBuffer requestHeaders(SlabPool pool, int streamId, boolean endStream, byte[] p, byte[] a,
                                             long timeoutNanos, Metadata md) {
-        int size = 8 + 2 + p.length + 2 + a.length + metadataSize(md);
+        return requestHeaders(pool, streamId, endStream, p, a, timeoutNanos, md, FrameHeader.MAX_PAYLOAD_LIMIT);
+    }
+
+    /**
+     * Client HEADERS within the peer's max frame payload.
+     *
+     * @throws FrameTooLargeException when the payload would exceed {@code maxPayload} (nothing is allocated)
+     */
+    public static SlabBuffer requestHeaders(SlabPool pool, int streamId, boolean endStream, byte[] p, byte[] a,
+                                            long timeoutNanos, Metadata md, int maxPayload) {
+        long wanted = 8L + 2 + p.length + 2 + a.length + metadataSize(md);
+        if (wanted > maxPayload) {
+            throw new FrameTooLargeException("request HEADERS", saturated(wanted), maxPayload);
+        }
+        int size = (int) wanted;
         SlabBuffer b = frame(pool, size, FrameType.HEADERS, endStream ? FrameFlags.END_STREAM : 0, streamId);
         WireWriter w = payload(b).i64(timeoutNanos).u16(p.length).bytes(p).u16(a.length).bytes(a);
         writeMetadata(w, md);
@@ -142,7 +156,20 @@ public final class Frames {
 
     /** Server HEADERS: metadata only. */
     public static SlabBuffer responseHeaders(SlabPool pool, int streamId, Metadata md) {
-        SlabBuffer b = frame(pool, metadataSize(md), FrameType.HEADERS, 0, streamId);
+        return responseHeaders(pool, streamId, md, FrameHeader.MAX_PAYLOAD_LIMIT);
+    }
+
+    /**
+     * Server HEADERS within the peer's max frame payload.
+     *
+     * @throws FrameTooLargeException when the metadata would exceed {@code maxPayload} (nothing is allocated)
+     */
+    public static SlabBuffer responseHeaders(SlabPool pool, int streamId, Metadata md, int maxPayload) {
+        long wanted = metadataSize(md);
+        if (wanted > maxPayload) {
+            throw new FrameTooLargeException("response HEADERS", saturated(wanted), maxPayload);
+        }
+        SlabBuffer b = frame(pool, (int) wanted, FrameType.HEADERS, 0, streamId);
         writeMetadata(payload(b), md);
         return b;
     }
@@ -163,16 +190,40 @@ public final class Frames {
 
     private static final byte[] NO_DESCRIPTION = new byte[0];
 
+    private static final byte[] ELLIPSIS = "\u2026".getBytes(StandardCharsets.UTF_8);
+
+    /** The status description as UTF-8, cut to {@link #MAX_DESCRIPTION} bytes (see {@link #truncateUtf8}). */
     private static byte[] description(Status s) {
         String d = s.getDescription();
         if (d == null) {
             return NO_DESCRIPTION;
         }
-        byte[] raw = d.getBytes(StandardCharsets.UTF_8);
-        if (raw.length > MAX_DESCRIPTION) {
-            return java.util.Arrays.copyOf(raw, MAX_DESCRIPTION);
+        return truncateUtf8(d.getBytes(StandardCharsets.UTF_8), MAX_DESCRIPTION);
+    }
+
+    /**
+     * {@code utf8} itself when it has at most {@code maxBytes} bytes; otherwise its longest prefix of whole characters
+     * that leaves room for "…" (U+2026, 3 bytes), followed by "…". Never cuts inside a character; empty when even
+     * the mark does not fit.
+     */
+    public static byte[] truncateUtf8(byte[] utf8, int maxBytes) {
+        if (utf8.length <= maxBytes) {
+            return utf8;
         }
-        return raw;
+        if (maxBytes < ELLIPSIS.length) {
+            return NO_DESCRIPTION;
+        }
+        int cut = maxBytes - ELLIPSIS.length;
+        while (cut > 0 && (utf8[cut] & 0xC0) == 0x80) {
+            cut--; // utf8[cut] continues the character before it: cut before that character instead
+        }
+        byte[] out = java.util.Arrays.copyOf(utf8, cut + ELLIPSIS.length);
+        System.arraycopy(ELLIPSIS, 0, out, cut, ELLIPSIS.length);
+        return out;
+    }
+
+    private static int saturated(long size) {
+        return (int) Math.min(size, Integer.MAX_VALUE);
     }
 
     private static Status readStatus(WireReader r) {
@@ -186,8 +237,26 @@ public final class Frames {
     }
 
     public static SlabBuffer trailers(SlabPool pool, int streamId, Status status, Metadata md) {
+        return trailers(pool, streamId, status, md, FrameHeader.MAX_PAYLOAD_LIMIT);
+    }
+
+    /**
+     * TRAILERS within the peer's max frame payload: a description that does not fit is cut (whole UTF-8 characters,
+     * marked with "…", see {@link #truncateUtf8}).
+     *
+     * @throws FrameTooLargeException when the metadata alone (with an empty description) exceeds {@code maxPayload};
+     *                                its size is that of the TRAILERS as asked, description included
+     */
+    public static SlabBuffer trailers(SlabPool pool, int streamId, Status status, Metadata md, int maxPayload) {
+        long fixed = 1 + 4 + metadataSize(md);
         byte[] d = description(status);
-        SlabBuffer b = frame(pool, 1 + 4 + d.length + metadataSize(md), FrameType.TRAILERS, 0, streamId);
+        if (fixed > maxPayload) {
+            throw new FrameTooLargeException("TRAILERS", saturated(fixed + d.length), maxPayload);
+        }
+        if (fixed + d.length > maxPayload) {
+            d = truncateUtf8(d, (int) (maxPayload - fixed));
+        }
+        SlabBuffer b = frame(pool, (int) fixed + d.length, FrameType.TRAILERS, 0, streamId);
         writeMetadata(payload(b).u8(status.getCode().value()).i32(d.length).bytes(d), md);
         return b;
     }
