@@ -167,7 +167,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             finish(s, null, false);
             return;
         }
-        boolean run;
+        boolean run = false;
+        boolean notSent = false;
         synchronized (this) {
             if (closeStatus != null) {
                 return;
@@ -179,10 +180,13 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 opened = c.open(this, !moreComing);
             } catch (FrameTooLargeException e) {
                 // nothing was sent and no stream id taken: the call fails here alone
-                finishLocked(Status.INTERNAL.withDescription(e.getMessage() + " (the call was not sent)"), null, false);
-                return;
+                opened = false;
+                notSent = true;
+                run = finishLocked(Status.INTERNAL.withDescription(e.getMessage() + " (the call was not sent)"), null, false);
             }
-            if (opened) {
+            if (notSent) {
+                c = null;
+            } else if (opened) {
                 this.conn = c;
                 state = State.OPEN;
                 var peer = c.peerSettings();
@@ -199,7 +203,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (run) {
             drain.start();
         }
-        if (c != null) {
+        if (c != null || notSent) {
             return;
         }
         if (attempt < 3) {

@@ -145,6 +145,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
     @Override
     public void sendHeaders(Metadata headers) {
         boolean failed;
+        boolean run = false;
         synchronized (this) {
             if (headersSent) {
                 throw new IllegalStateException("response headers already sent");
@@ -163,10 +164,14 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                 // the client could not read them: the call fails with INTERNAL, the handler sees it cancelled
                 Connection.LOG.log(System.Logger.Level.WARNING, "{0} to {1}: {2}", this, conn.peer(), e.getMessage());
                 failed = cancelLocked(Status.INTERNAL.withDescription(e.getMessage()));
+                run = failed && drain.requestLocked();
             }
         }
         if (failed) {
             removeFromConnection();
+        }
+        if (run) {
+            drain.start();
         }
     }
 
