@@ -43,6 +43,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private final java.util.function.BooleanSupplier ended = () -> this.closeStatus != null;
 
     private ClientConnection conn;
+    /** The connection this stream is queued on for a stream slot, or null. */
+    private ClientConnection waitingOn;
+    /** Connection attempts made so far (a stream sent to another connection counts one more). */
+    private int connectAttempt;
     private int id;
     private Listener<RespT> listener;
     private Metadata requestHeaders;
@@ -147,14 +151,44 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             finish(s, null, false);
             return;
         }
+        if (!openOn(c, attempt, false)) {
+            connectAgain(attempt);
+        }
+    }
+
+    /**
+     * Opens the stream on {@code c}, or queues it there for a slot under the server's concurrent-stream limit
+     * ({@code reserved}: a slot is already held for it). Returns false when {@code c} takes no new streams.
+     */
+    private boolean openOn(ClientConnection c, int attempt, boolean reserved) {
         synchronized (this) {
+            waitingOn = null;
+            connectAttempt = attempt;
             if (closeStatus != null) {
-                return;
+                if (reserved) {
+                    c.releaseSlot();
+                }
+                return true;
+            }
+            long metadataBytes = Frames.metadataBytes(requestHeaders);
+            int peerMax = c.peerLimits().maxMetadataBytes();
+            if (metadataBytes > peerMax) {
+                if (reserved) {
+                    c.releaseSlot();
+                }
+                finishLocked(Status.RESOURCE_EXHAUSTED.withDescription("request metadata of " + metadataBytes
+                        + " bytes (keys and values plus " + Frames.METADATA_ENTRY_OVERHEAD + " per entry) exceeds the "
+                        + peerMax + " bytes the server at " + channel.authority() + " accepts; the call was not sent"), null, false);
+                return true;
             }
             boolean moreComing = heldSingleRequest != null || !outbound.isEmpty() || halfCloseRequested;
             headerTimeoutNanos = deadline == null ? 0 : Math.max(1, deadline.remainingNanos());
-            boolean opened = c.open(this, !moreComing);
-            if (opened) {
+            int result = c.open(this, !moreComing, reserved);
+            if (result == ClientConnection.QUEUED) {
+                waitingOn = c;
+                return true;
+            }
+            if (result == ClientConnection.OPENED) {
                 this.conn = c;
                 var peer = c.peerSettings();
                 outbound.bind(c.out, id, peer.initialWindow(), Math.min(c.out.preferredChunkSize(), peer.maxFramePayload()));
@@ -162,14 +196,47 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     sendHalfClose();
                 }
                 updateReadiness();
-                return;
+                return true;
             }
         }
+        return false;
+    }
+
+    private void connectAgain(int attempt) {
         if (attempt < 3) {
             connect(attempt + 1);
         } else {
             finish(Status.UNAVAILABLE.withDescription("no connection to " + channel.authority() + " accepts new calls"), null, false);
         }
+    }
+
+    /** The connection this stream waited on reserved it a slot: open it there now. */
+    void slotReady(ClientConnection c) {
+        int attempt;
+        synchronized (this) {
+            attempt = connectAttempt;
+        }
+        if (!openOn(c, attempt, true)) {
+            connectAgain(attempt);
+        }
+    }
+
+    /** The connection this stream waited on closed or is going away before the stream was sent: use another one. */
+    void retryElsewhere() {
+        int attempt;
+        synchronized (this) {
+            if (closeStatus != null) {
+                return;
+            }
+            waitingOn = null;
+            attempt = connectAttempt;
+        }
+        connectAgain(attempt);
+    }
+
+    /** Fails the call here and cancels it on the server (a response the client refuses, e.g. oversized metadata). */
+    void failLocally(Status s) {
+        finish(s, null, true);
     }
 
     /** The HEADERS frame opening this stream as {@code streamId}; called by the connection under its lock. */
@@ -277,7 +344,13 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     private void onDeadline() {
         double secs = (System.nanoTime() - startNanos) / 1e9;
-        String where = conn != null ? " [remote_addr=" + conn.peer() + "]" : " (not yet connected to " + channel.authority() + ")";
+        String where;
+        synchronized (this) {
+            where = conn != null ? " [remote_addr=" + conn.peer() + "]"
+                    : waitingOn != null ? " (waiting for one of the " + waitingOn.peerLimits().maxConcurrentStreams()
+                    + " concurrent streams the server at " + channel.authority() + " allows)"
+                    : " (not yet connected to " + channel.authority() + ")";
+        }
         finish(Status.DEADLINE_EXCEEDED.withDescription(String.format(Locale.ROOT, "deadline exceeded after %.3fs%s", secs, where)), null, true);
     }
 
@@ -399,6 +472,11 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (heldSingleRequest != null) {
             heldSingleRequest.release();
             heldSingleRequest = null;
+        }
+        if (waitingOn != null) {
+            // not waiting any more: either removed here, or a slot is being handed to it and slotReady passes it on
+            waitingOn.stopWaiting(this);
+            waitingOn = null;
         }
         ClientConnection c = conn;
         if (c != null) {

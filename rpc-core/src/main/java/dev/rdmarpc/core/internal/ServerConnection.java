@@ -6,6 +6,7 @@ import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.Hello;
+import dev.rdmarpc.core.protocol.MetadataTooLargeException;
 import dev.rdmarpc.core.protocol.ProtocolException;
 import dev.rdmarpc.core.protocol.RequestHeaders;
 import dev.rdmarpc.core.spi.ConnectionUpgrader;
@@ -19,6 +20,14 @@ import java.util.concurrent.TimeUnit;
 final class ServerConnection extends Connection implements dev.rdmarpc.core.PeerConnection {
     final ServerImpl server;
     private final StreamTable<ServerStream<?, ?>> streams = new StreamTable<>();
+    /**
+     * The streams that count against the concurrent-stream limit: those of {@link #streams} whose TRAILERS have not
+     * been handed to the transport. A stream leaves this table just before its TRAILERS go out, so a client that
+     * opens a stream as soon as it reads another's TRAILERS is never refused.
+     */
+    private final StreamTable<ServerStream<?, ?>> slots = new StreamTable<>();
+    /** Set when the server refused this connection at accept (too many connections): it was never counted. */
+    volatile boolean refusedAtAccept;
     /** Method paths and authorities of this connection's HEADERS, decoded once (frames arrive on one thread). */
     private final dev.rdmarpc.core.protocol.Utf8Cache headerStrings = new dev.rdmarpc.core.protocol.Utf8Cache(64);
     /** Guards {@link #lastStreamId} against {@link #goingAway} so the final GOAWAY names every stream accepted. */
@@ -148,10 +157,30 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
             lastStreamId = streamId;
             refuse = goingAway;
         }
-        RequestHeaders rh = Frames.decodeRequestHeaders(memory, offset, length, headerStrings);
+        RequestHeaders rh;
+        try {
+            rh = Frames.decodeRequestHeaders(memory, offset, length, headerStrings, settings.maxMetadataBytes());
+        } catch (MetadataTooLargeException e) {
+            refuseStream(streamId, "metadata_size", e.toStatus());
+            return;
+        }
         if (refuse) {
             send(Frames.trailers(settings.pool(), streamId,
                     Status.UNAVAILABLE.withDescription("server is shutting down"), null), true);
+            return;
+        }
+        int open = slots.size();
+        if (open >= settings.maxConcurrentStreams()) {
+            refuseStream(streamId, "concurrent_streams", Status.UNAVAILABLE.withDescription(STREAM_LIMIT_REFUSAL + " ("
+                    + open + " open, the server's limit is " + settings.maxConcurrentStreams() + ")"));
+            return;
+        }
+        long inUse = settings.pool().inUseBytes();
+        long budget = server.memoryBudgetBytes();
+        if (inUse > budget) {
+            refuseStream(streamId, "memory_budget", Status.RESOURCE_EXHAUSTED.withDescription(
+                    "server memory budget exhausted: " + inUse + " bytes of buffers in use, the budget is " + budget
+                            + " bytes; retry later"));
             return;
         }
         ServerMethodDefinition<?, ?> def = server.lookup(rh.path());
@@ -163,10 +192,30 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
         ServerStream<?, ?> s = new ServerStream<>(this, streamId, def, rh.metadata(), rh.authority(), rh.timeoutNanos(),
                 (flags & FrameFlags.END_STREAM) != 0);
         streams.put(streamId, s);
+        slots.put(streamId, s);
         s.start();
     }
 
+    /**
+     * Start of the description of the TRAILERS (UNAVAILABLE) refusing a stream over the concurrent-stream limit: the
+     * application never saw the call, so a client may retry it (grpc-compat's {@code Refusals} matches it).
+     */
+    static final String STREAM_LIMIT_REFUSAL = "server refused the stream: too many concurrent streams on this connection";
+
+    /** Answers a HEADERS with TRAILERS carrying {@code status}, before any handler saw it; the connection carries on. */
+    private void refuseStream(int streamId, String limit, Status status) {
+        server.metrics().limitRefused(limit);
+        Connection.LOG.log(System.Logger.Level.DEBUG, "refused stream {0} from {1}: {2}", streamId, peer(), status.getDescription());
+        send(Frames.trailers(settings.pool(), streamId, status, null), true);
+    }
+
+    /** The stream's TRAILERS are about to go out: it no longer counts against the concurrent-stream limit. */
+    void trailersSending(ServerStream<?, ?> s) {
+        slots.remove(s.id(), s);
+    }
+
     void remove(ServerStream<?, ?> s) {
+        slots.remove(s.id(), s);
         streams.remove(s.id(), s);
         if (goingAway && streams.isEmpty()) {
             close("server shut down");
@@ -240,6 +289,7 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
         if (peerHello != null) {
             server.metrics().connectionClosed(out.transportName());
         }
+        slots.takeAll();
         for (ServerStream<?, ?> s : streams.takeAll()) {
             s.connectionClosed();
         }

@@ -171,6 +171,9 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                 return;
             }
             finalStatus = status.getCode().name();
+            if (outbound.isEmpty()) {
+                conn.trailersSending(this); // they go out now: the stream's slot is free for the client's next one
+            }
             outbound.control(Frames.trailers(pool, id, status, trailers), true);
             remove = outbound.isEmpty();
             outbound.wakeWaiters(this);
@@ -336,6 +339,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         outbound.discard();
         if (tellClient != null && !conn.isClosed()) {
             finalStatus = tellClient.getCode().name();
+            conn.trailersSending(this);
             conn.send(Frames.trailers(pool, id, tellClient, null), true);
         } else if (finalStatus == null) {
             finalStatus = Status.Code.CANCELLED.name();
