@@ -37,8 +37,13 @@ public final class MetadataTooLargeException extends RuntimeException {
         return trailersStatus;
     }
 
-    /** The status the stream fails with: RESOURCE_EXHAUSTED and this message. */
+    /** The status the stream fails with: RESOURCE_EXHAUSTED and this message (for TRAILERS, with the status they carried). */
     public Status toStatus() {
-        return Status.RESOURCE_EXHAUSTED.withDescription(getMessage());
+        String d = getMessage();
+        if (trailersStatus != null) {
+            d += "; the peer ended the call with " + trailersStatus.getCode()
+                    + (trailersStatus.getDescription() == null ? "" : ": " + trailersStatus.getDescription());
+        }
+        return Status.RESOURCE_EXHAUSTED.withDescription(d);
     }
 }
