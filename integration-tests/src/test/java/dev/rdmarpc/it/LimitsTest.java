@@ -5,6 +5,7 @@ import dev.rdmarpc.core.ClientCall;
 import dev.rdmarpc.core.ClientCalls;
 import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.MethodDescriptor;
+import dev.rdmarpc.core.PeerConnection;
 import dev.rdmarpc.core.RpcChannel;
 import dev.rdmarpc.core.RpcServer;
 import dev.rdmarpc.core.ServerCall;
@@ -188,6 +189,24 @@ class LimitsTest {
         assertArrayEquals(Bytes.ofInt(1), held.get(60, TimeUnit.SECONDS));
         assertArrayEquals(Bytes.ofInt(4), waiting.get(60, TimeUnit.SECONDS), "the waiting call got the freed slot");
         assertEquals(2, service.holdCalls.get(), "the expired and the cancelled calls never reached the server");
+    }
+
+    @Test
+    void aCallWaitingOnAConnectionThatGoesAwayMovesToANewOne() throws Exception {
+        List<PeerConnection> opened = new java.util.concurrent.CopyOnWriteArrayList<>();
+        RpcServer s = start(RpcServer.forPort(0).maxConcurrentCallsPerConnection(1).connectionListener(opened::add));
+        RpcChannel c = channel(s);
+        CompletableFuture<byte[]> first = ClientCalls.futureUnaryCall(c.newCall(TestService.HOLD, CallOptions.DEFAULT), Bytes.ofInt(1));
+        Await.until(() -> service.holdCalls.get() == 1, "the first call holds the connection's only slot");
+        CompletableFuture<byte[]> waiting = ClientCalls.futureUnaryCall(c.newCall(TestService.HOLD, CallOptions.DEFAULT), Bytes.ofInt(2));
+        assertEquals(1, opened.size());
+        opened.getFirst().goAway();
+        Await.until(() -> service.holdCalls.get() == 2, () -> "the waiting call reached the server on a new connection: "
+                + service.holdCalls.get() + " calls, " + opened.size() + " connections");
+        assertEquals(2, opened.size());
+        service.holdRelease.countDown();
+        assertArrayEquals(Bytes.ofInt(1), first.get(60, TimeUnit.SECONDS), "the call on the connection going away finishes there");
+        assertArrayEquals(Bytes.ofInt(2), waiting.get(60, TimeUnit.SECONDS));
     }
 
     // ------------------------------------------------------------------ metadata
