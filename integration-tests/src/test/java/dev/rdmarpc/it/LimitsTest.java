@@ -31,7 +31,9 @@ import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
@@ -98,6 +100,7 @@ class LimitsTest {
         return s;
     }
 
+    /** A channel to {@code s}, or the channel {@code configured} builds (then {@code s} may be null). */
     private RpcChannel channel(RpcServer s, RpcChannel.Builder... configured) {
         RpcChannel c = (configured.length > 0 ? configured[0] : RpcChannel.forAddress("127.0.0.1", s.getPort())).build();
         toClose.add(c);
@@ -138,7 +141,7 @@ class LimitsTest {
             assertTrue(t.status().getDescription().startsWith(STREAM_LIMIT_REFUSAL), t.status().getDescription());
         }
         // a stream that ends frees its slot at once: the next HEADERS is served
-        r.send(FrameType.CANCEL, 0, 1, RawClient.status(Status.Code.CANCELLED, "done"));
+        r.send(FrameType.CANCEL, 0, 1, RawPeer.status(Status.Code.CANCELLED, "done"));
         r.send(FrameType.HEADERS, 0, 11, RawClient.headers(TestService.HOLD.getFullMethodName(), Map.of()));
         r.send(FrameType.HEADERS, 0, 13, RawClient.headers(TestService.HOLD.getFullMethodName(), Map.of()));
         refused = r.trailersUntilPingAck();
@@ -244,17 +247,51 @@ class LimitsTest {
     }
 
     @Test
-    void responseHeadersOverTheClientsLimitFailTheCall() throws Exception {
+    void theServerSendsNoResponseMetadataOverTheClientsAdvertisedLimit() throws Exception {
         RpcServer s = start(RpcServer.forPort(0));
         RpcChannel c = channel(s, RpcChannel.forAddress("127.0.0.1", s.getPort()).maxInboundMetadataSize(256));
         Metadata md = new Metadata().put(TestService.ASCII_KEY, "v".repeat(300));
         StatusException e = assertThrows(StatusException.class, () -> ClientCalls.blockingUnaryCall(c, TestService.META,
                 CallOptions.DEFAULT.withHeaders(md), new byte[]{'x'}));
-        assertEquals(Status.Code.RESOURCE_EXHAUSTED, e.getStatus().getCode());
-        assertTrue(e.getStatus().getDescription().startsWith("Header size exceeded max allowed size (256)"), e.getStatus().getDescription());
+        assertEquals(Status.Code.INTERNAL, e.getStatus().getCode());
+        assertTrue(e.getStatus().getDescription().startsWith("response headers of " + (32 + "x-ascii".length() + "hdr-".length() + 300) + " bytes"), e.getStatus().getDescription());
+        assertTrue(e.getStatus().getDescription().contains("exceed the 256 bytes the client accepts"), e.getStatus().getDescription());
         Metadata small = new Metadata().put(TestService.ASCII_KEY, "ok");
         assertArrayEquals(new byte[]{'x'}, ClientCalls.blockingUnaryCall(c, TestService.META, CallOptions.DEFAULT.withHeaders(small),
                 new byte[]{'x'}), "the connection carries on");
+    }
+
+    @Test
+    void responseMetadataOverTheClientsLimitFromAServerIgnoringItFailsTheCall() throws Exception {
+        try (ServerSocket listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            RpcChannel c = channel(null, RpcChannel.forAddress("127.0.0.1", listener.getLocalPort()).maxInboundMetadataSize(256));
+            CompletableFuture<byte[]> first = ClientCalls.futureUnaryCall(c.newCall(TestService.ECHO, CallOptions.DEFAULT), new byte[1]);
+            Socket accepted = listener.accept();
+            toClose.add(accepted);
+            RawPeer server = new RawPeer(accepted);
+            RawPeer.Frame hello = server.read();
+            assertEquals(FrameType.HELLO, hello.type());
+            assertEquals(new LimitsCapability(0, 256), LimitsCapability.of(Frames.decodeHello(MemorySegment.ofArray(hello.payload()))),
+                    "the client advertises its metadata limit");
+            server.send(FrameType.HELLO, 0, 0, RawPeer.hello());
+
+            int id = server.readUntil(FrameType.HEADERS).stream();
+            server.send(FrameType.HEADERS, 0, id, RawPeer.metadata(Map.of("x-big", "v".repeat(300))));
+            RawPeer.Frame cancel = server.readUntil(FrameType.CANCEL);
+            assertEquals(id, cancel.stream(), "the client cancels the call on the server");
+            Status st = statusOf(assertThrows(ExecutionException.class, () -> first.get(60, TimeUnit.SECONDS)));
+            assertEquals(Status.Code.RESOURCE_EXHAUSTED, st.getCode());
+            assertTrue(st.getDescription().startsWith("Header size exceeded max allowed size (256)"), st.getDescription());
+
+            CompletableFuture<byte[]> second = ClientCalls.futureUnaryCall(c.newCall(TestService.ECHO, CallOptions.DEFAULT), new byte[1]);
+            int id2 = server.readUntil(FrameType.HEADERS).stream();
+            server.send(FrameType.TRAILERS, 0, id2, RawPeer.concat(RawPeer.status(Status.Code.OK, ""),
+                    RawPeer.metadata(Map.of("x-big", "v".repeat(300)))));
+            st = statusOf(assertThrows(ExecutionException.class, () -> second.get(60, TimeUnit.SECONDS)));
+            assertEquals(Status.Code.RESOURCE_EXHAUSTED, st.getCode());
+            assertTrue(st.getDescription().startsWith("Header size exceeded max allowed size (256): TRAILERS"), st.getDescription());
+            assertTrue(st.getDescription().endsWith("the peer ended the call with OK"), st.getDescription());
+        }
     }
 
     // ------------------------------------------------------------------ connections
@@ -361,30 +398,21 @@ class LimitsTest {
 
     // ------------------------------------------------------------------ a client that speaks frames by hand
 
-    /** A connection that sends frames by hand and ignores the limits the server advertises. */
-    private static final class RawClient implements AutoCloseable {
-        private final Socket socket = new Socket();
+    /** One end of a connection that reads and writes frames by hand. */
+    private static class RawPeer {
+        final Socket socket;
         private final OutputStream out;
         private final DataInputStream in;
-        final Hello serverHello;
-        private long nextPing = 1;
 
-        RawClient(int port) throws IOException {
-            socket.connect(new InetSocketAddress("127.0.0.1", port), 30_000);
+        RawPeer(Socket socket) throws IOException {
+            this.socket = socket;
             socket.setSoTimeout(60_000);
             out = socket.getOutputStream();
             in = new DataInputStream(socket.getInputStream());
-            Hello hello = new Hello(Hello.VERSION, 1 << 20, 1 << 20, 4 << 20, Map.of());
-            byte[] payload = new byte[hello.encodedSize()];
-            hello.encode(new WireWriter(MemorySegment.ofArray(payload), 0));
-            send(FrameType.HELLO, 0, 0, payload);
-            Frame first = read();
-            assertEquals(FrameType.HELLO, first.type, "the server answers with HELLO");
-            serverHello = Frames.decodeHello(MemorySegment.ofArray(first.payload));
         }
 
         /** A frame as read. */
-        private record Frame(int type, int flags, int stream, byte[] payload) {
+        record Frame(int type, int flags, int stream, byte[] payload) {
         }
 
         void send(int type, int flags, int stream, byte[] payload) throws IOException {
@@ -408,6 +436,69 @@ class LimitsTest {
             return new Frame(type, flags, stream, payload);
         }
 
+        /** Reads frames up to the first of {@code type}, and returns it. */
+        Frame readUntil(int type) throws IOException {
+            while (true) {
+                Frame f = read();
+                if (f.type == type) {
+                    return f;
+                }
+            }
+        }
+
+        /** A HELLO payload without capabilities: no limits advertised. */
+        static byte[] hello() {
+            Hello hello = new Hello(Hello.VERSION, 1 << 20, 1 << 20, 4 << 20, Map.of());
+            byte[] payload = new byte[hello.encodedSize()];
+            hello.encode(new WireWriter(MemorySegment.ofArray(payload), 0));
+            return payload;
+        }
+
+        /** A metadata block of ASCII entries. */
+        static byte[] metadata(Map<String, String> metadata) {
+            int size = 2;
+            for (Map.Entry<String, String> e : metadata.entrySet()) {
+                size += 2 + e.getKey().length() + 4 + e.getValue().length();
+            }
+            ByteBuffer b = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN).putShort((short) metadata.size());
+            for (Map.Entry<String, String> e : metadata.entrySet()) {
+                b.putShort((short) e.getKey().length()).put(e.getKey().getBytes(StandardCharsets.US_ASCII));
+                b.putInt(e.getValue().length()).put(e.getValue().getBytes(StandardCharsets.US_ASCII));
+            }
+            return b.array();
+        }
+
+        /** A status as CANCEL and TRAILERS start with it. */
+        static byte[] status(Status.Code code, String description) {
+            byte[] d = description.getBytes(StandardCharsets.UTF_8);
+            return ByteBuffer.allocate(1 + 4 + d.length).order(ByteOrder.LITTLE_ENDIAN).put((byte) code.value()).putInt(d.length)
+                    .put(d).array();
+        }
+
+        static byte[] concat(byte[] a, byte[] b) {
+            return ByteBuffer.allocate(a.length + b.length).put(a).put(b).array();
+        }
+    }
+
+    /** A client connection that sends frames by hand and ignores the limits the server advertises. */
+    private static final class RawClient extends RawPeer implements AutoCloseable {
+        final Hello serverHello;
+        private long nextPing = 1;
+
+        RawClient(int port) throws IOException {
+            super(connect(port));
+            send(FrameType.HELLO, 0, 0, hello());
+            Frame first = read();
+            assertEquals(FrameType.HELLO, first.type(), "the server answers with HELLO");
+            serverHello = Frames.decodeHello(MemorySegment.ofArray(first.payload()));
+        }
+
+        private static Socket connect(int port) throws IOException {
+            Socket s = new Socket();
+            s.connect(new InetSocketAddress("127.0.0.1", port), 30_000);
+            return s;
+        }
+
         /**
          * Sends a PING and reads until its ACK: the TRAILERS received on the way, by stream. The server answers each
          * HEADERS it refuses on its I/O thread before it reads the PING, so every refusal is among them.
@@ -418,13 +509,13 @@ class LimitsTest {
             Map<Integer, Trailers> trailers = new HashMap<>();
             while (true) {
                 Frame f = read();
-                if (f.type == FrameType.PING && (f.flags & FrameFlags.ACK) != 0
-                        && Frames.decodePing(MemorySegment.ofArray(f.payload)) == data) {
+                if (f.type() == FrameType.PING && (f.flags() & FrameFlags.ACK) != 0
+                        && Frames.decodePing(MemorySegment.ofArray(f.payload())) == data) {
                     return trailers;
                 }
-                if (f.type == FrameType.TRAILERS) {
-                    assertFalse(trailers.containsKey(f.stream), "one TRAILERS per stream");
-                    trailers.put(f.stream, Frames.decodeTrailers(MemorySegment.ofArray(f.payload)));
+                if (f.type() == FrameType.TRAILERS) {
+                    assertFalse(trailers.containsKey(f.stream()), "one TRAILERS per stream");
+                    trailers.put(f.stream(), Frames.decodeTrailers(MemorySegment.ofArray(f.payload())));
                 }
             }
         }
@@ -433,24 +524,9 @@ class LimitsTest {
         static byte[] headers(String path, Map<String, String> metadata) {
             byte[] p = path.getBytes(StandardCharsets.UTF_8);
             byte[] a = "limits.test".getBytes(StandardCharsets.UTF_8);
-            int size = 8 + 2 + p.length + 2 + a.length + 2;
-            for (Map.Entry<String, String> e : metadata.entrySet()) {
-                size += 2 + e.getKey().length() + 4 + e.getValue().length();
-            }
-            ByteBuffer b = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
-            b.putLong(0).putShort((short) p.length).put(p).putShort((short) a.length).put(a).putShort((short) metadata.size());
-            for (Map.Entry<String, String> e : metadata.entrySet()) {
-                b.putShort((short) e.getKey().length()).put(e.getKey().getBytes(StandardCharsets.US_ASCII));
-                b.putInt(e.getValue().length()).put(e.getValue().getBytes(StandardCharsets.US_ASCII));
-            }
-            return b.array();
-        }
-
-        /** A CANCEL payload. */
-        static byte[] status(Status.Code code, String description) {
-            byte[] d = description.getBytes(StandardCharsets.UTF_8);
-            return ByteBuffer.allocate(1 + 4 + d.length).order(ByteOrder.LITTLE_ENDIAN).put((byte) code.value()).putInt(d.length)
-                    .put(d).array();
+            ByteBuffer b = ByteBuffer.allocate(8 + 2 + p.length + 2 + a.length).order(ByteOrder.LITTLE_ENDIAN);
+            b.putLong(0).putShort((short) p.length).put(p).putShort((short) a.length).put(a);
+            return concat(b.array(), metadata(metadata));
         }
 
         @Override

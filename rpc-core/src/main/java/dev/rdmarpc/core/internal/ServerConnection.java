@@ -6,6 +6,7 @@ import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.Hello;
+import dev.rdmarpc.core.protocol.LimitsCapability;
 import dev.rdmarpc.core.protocol.MetadataTooLargeException;
 import dev.rdmarpc.core.protocol.ProtocolException;
 import dev.rdmarpc.core.protocol.RequestHeaders;
@@ -26,6 +27,8 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
      * opens a stream as soon as it reads another's TRAILERS is never refused.
      */
     private final StreamTable<ServerStream<?, ?>> slots = new StreamTable<>();
+    /** What the client's HELLO advertised: the metadata it accepts in response HEADERS and TRAILERS. */
+    private volatile LimitsCapability peerLimits = LimitsCapability.NONE;
     /** Set when the server refused this connection at accept (too many connections): it was never counted. */
     volatile boolean refusedAtAccept;
     /** Method paths and authorities of this connection's HEADERS, decoded once (frames arrive on one thread). */
@@ -69,6 +72,7 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
         if (offer == null && settings.mode() == dev.rdmarpc.core.TransportMode.RDMA) {
             throw new ProtocolException("this server requires the RDMA transport, and the client cannot use it");
         }
+        peerLimits = LimitsCapability.of(hello);
         peerHello = hello;
         send(Frames.hello(settings.pool(), localHello(false, offer, chosen[0])), true);
         if (pendingUpgrade != null) {
@@ -207,6 +211,20 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
         server.metrics().limitRefused(limit);
         Connection.LOG.log(System.Logger.Level.DEBUG, "refused stream {0} from {1}: {2}", streamId, peer(), status.getDescription());
         send(Frames.trailers(settings.pool(), streamId, status, null), true);
+    }
+
+    /**
+     * Why {@code md} cannot be sent as {@code what} to this client (its metadata is over the limit the client
+     * advertised), or null when it can.
+     */
+    String metadataOverPeerLimit(dev.rdmarpc.core.Metadata md, String what) {
+        long size = Frames.metadataBytes(md);
+        int max = peerLimits.maxMetadataBytes();
+        if (size <= max) {
+            return null;
+        }
+        return what + " of " + size + " bytes (keys and values plus " + Frames.METADATA_ENTRY_OVERHEAD
+                + " per entry) exceed the " + max + " bytes the client accepts; not sent";
     }
 
     /** The stream's TRAILERS are about to go out: it no longer counts against the concurrent-stream limit. */

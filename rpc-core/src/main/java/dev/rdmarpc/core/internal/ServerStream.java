@@ -114,6 +114,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
 
     @Override
     public void sendHeaders(Metadata headers) {
+        boolean changed;
         synchronized (this) {
             if (headersSent) {
                 throw new IllegalStateException("response headers already sent");
@@ -125,7 +126,15 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             if (cancelled) {
                 return;
             }
-            outbound.control(Frames.responseHeaders(pool, id, headers), false);
+            String tooLarge = conn.metadataOverPeerLimit(headers, "response headers");
+            if (tooLarge == null) {
+                outbound.control(Frames.responseHeaders(pool, id, headers), false);
+                return;
+            }
+            changed = cancelLocked(Status.INTERNAL.withDescription(tooLarge));
+        }
+        if (changed) {
+            removeFromConnection();
         }
     }
 
@@ -169,6 +178,11 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             }
             if (cancelled) {
                 return;
+            }
+            String tooLarge = conn.metadataOverPeerLimit(trailers, "response trailers");
+            if (tooLarge != null) {
+                status = Status.INTERNAL.withDescription(tooLarge + " (the call ended with " + status.getCode() + ")");
+                trailers = null;
             }
             finalStatus = status.getCode().name();
             if (outbound.isEmpty()) {
