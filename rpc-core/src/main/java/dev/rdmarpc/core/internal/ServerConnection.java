@@ -165,8 +165,11 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
         try {
             rh = Frames.decodeRequestHeaders(memory, offset, length, headerStrings, settings.maxMetadataBytes());
         } catch (MetadataTooLargeException e) {
-            refuseStream(streamId, "metadata_size", e.toStatus());
-            return;
+            if (!refuse) {
+                refuseStream(streamId, "metadata_size", e.toStatus());
+                return;
+            }
+            rh = null; // refused below as for any stream opened after GOAWAY
         }
         if (refuse) {
             send(Frames.trailers(settings.pool(), streamId,
