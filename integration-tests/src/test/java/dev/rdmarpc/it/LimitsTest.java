@@ -23,6 +23,7 @@ import dev.rdmarpc.core.protocol.LimitsCapability;
 import dev.rdmarpc.core.protocol.Trailers;
 import dev.rdmarpc.core.protocol.WireWriter;
 import dev.rdmarpc.core.testing.Await;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -129,7 +130,8 @@ class LimitsTest {
 
     @Test
     void aClientIgnoringTheLimitHasExactlyTheExcessStreamsRefusedAndTheConnectionCarriesOn() throws IOException {
-        RpcServer s = start(RpcServer.forPort(0).maxConcurrentCallsPerConnection(3));
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        RpcServer s = start(RpcServer.forPort(0).maxConcurrentCallsPerConnection(3).meterRegistry(meters));
         RawClient r = raw(s);
         for (int id = 1; id <= 9; id += 2) {
             r.send(FrameType.HEADERS, 0, id, RawClient.headers(TestService.HOLD.getFullMethodName(), Map.of()));
@@ -148,6 +150,7 @@ class LimitsTest {
         assertEquals(List.of(13), List.copyOf(refused.keySet()), "stream 11 took the slot stream 1 left, 13 is one too many");
         assertEquals(1, s.connectionCount(), "the connection is still open");
         assertEquals(0, service.holdCalls.get(), "no refused stream reached the application");
+        assertEquals(3.0, meters.get("rdmarpc.server.limit.refusals").tag("limit", "concurrent_streams").counter().count());
     }
 
     @Test
@@ -298,7 +301,8 @@ class LimitsTest {
 
     @Test
     void connectionsOverTheServersLimitAreClosedAtOnceAndTheOthersCarryOn() throws Exception {
-        RpcServer s = start(RpcServer.forPort(0).maxConnections(2));
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        RpcServer s = start(RpcServer.forPort(0).maxConnections(2).meterRegistry(meters));
         RpcChannel c = channel(s);
         assertArrayEquals(new byte[1], ClientCalls.blockingUnaryCall(c, TestService.ECHO, CallOptions.DEFAULT, new byte[1]));
         Socket second = new Socket();
@@ -318,6 +322,7 @@ class LimitsTest {
             }
         }
         assertEquals(1, s.refusedConnectionCount());
+        assertEquals(1.0, meters.get("rdmarpc.server.limit.refusals").tag("limit", "connections").counter().count());
         assertEquals(2, s.connectionCount());
         assertArrayEquals(new byte[2], ClientCalls.blockingUnaryCall(c, TestService.ECHO, CallOptions.DEFAULT, new byte[2]),
                 "the connections already open carry on");
