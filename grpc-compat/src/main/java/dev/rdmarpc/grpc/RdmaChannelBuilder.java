@@ -186,7 +186,12 @@ public final class RdmaChannelBuilder extends ForwardingChannelBuilder2<RdmaChan
         return this;
     }
 
-    /** Largest response headers or trailers accepted, as grpc measures them (default 8 KiB). */
+    /**
+     * Largest response headers or trailers accepted, as grpc measures them (each entry's key and value bytes plus 32;
+     * default 8 KiB). Advertised to the server in rdmarpc's HELLO; larger response headers fail the call with
+     * RESOURCE_EXHAUSTED "Header size exceeded max allowed size (N) …" (and cancel it on the server), larger
+     * trailers replace the call's status with that one. The connection carries on.
+     */
     @Override
     public RdmaChannelBuilder maxInboundMetadataSize(int bytes) {
         if (bytes <= 0) {

@@ -115,6 +115,7 @@ final class RdmaClientTransport implements ConnectionClientTransport,
             RpcChannel.Builder b = RpcChannel.forAddress(host, address.getPort())
                     .transportMode(settings.transportMode())
                     .maxInboundMessageSize(settings.maxInboundMessageSize())
+                    .maxInboundMetadataSize(settings.maxInboundMetadataSize())
                     .connectTimeout(Duration.ofMillis(settings.connectTimeoutMillis()))
                     .executor(Deliveries.EXECUTOR);
             if (settings.flowControlWindow() > 0) {

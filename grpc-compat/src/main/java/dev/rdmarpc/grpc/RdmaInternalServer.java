@@ -52,6 +52,8 @@ final class RdmaInternalServer implements InternalServer, PeerConnectionListener
                 .executor(Deliveries.EXECUTOR)
                 .transportMode(settings.transportMode())
                 .maxInboundMessageSize(settings.maxInboundMessageSize())
+                .maxInboundMetadataSize(settings.maxInboundMetadataSize())
+                .maxConcurrentCallsPerConnection(settings.maxConcurrentCallsPerConnection())
                 .handshakeTimeout(java.time.Duration.ofMillis(settings.handshakeTimeoutMillis()))
                 .fallbackMethods(this::lookup)
                 .connectionListener(this)

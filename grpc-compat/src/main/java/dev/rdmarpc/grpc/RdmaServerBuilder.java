@@ -1,6 +1,7 @@
 package dev.rdmarpc.grpc;
 
 import dev.rdmarpc.core.RdmaUnderTls;
+import dev.rdmarpc.core.RpcServer;
 import dev.rdmarpc.core.TlsConfig;
 import dev.rdmarpc.core.TransportMode;
 import io.grpc.BindableService;
@@ -54,6 +55,7 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
     private TransportMode transportMode = TransportMode.AUTO;
     private int maxInboundMessageSize = GrpcUtil.DEFAULT_MAX_MESSAGE_SIZE;
     private int maxInboundMetadataSize = GrpcUtil.DEFAULT_MAX_HEADER_LIST_SIZE;
+    private int maxConcurrentCallsPerConnection = RpcServer.DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION;
     private int flowControlWindow;
     private long handshakeTimeoutMillis = 20_000;
     private long keepAliveTimeNanos = GrpcUtil.DEFAULT_SERVER_KEEPALIVE_TIME_NANOS;
@@ -158,13 +160,33 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
         return this;
     }
 
-    /** Largest request headers accepted, as grpc measures them (default 8 KiB). */
+    /**
+     * Largest request headers accepted, as grpc measures them (each entry's key and value bytes plus 32; default
+     * 8 KiB). Advertised to clients in rdmarpc's HELLO (an rdmarpc or grpc-compat client fails a call with larger
+     * headers locally); a call that arrives with larger headers is refused with RESOURCE_EXHAUSTED "Header size
+     * exceeded max allowed size (N) …" before the service sees it, and the connection carries on.
+     */
     @Override
     public RdmaServerBuilder maxInboundMetadataSize(int bytes) {
         if (bytes <= 0) {
             throw new IllegalArgumentException("maxInboundMetadataSize must be > 0");
         }
         this.maxInboundMetadataSize = bytes;
+        return this;
+    }
+
+    /**
+     * Most calls one client connection may have open at once, as grpc-netty's (default 100 here, where grpc-netty
+     * has no limit: HTTP/2's recommended minimum, and what common servers use). Advertised to clients in rdmarpc's
+     * HELLO: their calls beyond it wait for one of the connection's calls to end. A client that ignores it has the
+     * calls beyond it refused with UNAVAILABLE before the service sees them (grpc clients retry such a refused call
+     * transparently); the connection carries on.
+     */
+    public RdmaServerBuilder maxConcurrentCallsPerConnection(int calls) {
+        if (calls <= 0) {
+            throw new IllegalArgumentException("maxConcurrentCallsPerConnection must be > 0");
+        }
+        this.maxConcurrentCallsPerConnection = calls;
         return this;
     }
 
@@ -322,7 +344,7 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
     private InternalServer buildTransportServers(List<? extends ServerStreamTracer.Factory> tracerFactories,
                                                  io.grpc.MetricRecorder metricRecorder) {
         return new RdmaInternalServer(new ServerSettings(address, transportMode, maxInboundMessageSize,
-                maxInboundMetadataSize, flowControlWindow, handshakeTimeoutMillis, Map.copyOf(methodTypes),
+                maxInboundMetadataSize, maxConcurrentCallsPerConnection, flowControlWindow, handshakeTimeoutMillis, Map.copyOf(methodTypes),
                 new ServerSettings.Connections(keepAliveTimeNanos, keepAliveTimeoutNanos, maxConnectionIdleNanos,
                         maxConnectionAgeNanos, maxConnectionAgeGraceNanos, permitKeepAliveTimeNanos,
                         permitKeepAliveWithoutCalls), tls, rdmaUnderTls), tracerFactories);

@@ -24,9 +24,16 @@ final class Refusals {
                 : io.grpc.internal.ClientStreamListener.RpcProgress.MISCARRIED;
     }
 
-    private static boolean refusedByServer(String d) {
-        return (d.startsWith("server ") && d.contains(" is going away: ")) || d.equals("server is shutting down");
+    static boolean refusedByServer(String d) {
+        return (d.startsWith("server ") && d.contains(" is going away: ")) || d.equals("server is shutting down")
+                || d.startsWith(STREAM_LIMIT_REFUSAL);
     }
+
+    /**
+     * How core's server starts the description of a stream it refused over its concurrent-stream limit (the client
+     * ignored the limit the server advertised, or a call raced its last slot): the application never saw it.
+     */
+    static final String STREAM_LIMIT_REFUSAL = "server refused the stream: ";
 
     /** True if the call certainly never reached a server application. */
     static boolean neverSent(dev.rdmarpc.core.Status status) {
@@ -41,6 +48,7 @@ final class Refusals {
                 || (d.startsWith("server ") && d.contains(" is going away: "))
                 // a server that has sent GOAWAY answers a new stream's HEADERS with this, before the
                 // application sees it; off the server's I/O thread its TRAILERS can overtake the GOAWAY
-                || d.equals("server is shutting down");
+                || d.equals("server is shutting down")
+                || d.startsWith(STREAM_LIMIT_REFUSAL);
     }
 }

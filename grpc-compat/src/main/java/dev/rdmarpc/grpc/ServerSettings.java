@@ -12,6 +12,7 @@ import java.util.Map;
  * @param transportMode              AUTO, RDMA or TCP
  * @param maxInboundMessageSize      largest request message accepted
  * @param maxInboundMetadataSize     largest request headers accepted (grpc's measure)
+ * @param maxConcurrentCallsPerConnection most calls one connection may have open at once
  * @param flowControlWindow          per-stream receive window, 0 for rdmarpc's default
  * @param handshakeTimeoutMillis     time a new connection has to send HELLO
  * @param methodTypes                kinds of the methods added as services, by full name
@@ -20,7 +21,7 @@ import java.util.Map;
  * @param rdmaUnderTls               whether a TLS connection may move to RDMA
  */
 record ServerSettings(InetSocketAddress address, TransportMode transportMode, int maxInboundMessageSize,
-                      int maxInboundMetadataSize, int flowControlWindow, long handshakeTimeoutMillis,
+                      int maxInboundMetadataSize, int maxConcurrentCallsPerConnection, int flowControlWindow, long handshakeTimeoutMillis,
                       Map<String, io.grpc.MethodDescriptor.MethodType> methodTypes, Connections connections,
                       dev.rdmarpc.core.TlsConfig tls, dev.rdmarpc.core.RdmaUnderTls rdmaUnderTls) {
 

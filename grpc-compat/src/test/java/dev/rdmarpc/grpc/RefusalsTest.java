@@ -78,6 +78,17 @@ class RefusalsTest {
         assertEquals(RpcProgress.PROCESSED, Refusals.progress(Status.UNAVAILABLE.withDescription("server is shutting down now")));
     }
 
+    @Test
+    void aStreamRefusedOverTheServersConcurrentStreamLimitIsRefused() {
+        // core's server wording (integration-tests' LimitsTest pins it on the wire)
+        Status refused = Status.UNAVAILABLE.withDescription(
+                "server refused the stream: too many concurrent streams on this connection (3 open, the server's limit is 3)");
+        assertTrue(Refusals.neverSent(refused));
+        assertEquals(RpcProgress.REFUSED, Refusals.progress(refused), "grpc retries it once, transparently");
+        assertFalse(Refusals.neverSent(Status.RESOURCE_EXHAUSTED.withDescription("server memory budget exhausted: 1 bytes")),
+                "the memory budget's refusal is not retried transparently");
+    }
+
     private static Status call(RpcChannel channel) throws Exception {
         CompletableFuture<Status> closed = new CompletableFuture<>();
         ClientCall<InputStream, InputStream> c = channel.newCall(METHOD, CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS));

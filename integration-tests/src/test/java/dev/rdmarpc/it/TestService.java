@@ -55,6 +55,11 @@ final class TestService {
     final CountDownLatch holdStarted = new CountDownLatch(1);
     /** What HOLD calls wait for before they answer. */
     final CountDownLatch holdRelease = new CountDownLatch(1);
+    /** HOLD calls that reached their handler. */
+    final AtomicInteger holdCalls = new AtomicInteger();
+    /** HOLD handlers running now, and the most that ever ran at once. */
+    final AtomicInteger holdActive = new AtomicInteger();
+    final AtomicInteger holdPeak = new AtomicInteger();
     final BlockingQueue<String> events = new LinkedBlockingQueue<>();
 
     ServiceDefinition definition() {
@@ -155,21 +160,29 @@ final class TestService {
                     }
                     events.add("firehose-stopped");
                 }))
-                .addMethod(HOLD, ServerCalls.asyncUnaryCall((req, obs) -> {
-                    holdStarted.countDown();
-                    try {
-                        if (!holdRelease.await(60, TimeUnit.SECONDS)) {
-                            obs.onError(Status.INTERNAL.withDescription("the test never released the call").asException());
-                            return;
-                        }
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        obs.onError(Status.CANCELLED.withDescription("interrupted").asException());
-                        return;
-                    }
-                    obs.onNext(req);
-                    obs.onCompleted();
-                }))
+                .addMethod(HOLD, ServerCalls.asyncUnaryCall(this::hold))
                 .build();
+    }
+
+    private void hold(byte[] req, StreamObserver<byte[]> obs) {
+        holdCalls.incrementAndGet();
+        holdPeak.accumulateAndGet(holdActive.incrementAndGet(), Math::max);
+        holdStarted.countDown();
+        boolean released;
+        try {
+            released = holdRelease.await(60, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            holdActive.decrementAndGet();
+            obs.onError(Status.CANCELLED.withDescription("interrupted").asException());
+            return;
+        }
+        holdActive.decrementAndGet(); // before the answer, so the client's next call never meets this one still counted
+        if (!released) {
+            obs.onError(Status.INTERNAL.withDescription("the test never released the call").asException());
+            return;
+        }
+        obs.onNext(req);
+        obs.onCompleted();
     }
 }

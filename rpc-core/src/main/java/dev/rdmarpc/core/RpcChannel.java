@@ -126,6 +126,7 @@ public final class RpcChannel implements Channel, AutoCloseable {
         private Object meterRegistry;
         private TlsConfig tls;
         private RdmaUnderTls rdmaUnderTls = RdmaUnderTls.NEVER;
+        private int maxInboundMetadataSize = ConnectionSettings.DEFAULT_MAX_METADATA_BYTES;
 
         private Builder(String host, int port) {
             this.host = Objects.requireNonNull(host, "host");
@@ -218,6 +219,29 @@ public final class RpcChannel implements Channel, AutoCloseable {
             return this;
         }
 
+        // ---- limits ----
+
+        /**
+         * Most metadata bytes a response's HEADERS or TRAILERS may carry (default 8 KiB, as grpc-java's
+         * {@code maxInboundMetadataSize}), counted as each entry's key and value bytes plus 32, as HTTP/2 counts
+         * header fields; advertised to servers in HELLO. Larger response HEADERS fail the call with
+         * RESOURCE_EXHAUSTED "Header size exceeded max allowed size (N) …" and cancel it on the server; larger
+         * TRAILERS end it with that status instead of the server's. Decoding stops at the limit; the connection
+         * stays open.
+         *
+         * <p>The channel also respects the limits the server advertises: a request whose metadata is over the
+         * server's metadata limit fails at once with RESOURCE_EXHAUSTED and is not sent, and calls beyond the
+         * server's concurrent-call limit on the connection wait (their deadlines and cancellation still apply) until
+         * one of its calls ends.
+         */
+        public Builder maxInboundMetadataSize(int bytes) {
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("maxInboundMetadataSize must be positive: " + bytes);
+            }
+            this.maxInboundMetadataSize = bytes;
+            return this;
+        }
+
         public RpcChannel build() {
             return new RpcChannel(newImpl());
         }
@@ -232,7 +256,8 @@ public final class RpcChannel implements Channel, AutoCloseable {
 
         private ChannelImpl newImpl() {
             ConnectionSettings settings = new ConnectionSettings(pool, flowControlWindow, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
-                    maxInboundMessageSize, transportMode, UpgradePolicy.upgraders(transportMode, tls, rdmaUnderTls, false));
+                    maxInboundMessageSize, transportMode, UpgradePolicy.upgraders(transportMode, tls, rdmaUnderTls, false),
+                    0, maxInboundMetadataSize);
             var transport = Transports.streamTransport().newClientTransport(
                     new TransportConfig(pool, ioThreads, System.getProperty("rdmarpc.io", "auto"), tls, 0));
             Executor e = executor != null ? executor : RpcExecutors.defaultCallbackExecutor();

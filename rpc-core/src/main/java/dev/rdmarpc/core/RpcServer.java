@@ -22,6 +22,15 @@ import java.util.concurrent.TimeUnit;
  * to RDMA after HELLO when both sides can.
  */
 public final class RpcServer implements AutoCloseable {
+    /** Default of {@link Builder#maxConcurrentCallsPerConnection}. */
+    public static final int DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION = ConnectionSettings.DEFAULT_MAX_CONCURRENT_STREAMS;
+    /** Default of {@link Builder#maxInboundMetadataSize} (and of {@link RpcChannel.Builder#maxInboundMetadataSize}). */
+    public static final int DEFAULT_MAX_INBOUND_METADATA_SIZE = ConnectionSettings.DEFAULT_MAX_METADATA_BYTES;
+    /** Default of {@link Builder#maxConnections}. */
+    public static final int DEFAULT_MAX_CONNECTIONS = ServerImpl.DEFAULT_MAX_CONNECTIONS;
+    /** Default of {@link Builder#memoryBudget}. */
+    public static final long DEFAULT_MEMORY_BUDGET = ServerImpl.DEFAULT_MEMORY_BUDGET;
+
     private final ServerImpl impl;
 
     private RpcServer(ServerImpl impl) {
@@ -81,6 +90,11 @@ public final class RpcServer implements AutoCloseable {
         return impl.connectionCount();
     }
 
+    /** Connections closed at accept because the server already had {@link Builder#maxConnections} open. */
+    public long refusedConnectionCount() {
+        return impl.refusedConnections();
+    }
+
     /** Graceful shutdown with a grace period: shutdown, wait up to {@code grace}, then shutdownNow. */
     public void shutdown(Duration grace) throws InterruptedException {
         shutdown();
@@ -121,6 +135,10 @@ public final class RpcServer implements AutoCloseable {
         private int controlFrameBurst = ConnectionGuards.DEFAULT_CONTROL_FRAME_BURST;
         private Duration keepAliveTime = ConnectionGuards.DEFAULT_KEEPALIVE_TIME;
         private Duration keepAliveTimeout = ConnectionGuards.DEFAULT_KEEPALIVE_TIMEOUT;
+        private int maxConcurrentCallsPerConnection = ConnectionSettings.DEFAULT_MAX_CONCURRENT_STREAMS;
+        private int maxInboundMetadataSize = ConnectionSettings.DEFAULT_MAX_METADATA_BYTES;
+        private int maxConnections = ServerImpl.DEFAULT_MAX_CONNECTIONS;
+        private long memoryBudget = ServerImpl.DEFAULT_MEMORY_BUDGET;
 
         private Builder(InetSocketAddress address) {
             this.address = Objects.requireNonNull(address);
@@ -243,6 +261,8 @@ public final class RpcServer implements AutoCloseable {
             return this;
         }
 
+        // ---- connection guards ----
+
         /**
          * How many control frames each client may send: PINGs, WINDOW on stream 0, empty MESSAGE continuations, and
          * frames for streams that have ended beyond two per stream. A client past {@code perSecond} sustained, after
@@ -284,9 +304,77 @@ public final class RpcServer implements AutoCloseable {
             return this;
         }
 
+        // ---- limits ----
+
+        /**
+         * Most calls one connection may have open at once (default 100, HTTP/2's recommended minimum and what common
+         * servers use). The limit is advertised to clients in HELLO: rdmarpc clients (and grpc-compat's) queue calls
+         * beyond it until one of the connection's calls ends. A client that ignores it has each call beyond the limit
+         * answered at once with UNAVAILABLE "server refused the stream: too many concurrent streams on this
+         * connection …"; no handler saw such a call, so it can be retried (grpc retries it transparently), and the
+         * connection stays open.
+         */
+        public Builder maxConcurrentCallsPerConnection(int calls) {
+            if (calls <= 0) {
+                throw new IllegalArgumentException("maxConcurrentCallsPerConnection must be positive: " + calls);
+            }
+            this.maxConcurrentCallsPerConnection = calls;
+            return this;
+        }
+
+        /**
+         * Most metadata bytes a request's HEADERS may carry (default 8 KiB, as grpc-java's
+         * {@code maxInboundMetadataSize}), counted as each entry's key and value bytes plus 32, as HTTP/2 counts
+         * header fields. Advertised to clients in HELLO: rdmarpc clients fail a call with larger metadata locally,
+         * with RESOURCE_EXHAUSTED, without sending it. A call that arrives with more is refused with
+         * RESOURCE_EXHAUSTED "Header size exceeded max allowed size (N) …" before any handler sees it; decoding stops
+         * at the limit, and the connection stays open.
+         */
+        public Builder maxInboundMetadataSize(int bytes) {
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("maxInboundMetadataSize must be positive: " + bytes);
+            }
+            this.maxInboundMetadataSize = bytes;
+            return this;
+        }
+
+        /**
+         * Most client connections open at once (default 10,000: far above what one server process serves in
+         * practice, below the open-file limits servers run with). Counted from accept (with TLS, from the end of
+         * the TLS handshake), before HELLO: a connection over the limit is closed at once (the client sees the connection close before
+         * HELLO: UNAVAILABLE), logged at WARNING and counted in the {@code rdmarpc.server.limit.refusals} meter with
+         * tag {@code limit=connections}; connections already open are not affected.
+         */
+        public Builder maxConnections(int connections) {
+            if (connections <= 0) {
+                throw new IllegalArgumentException("maxConnections must be positive: " + connections);
+            }
+            this.maxConnections = connections;
+            return this;
+        }
+
+        /**
+         * Bytes of slab buffers in use (the server's {@link SlabPool#inUseBytes()}: requests being received or held,
+         * responses being sent) above which new calls are refused (default 1 GiB: room for hundreds of calls with
+         * messages at the default 4 MiB limit, while a burst of large messages is refused well before the process
+         * runs out of native memory). Over the budget, each new call is answered at once with RESOURCE_EXHAUSTED
+         * "server memory budget exhausted: …"; calls already running go on, and new calls are accepted again as soon as
+         * memory is released. The pool measured is the server's: the process-wide shared one unless {@link #slabPool}
+         * gives the server its own; with the shared pool, the buffers of everything else in the process that uses it
+         * (channels included) count too.
+         */
+        public Builder memoryBudget(long bytes) {
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("memoryBudget must be positive: " + bytes);
+            }
+            this.memoryBudget = bytes;
+            return this;
+        }
+
         public RpcServer build() {
             ConnectionSettings settings = new ConnectionSettings(pool, flowControlWindow, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
-                    maxInboundMessageSize, transportMode, UpgradePolicy.upgraders(transportMode, tls, rdmaUnderTls, true));
+                    maxInboundMessageSize, transportMode, UpgradePolicy.upgraders(transportMode, tls, rdmaUnderTls, true),
+                    maxConcurrentCallsPerConnection, maxInboundMetadataSize);
             var transport = Transports.streamTransport().newServerTransport(
                     new TransportConfig(pool, ioThreads, System.getProperty("rdmarpc.io", "auto"), tls,
                             handshakeTimeout.toMillis()));
@@ -304,6 +392,7 @@ public final class RpcServer implements AutoCloseable {
             ServerImpl impl = new ServerImpl(address, intercepted, transport, settings, e, meterRegistry,
                     handshakeTimeout.toMillis());
             impl.setFallback(lookup);
+            impl.setLimits(maxConnections, memoryBudget);
             impl.setConnectionListener(connectionListener);
             impl.setConnectionGuards(new ConnectionGuards(controlFramesPerSecond, controlFrameBurst, keepAliveTime.toNanos(),
                     keepAliveTimeout.toNanos()));

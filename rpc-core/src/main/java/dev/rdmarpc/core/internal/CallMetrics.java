@@ -21,6 +21,13 @@ interface CallMetrics {
     default void bytesReceived(int n) {
     }
 
+    /**
+     * A server limit refused work: {@code limit} is {@code connections}, {@code concurrent_streams},
+     * {@code metadata_size} or {@code memory_budget}.
+     */
+    default void limitRefused(String limit) {
+    }
+
     /** Message bytes sent (framed messages). */
     default void bytesSent(int n) {
     }

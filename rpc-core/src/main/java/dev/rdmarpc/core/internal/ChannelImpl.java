@@ -217,8 +217,7 @@ public final class ChannelImpl {
 
     private void redialWithoutUpgrade(InetSocketAddress address, CompletableFuture<ClientConnection> result, ConnectionSettings s) {
         try {
-            dial(address, result, new ConnectionSettings(s.pool(), s.initialWindow(), s.maxFramePayload(), s.maxMessageSize(),
-                    s.mode(), java.util.List.of()));
+            dial(address, result, s.withoutUpgraders());
         } catch (RuntimeException e) {
             result.completeExceptionally(Status.UNAVAILABLE.withDescription("cannot connect to " + authority + ": " + describe(e))
                     .withCause(e).asException());

@@ -1,15 +1,21 @@
 package dev.rdmarpc.core.internal;
 
+import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.protocol.FrameFlags;
+import dev.rdmarpc.core.protocol.FrameTooLargeException;
 import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.Hello;
+import dev.rdmarpc.core.protocol.LimitsCapability;
+import dev.rdmarpc.core.protocol.MetadataTooLargeException;
 import dev.rdmarpc.core.protocol.ProtocolException;
+import dev.rdmarpc.core.protocol.Trailers;
 import dev.rdmarpc.core.spi.FrameConnection;
 
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -21,6 +27,19 @@ final class ClientConnection extends Connection {
     private int nextStreamId = 1;
     private volatile boolean draining;
     private volatile Status closeStatus;
+    /** What the server's HELLO advertised; no limit until it arrives. */
+    private volatile LimitsCapability peerLimits = LimitsCapability.NONE;
+    /** Streams waiting for one of the server's concurrent-stream slots, in the order they asked; guarded by this. */
+    private final ArrayDeque<ClientStream<?, ?>> waiting = new ArrayDeque<>();
+    /** Slots handed to a waiting stream that has not opened yet (it counts as open); guarded by this. */
+    private int reservedSlots;
+
+    /** {@link #open} sent the stream's HEADERS. */
+    static final int OPENED = 0;
+    /** {@link #open} queued the stream until the server's concurrent-stream limit leaves it a slot. */
+    static final int QUEUED = 1;
+    /** {@link #open} found the connection closed or going away: the stream must use another one. */
+    static final int REFUSED = 2;
 
     private final ChannelImpl channel;
 
@@ -62,6 +81,7 @@ final class ClientConnection extends Connection {
             throw new ProtocolException("second HELLO");
         }
         base.setMaxInboundPayload(settings.maxFramePayload());
+        peerLimits = LimitsCapability.of(hello);
         peerHello = hello;
         if (completeClientUpgrade(hello)) {
             ready.complete(this);
@@ -69,26 +89,90 @@ final class ClientConnection extends Connection {
     }
 
     /**
-     * Registers the stream under a new id and sends its HEADERS, atomically so that ids reach the
-     * server in increasing order. Returns false if the connection can no longer take streams.
+     * Registers the stream under a new id and sends its HEADERS, atomically so that ids reach the server in
+     * increasing order; or, when the server's advertised concurrent-stream limit is reached (or streams already wait),
+     * queues it: {@link ClientStream#slotReady} is called when a slot is reserved for it. {@code reserved} says the
+     * caller holds such a slot. Returns {@link #OPENED}, {@link #QUEUED} or {@link #REFUSED} (closed or going away).
      */
-    boolean open(ClientStream<?, ?> stream, boolean flush) {
+    int open(ClientStream<?, ?> stream, boolean flush, boolean reserved) {
+        FrameTooLargeException tooLarge = null;
+        ClientStream<?, ?> wake = null;
         synchronized (this) {
+            if (reserved) {
+                reservedSlots--;
+            }
             if (!acceptsNewStreams()) {
-                return false;
+                return REFUSED;
+            }
+            if (!reserved && (!waiting.isEmpty() || streams.size() + reservedSlots >= peerLimits.maxConcurrentStreams())) {
+                waiting.add(stream);
+                return QUEUED;
             }
             int id = nextStreamId;
             // encoded first: HEADERS too large for the server throws before the id is taken, so ids stay gapless
-            SlabBuffer headers = stream.encodeHeaders(id, peerHello.maxFramePayload());
-            nextStreamId += 2;
-            if (nextStreamId < 0) {
-                draining = true;
+            SlabBuffer headers;
+            try {
+                headers = stream.encodeHeaders(id, peerHello.maxFramePayload());
+            } catch (FrameTooLargeException e) {
+                tooLarge = e;
+                wake = nextWaiting(); // a slot reserved for this stream goes to the next waiting one
+                headers = null;
             }
-            stream.assignId(id);
-            streams.put(id, stream);
-            send(headers, flush);
-            return true;
+            if (headers != null) {
+                nextStreamId += 2;
+                if (nextStreamId < 0) {
+                    draining = true;
+                }
+                stream.assignId(id);
+                streams.put(id, stream);
+                send(headers, flush);
+                return OPENED;
+            }
         }
+        if (wake != null) {
+            wake.slotReady(this);
+        }
+        throw tooLarge;
+    }
+
+    /** The server's advertised limits (no limit before its HELLO, or when it advertised none). */
+    LimitsCapability peerLimits() {
+        return peerLimits;
+    }
+
+    /** A queued stream ended before it got a slot; false if a slot was already reserved for it (see {@link #releaseSlot}). */
+    boolean stopWaiting(ClientStream<?, ?> stream) {
+        synchronized (this) {
+            return waiting.remove(stream);
+        }
+    }
+
+    /** A stream given a reserved slot ended before it opened: the slot goes to the next waiting stream. */
+    void releaseSlot() {
+        ClientStream<?, ?> next;
+        synchronized (this) {
+            reservedSlots--;
+            next = nextWaiting();
+        }
+        if (next != null) {
+            next.slotReady(this);
+        }
+    }
+
+    /** With the lock held: reserves a free slot for the first waiting stream and returns it, or null. */
+    private ClientStream<?, ?> nextWaiting() {
+        if (waiting.isEmpty() || !acceptsNewStreams() || streams.size() + reservedSlots >= peerLimits.maxConcurrentStreams()) {
+            return null;
+        }
+        reservedSlots++;
+        return waiting.poll();
+    }
+
+    /** With the lock held: every waiting stream, which must now go to another connection. */
+    private List<ClientStream<?, ?>> takeWaiting() {
+        List<ClientStream<?, ?>> all = new java.util.ArrayList<>(waiting);
+        waiting.clear();
+        return all;
     }
 
     Hello peerSettings() {
@@ -96,8 +180,17 @@ final class ClientConnection extends Connection {
     }
 
     void remove(ClientStream<?, ?> stream) {
-        streams.remove(stream.id(), stream);
+        ClientStream<?, ?> next;
+        synchronized (this) {
+            if (!streams.remove(stream.id(), stream)) {
+                return;
+            }
+            next = nextWaiting();
+        }
         allowLateFrames();
+        if (next != null) {
+            next.slotReady(this);
+        }
         if (draining && streams.isEmpty()) {
             close("drained after GOAWAY");
         }
@@ -111,10 +204,15 @@ final class ClientConnection extends Connection {
     @Override
     void onGoAway(Frames.GoAway goAway) {
         List<ClientStream<?, ?>> open;
+        List<ClientStream<?, ?>> notSent;
         synchronized (this) {
             // under open()'s lock: a stream is either registered before this (and judged below) or refused here
             draining = true;
             open = streams.snapshot();
+            notSent = takeWaiting();
+        }
+        for (ClientStream<?, ?> w : notSent) {
+            w.retryElsewhere();
         }
         Status s = Status.UNAVAILABLE.withDescription("server " + peer() + " is going away: " + goAway.status().getDescription());
         for (ClientStream<?, ?> st : open) {
@@ -153,9 +251,26 @@ final class ClientConnection extends Connection {
             return;
         }
         switch (type) {
-            case FrameType.HEADERS -> s.onHeaders(Frames.decodeResponseHeaders(memory, offset, length));
+            case FrameType.HEADERS -> {
+                Metadata md;
+                try {
+                    md = Frames.decodeResponseHeaders(memory, offset, length, settings.maxMetadataBytes());
+                } catch (MetadataTooLargeException e) {
+                    s.failLocally(e.toStatus());
+                    return;
+                }
+                s.onHeaders(md);
+            }
             case FrameType.MESSAGE -> s.onMessageFrame(flags, memory, offset, length);
-            case FrameType.TRAILERS -> s.onTrailers(Frames.decodeTrailers(memory, offset, length));
+            case FrameType.TRAILERS -> {
+                Trailers t;
+                try {
+                    t = Frames.decodeTrailers(memory, offset, length, settings.maxMetadataBytes());
+                } catch (MetadataTooLargeException e) {
+                    t = new Trailers(e.toStatus(), new Metadata());
+                }
+                s.onTrailers(t);
+            }
             case FrameType.WINDOW -> s.onWindow(credit);
             case FrameType.CANCEL -> s.onServerCancel(Frames.decodeCancel(memory.asSlice(offset, length)));
             case FrameType.END_STREAM -> throw new ProtocolException("END_STREAM from a server (servers end streams with TRAILERS)");
@@ -177,8 +292,15 @@ final class ClientConnection extends Connection {
         failPings(s);
         ready.completeExceptionally(s.asException());
         List<ClientStream<?, ?>> all = streams.takeAll();
+        List<ClientStream<?, ?>> notSent;
+        synchronized (this) {
+            notSent = takeWaiting();
+        }
         for (ClientStream<?, ?> st : all) {
             st.transportFailed(s);
+        }
+        for (ClientStream<?, ?> w : notSent) {
+            w.retryElsewhere();
         }
         channel.connectionClosed(this, s);
     }

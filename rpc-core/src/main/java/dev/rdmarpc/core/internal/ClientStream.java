@@ -57,6 +57,12 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private State state = State.IDLE;
 
     private ClientConnection conn;
+    /** Set when the call ended on a connection it has yet to leave ({@link #leaveConnection}). */
+    private ClientConnection detachFrom;
+    /** The connection this stream is queued on for a stream slot, or null. */
+    private ClientConnection waitingOn;
+    /** Connection attempts made so far (a stream sent to another connection counts one more). */
+    private int connectAttempt;
     private int id;
     private Listener<RespT> listener;
     private Metadata requestHeaders;
@@ -167,50 +173,106 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             finish(s, null, false);
             return;
         }
+        if (!openOn(c, attempt, false)) {
+            connectAgain(attempt);
+        }
+    }
+
+    /**
+     * Opens the stream on {@code c}, or queues it there for a slot under the server's concurrent-stream limit
+     * ({@code reserved}: a slot is already held for it). Returns false when {@code c} takes no new streams.
+     */
+    private boolean openOn(ClientConnection c, int attempt, boolean reserved) {
         boolean run = false;
-        boolean notSent = false;
+        boolean handled = true;
         synchronized (this) {
+            waitingOn = null;
+            connectAttempt = attempt;
             if (closeStatus != null) {
-                return;
-            }
-            boolean moreComing = heldSingleRequest != null || !outbound.isEmpty() || halfCloseRequested;
-            headerTimeoutNanos = deadline == null ? 0 : Math.max(1, deadline.remainingNanos());
-            boolean opened;
-            try {
-                opened = c.open(this, !moreComing);
-            } catch (FrameTooLargeException e) {
-                // nothing was sent and no stream id taken: the call fails here alone
-                opened = false;
-                notSent = true;
-                run = finishLocked(Status.INTERNAL.withDescription(e.getMessage() + " (the call was not sent)"), null, false);
-            }
-            if (notSent) {
-                c = null;
-            } else if (opened) {
-                this.conn = c;
-                state = State.OPEN;
-                var peer = c.peerSettings();
-                outbound.bind(c.out, id, peer.initialWindow(), Math.min(c.out.preferredChunkSize(), peer.maxFramePayload()));
-                if (halfCloseRequested) {
-                    sendHalfClose();
+                if (reserved) {
+                    c.releaseSlot();
                 }
-                run = updateReadinessLocked();
+                return true;
+            }
+            long metadataBytes = Frames.metadataBytes(requestHeaders);
+            int peerMax = c.peerLimits().maxMetadataBytes();
+            if (metadataBytes > peerMax) {
+                if (reserved) {
+                    c.releaseSlot();
+                }
+                run = finishLocked(Status.RESOURCE_EXHAUSTED.withDescription("request metadata of " + metadataBytes
+                        + " bytes (keys and values plus " + Frames.METADATA_ENTRY_OVERHEAD + " per entry) exceeds the "
+                        + peerMax + " bytes the server at " + channel.authority() + " accepts; the call was not sent"), null, false);
             } else {
-                run = false;
-                c = null;
+                boolean moreComing = heldSingleRequest != null || !outbound.isEmpty() || halfCloseRequested;
+                headerTimeoutNanos = deadline == null ? 0 : Math.max(1, deadline.remainingNanos());
+                int result;
+                try {
+                    result = c.open(this, !moreComing, reserved);
+                } catch (FrameTooLargeException e) {
+                    // nothing was sent and no stream id taken: the call fails here alone
+                    result = ClientConnection.QUEUED;
+                    run = finishLocked(Status.INTERNAL.withDescription(e.getMessage() + " (the call was not sent)"), null, false);
+                }
+                if (result == ClientConnection.QUEUED) {
+                    if (closeStatus == null) {
+                        waitingOn = c;
+                    }
+                } else if (result == ClientConnection.OPENED) {
+                    this.conn = c;
+                    state = State.OPEN;
+                    var peer = c.peerSettings();
+                    outbound.bind(c.out, id, peer.initialWindow(), Math.min(c.out.preferredChunkSize(), peer.maxFramePayload()));
+                    if (halfCloseRequested) {
+                        sendHalfClose();
+                    }
+                    run = updateReadinessLocked();
+                } else {
+                    handled = false;
+                }
             }
         }
         if (run) {
             drain.start();
         }
-        if (c != null || notSent) {
-            return;
-        }
+        return handled;
+    }
+
+    private void connectAgain(int attempt) {
         if (attempt < 3) {
             connect(attempt + 1);
         } else {
             finish(Status.UNAVAILABLE.withDescription("no connection to " + channel.authority() + " accepts new calls"), null, false);
         }
+    }
+
+    /** The connection this stream waited on reserved it a slot: open it there now. */
+    void slotReady(ClientConnection c) {
+        int attempt;
+        synchronized (this) {
+            attempt = connectAttempt;
+        }
+        if (!openOn(c, attempt, true)) {
+            connectAgain(attempt);
+        }
+    }
+
+    /** The connection this stream waited on closed or is going away before the stream was sent: use another one. */
+    void retryElsewhere() {
+        int attempt;
+        synchronized (this) {
+            if (closeStatus != null) {
+                return;
+            }
+            waitingOn = null;
+            attempt = connectAttempt;
+        }
+        connectAgain(attempt);
+    }
+
+    /** Fails the call here and cancels it on the server (a response the client refuses, e.g. oversized metadata). */
+    void failLocally(Status s) {
+        finish(s, null, true);
     }
 
     /**
@@ -332,7 +394,13 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     private void onDeadline() {
         double secs = (System.nanoTime() - startNanos) / 1e9;
-        String where = conn != null ? " [remote_addr=" + conn.peer() + "]" : " (not yet connected to " + channel.authority() + ")";
+        String where;
+        synchronized (this) {
+            where = conn != null ? " [remote_addr=" + conn.peer() + "]"
+                    : waitingOn != null ? " (waiting for one of the " + waitingOn.peerLimits().maxConcurrentStreams()
+                    + " concurrent streams the server at " + channel.authority() + " allows)"
+                    : " (not yet connected to " + channel.authority() + ")";
+        }
         finish(Status.DEADLINE_EXCEEDED.withDescription(String.format(Locale.ROOT, "deadline exceeded after %.3fs%s", secs, where)), null, true);
     }
 
@@ -388,6 +456,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (credit > 0) {
             conn.sendControl(Frames.window(pool, id, credit));
         }
+        leaveConnection();
         if (run) {
             drain.start();
         }
@@ -461,8 +530,21 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         synchronized (this) {
             run = finishLocked(s, trailers, tellServer);
         }
+        leaveConnection();
         if (run) {
             drain.start();
+        }
+    }
+
+    /** Without the lock, after {@link #finishLocked}: takes the ended stream off its connection. */
+    private void leaveConnection() {
+        ClientConnection c;
+        synchronized (this) {
+            c = detachFrom;
+            detachFrom = null;
+        }
+        if (c != null) {
+            c.remove(this);
         }
     }
 
@@ -485,12 +567,19 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             heldSingleRequest.release();
             heldSingleRequest = null;
         }
+        if (waitingOn != null) {
+            // not waiting any more: either removed here, or a slot is being handed to it and slotReady passes it on
+            waitingOn.stopWaiting(this);
+            waitingOn = null;
+        }
         ClientConnection c = conn;
         if (c != null) {
             if (tellServer && !remoteClosed) {
                 c.sendControl(Frames.cancel(pool, id, s));
             }
-            c.remove(this);
+            // left after the lock is released: leaving may hand this stream's slot to a waiting stream, which opens
+            // (and may run its callbacks) on this thread
+            detachFrom = c;
         }
         outbound.wakeWaiters(this);
         return requestDrainLocked();

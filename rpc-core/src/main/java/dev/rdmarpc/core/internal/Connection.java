@@ -7,6 +7,7 @@ import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.Hello;
+import dev.rdmarpc.core.protocol.LimitsCapability;
 import dev.rdmarpc.core.protocol.ProtocolException;
 import dev.rdmarpc.core.spi.ConnectionUpgrader;
 import dev.rdmarpc.core.spi.FrameConnection;
@@ -144,6 +145,8 @@ abstract class Connection implements FrameHandler {
         } else if (serverOffer != null) {
             caps.put(serverUpgrader.capabilityId(), serverOffer.capability());
         }
+        caps.put(Hello.CAP_LIMITS, new LimitsCapability(clientSide ? 0 : settings.maxConcurrentStreams(),
+                settings.maxMetadataBytes()).encode());
         return new Hello(Hello.VERSION, settings.initialWindow(), settings.maxFramePayload(), settings.maxMessageSize(), caps);
     }
 

@@ -10,16 +10,36 @@ import java.util.List;
  * What one side of every connection it makes or accepts advertises and enforces. Internal: public only for
  * RpcChannel and RpcServer.
  *
- * @param pool             slab pool for frames and messages
- * @param initialWindow    per-stream receive window, in MESSAGE payload bytes
- * @param maxFramePayload  largest frame payload this side accepts
- * @param maxMessageSize   largest message this side accepts
- * @param mode             transport choice after HELLO
- * @param upgraders        upgraders consulted unless mode is TCP
+ * @param pool                 slab pool for frames and messages
+ * @param initialWindow        per-stream receive window, in MESSAGE payload bytes
+ * @param maxFramePayload      largest frame payload this side accepts
+ * @param maxMessageSize       largest message this side accepts
+ * @param mode                 transport choice after HELLO
+ * @param upgraders            upgraders consulted unless mode is TCP
+ * @param maxConcurrentStreams streams the peer may have open at once (a server's limit; a client advertises 0)
+ * @param maxMetadataBytes     metadata bytes this side accepts in one HEADERS or TRAILERS
  */
 public record ConnectionSettings(SlabPool pool, int initialWindow, int maxFramePayload, int maxMessageSize,
-                                 TransportMode mode, List<ConnectionUpgrader> upgraders) {
+                                 TransportMode mode, List<ConnectionUpgrader> upgraders,
+                                 int maxConcurrentStreams, int maxMetadataBytes) {
     public static final int DEFAULT_WINDOW = 2 << 20;
     public static final int DEFAULT_MAX_FRAME_PAYLOAD = 1 << 20;
     public static final int DEFAULT_MAX_MESSAGE_SIZE = 4 << 20;
+    /** Streams a client may have open on one connection: HTTP/2's recommended minimum, and what common servers use. */
+    public static final int DEFAULT_MAX_CONCURRENT_STREAMS = 100;
+    /** Metadata bytes one HEADERS or TRAILERS may carry: grpc-java's default {@code maxInboundMetadataSize}. */
+    public static final int DEFAULT_MAX_METADATA_BYTES = 8 << 10;
+
+    /** Settings with the default stream and metadata limits. */
+    public ConnectionSettings(SlabPool pool, int initialWindow, int maxFramePayload, int maxMessageSize,
+                              TransportMode mode, List<ConnectionUpgrader> upgraders) {
+        this(pool, initialWindow, maxFramePayload, maxMessageSize, mode, upgraders, DEFAULT_MAX_CONCURRENT_STREAMS,
+                DEFAULT_MAX_METADATA_BYTES);
+    }
+
+    /** The same settings without upgraders (a client's retry after its side of the upgrade failed). */
+    public ConnectionSettings withoutUpgraders() {
+        return new ConnectionSettings(pool, initialWindow, maxFramePayload, maxMessageSize, mode, List.of(),
+                maxConcurrentStreams, maxMetadataBytes);
+    }
 }

@@ -22,6 +22,7 @@ final class MicrometerCallMetrics implements CallMetrics {
     private final AtomicInteger activeConnections = new AtomicInteger();
     private final ConcurrentHashMap<String, Counter> started = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Counter> refusals = new ConcurrentHashMap<>();
     private final Counter bytesIn;
     private final Counter bytesOut;
     private final Counter keepAlivePings;
@@ -83,6 +84,13 @@ final class MicrometerCallMetrics implements CallMetrics {
     @Override
     public void connectionClosed(String transport) {
         activeConnections.decrementAndGet();
+    }
+
+    @Override
+    public void limitRefused(String limit) {
+        refusals.computeIfAbsent(limit, l -> Counter.builder("rdmarpc." + side + ".limit.refusals")
+                .description("Connections or streams refused by a limit, per limit").tags(Tags.of("limit", l))
+                .register(registry)).increment();
     }
 
     @Override

@@ -9,6 +9,8 @@ import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.FrameTooLargeException;
 import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.Hello;
+import dev.rdmarpc.core.protocol.LimitsCapability;
+import dev.rdmarpc.core.protocol.MetadataTooLargeException;
 import dev.rdmarpc.core.protocol.ProtocolException;
 import dev.rdmarpc.core.protocol.RequestHeaders;
 import dev.rdmarpc.core.spi.ConnectionUpgrader;
@@ -23,6 +25,16 @@ import java.util.concurrent.TimeUnit;
 final class ServerConnection extends Connection implements dev.rdmarpc.core.PeerConnection {
     final ServerImpl server;
     private final StreamTable<ServerStream<?, ?>> streams = new StreamTable<>();
+    /**
+     * The streams that count against the concurrent-stream limit: those of {@link #streams} whose TRAILERS have not
+     * been handed to the transport. A stream leaves this table just before its TRAILERS go out, so a client that
+     * opens a stream as soon as it reads another's TRAILERS is never refused.
+     */
+    private final StreamTable<ServerStream<?, ?>> slots = new StreamTable<>();
+    /** What the client's HELLO advertised: the metadata it accepts in response HEADERS and TRAILERS. */
+    private volatile LimitsCapability peerLimits = LimitsCapability.NONE;
+    /** Set when the server refused this connection at accept (too many connections): it was never counted. */
+    volatile boolean refusedAtAccept;
     /** Method paths and authorities of this connection's HEADERS, decoded once (frames arrive on one thread). */
     private final dev.rdmarpc.core.protocol.Utf8Cache headerStrings = new dev.rdmarpc.core.protocol.Utf8Cache(64);
     /** Guards {@link #lastStreamId} against {@link #goingAway} so the final GOAWAY names every stream accepted. */
@@ -71,6 +83,7 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
         if (offer == null && settings.mode() == dev.rdmarpc.core.TransportMode.RDMA) {
             throw new ProtocolException("this server requires the RDMA transport, and the client cannot use it");
         }
+        peerLimits = LimitsCapability.of(hello);
         peerHello = hello;
         send(Frames.hello(settings.pool(), localHello(false, offer, chosen[0])), true);
         if (pendingUpgrade != null) {
@@ -214,9 +227,32 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
             lastStreamId = streamId;
             refuse = goingAway;
         }
-        RequestHeaders rh = Frames.decodeRequestHeaders(memory, offset, length, headerStrings);
+        RequestHeaders rh;
+        try {
+            rh = Frames.decodeRequestHeaders(memory, offset, length, headerStrings, settings.maxMetadataBytes());
+        } catch (MetadataTooLargeException e) {
+            if (!refuse) {
+                refuseStream(streamId, "metadata_size", e.toStatus());
+                return;
+            }
+            rh = null; // refused below as for any stream opened after GOAWAY
+        }
         if (refuse) {
             send(trailers(streamId, Status.UNAVAILABLE.withDescription("server is shutting down"), null), true);
+            return;
+        }
+        int open = slots.size();
+        if (open >= settings.maxConcurrentStreams()) {
+            refuseStream(streamId, "concurrent_streams", Status.UNAVAILABLE.withDescription(STREAM_LIMIT_REFUSAL + " ("
+                    + open + " open, the server's limit is " + settings.maxConcurrentStreams() + ")"));
+            return;
+        }
+        long inUse = settings.pool().inUseBytes();
+        long budget = server.memoryBudgetBytes();
+        if (inUse > budget) {
+            refuseStream(streamId, "memory_budget", Status.RESOURCE_EXHAUSTED.withDescription(
+                    "server memory budget exhausted: " + inUse + " bytes of buffers in use, the budget is " + budget
+                            + " bytes; retry later"));
             return;
         }
         ServerMethodDefinition<?, ?> def = server.lookup(rh.path());
@@ -227,6 +263,7 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
         ServerStream<?, ?> s = new ServerStream<>(this, streamId, def, rh.metadata(), rh.authority(), rh.timeoutNanos(),
                 (flags & FrameFlags.END_STREAM) != 0);
         streams.put(streamId, s);
+        slots.put(streamId, s);
         s.start();
     }
 
@@ -237,7 +274,40 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
         }
     }
 
+    /**
+     * Start of the description of the TRAILERS (UNAVAILABLE) refusing a stream over the concurrent-stream limit: the
+     * application never saw the call, so a client may retry it (grpc-compat's {@code Refusals} matches it).
+     */
+    static final String STREAM_LIMIT_REFUSAL = "server refused the stream: too many concurrent streams on this connection";
+
+    /** Answers a HEADERS with TRAILERS carrying {@code status}, before any handler saw it; the connection carries on. */
+    private void refuseStream(int streamId, String limit, Status status) {
+        server.metrics().limitRefused(limit);
+        Connection.LOG.log(System.Logger.Level.DEBUG, "refused stream {0} from {1}: {2}", streamId, peer(), status.getDescription());
+        send(trailers(streamId, status, null), true);
+    }
+
+    /**
+     * Why {@code md} cannot be sent as {@code what} to this client (its metadata is over the limit the client
+     * advertised), or null when it can.
+     */
+    String metadataOverPeerLimit(dev.rdmarpc.core.Metadata md, String what) {
+        long size = Frames.metadataBytes(md);
+        int max = peerLimits.maxMetadataBytes();
+        if (size <= max) {
+            return null;
+        }
+        return what + " of " + size + " bytes (keys and values plus " + Frames.METADATA_ENTRY_OVERHEAD
+                + " per entry) exceed the " + max + " bytes the client accepts; not sent";
+    }
+
+    /** The stream's TRAILERS are about to go out: it no longer counts against the concurrent-stream limit. */
+    void trailersSending(ServerStream<?, ?> s) {
+        slots.remove(s.id(), s);
+    }
+
     void remove(ServerStream<?, ?> s) {
+        slots.remove(s.id(), s);
         streams.remove(s.id(), s);
         if (goingAway && streams.isEmpty()) {
             close("server shut down");
@@ -314,6 +384,7 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
         if (peerHello != null) {
             server.metrics().connectionClosed(out.transportName());
         }
+        slots.takeAll();
         for (ServerStream<?, ?> s : streams.takeAll()) {
             s.connectionClosed();
         }

@@ -33,6 +33,22 @@ public final class ServerImpl {
     private volatile java.util.function.Function<String, ServerMethodDefinition<?, ?>> fallback;
     private volatile dev.rdmarpc.core.PeerConnectionListener connectionListener;
     private volatile ConnectionGuards guards = ConnectionGuards.DEFAULT;
+    private volatile int maxConnections = DEFAULT_MAX_CONNECTIONS;
+    private volatile long memoryBudgetBytes = DEFAULT_MEMORY_BUDGET;
+    private final java.util.concurrent.atomic.AtomicLong refusedConnections = new java.util.concurrent.atomic.AtomicLong();
+
+    /**
+     * Connections a server keeps open at once by default: far above what one server process serves in practice, and
+     * below the open-file limits servers run with, so a flood of connections is refused before the process runs out
+     * of descriptors or per-connection buffers.
+     */
+    public static final int DEFAULT_MAX_CONNECTIONS = 10_000;
+    /**
+     * Slab bytes in use above which a server refuses new calls by default: 1 GiB, room for hundreds of calls with
+     * messages of the default 4 MiB limit, while a burst of large messages is refused well before the process runs
+     * out of native memory.
+     */
+    public static final long DEFAULT_MEMORY_BUDGET = 1L << 30;
 
     public ServerImpl(InetSocketAddress address, List<ServiceDefinition> services, ServerTransport transport,
                       ConnectionSettings settings, Executor executor, Object meterRegistry, long handshakeTimeoutMillis) {
@@ -59,7 +75,9 @@ public final class ServerImpl {
         try {
             bound = transport.bind(address, fc -> {
                 ServerConnection c = new ServerConnection(this, settings, fc);
-                connections.add(c);
+                if (!admit(c)) {
+                    return c;
+                }
                 if (shutdown) {
                     c.close("server is shutting down");
                 }
@@ -70,6 +88,43 @@ public final class ServerImpl {
             terminated.countDown();
             throw e;
         }
+    }
+
+    /**
+     * Counts an accepted connection against {@link #maxConnections}; over it, closes the connection at once (before
+     * HELLO), logs and counts it, and returns false. Connections already open are not affected.
+     */
+    private boolean admit(ServerConnection c) {
+        int max = maxConnections;
+        synchronized (connections) {
+            if (connections.size() < max) {
+                connections.add(c);
+                return true;
+            }
+        }
+        c.refusedAtAccept = true;
+        long refused = refusedConnections.incrementAndGet();
+        metrics.limitRefused("connections");
+        Connection.LOG.log(System.Logger.Level.WARNING, "refusing connection from {0}: the server has {1} connections open,"
+                + " its limit (maxConnections); {2} refused so far", c.peer(), max, refused);
+        c.close("the server has " + max + " connections open, its limit");
+        return false;
+    }
+
+    /** Sets the server-wide limits: connections open at once, and slab bytes in use above which new calls are refused. */
+    public void setLimits(int maxConnections, long memoryBudgetBytes) {
+        this.maxConnections = maxConnections;
+        this.memoryBudgetBytes = memoryBudgetBytes;
+    }
+
+    /** Slab bytes in use above which new calls are refused. */
+    long memoryBudgetBytes() {
+        return memoryBudgetBytes;
+    }
+
+    /** Connections closed at accept because the server had {@code maxConnections} open. */
+    public long refusedConnections() {
+        return refusedConnections.get();
     }
 
     public synchronized int port() {
@@ -125,6 +180,9 @@ public final class ServerImpl {
 
     void connectionClosed(ServerConnection c, boolean established, String reason) {
         connections.remove(c);
+        if (c.refusedAtAccept) {
+            return; // never counted, never told
+        }
         if (established) {
             tell("connectionClosed", l -> l.connectionClosed(c, reason));
         }

@@ -144,7 +144,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
 
     @Override
     public void sendHeaders(Metadata headers) {
-        boolean failed;
+        boolean failed = false;
         boolean run = false;
         synchronized (this) {
             if (headersSent) {
@@ -157,15 +157,19 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             if (state == State.CANCELLED) {
                 return;
             }
-            try {
-                outbound.control(Frames.responseHeaders(pool, id, headers, conn.peerHello.maxFramePayload()), false);
-                return;
-            } catch (FrameTooLargeException e) {
-                // the client could not read them: the call fails with INTERNAL, the handler sees it cancelled
-                Connection.LOG.log(System.Logger.Level.WARNING, "{0} to {1}: {2}", this, conn.peer(), e.getMessage());
-                failed = cancelLocked(Status.INTERNAL.withDescription(e.getMessage()));
-                run = failed && drain.requestLocked();
+            String tooLarge = conn.metadataOverPeerLimit(headers, "response headers");
+            if (tooLarge == null) {
+                try {
+                    outbound.control(Frames.responseHeaders(pool, id, headers, conn.peerHello.maxFramePayload()), false);
+                    return;
+                } catch (FrameTooLargeException e) {
+                    // the client could not read them: the call fails with INTERNAL, the handler sees it cancelled
+                    Connection.LOG.log(System.Logger.Level.WARNING, "{0} to {1}: {2}", this, conn.peer(), e.getMessage());
+                    tooLarge = e.getMessage();
+                }
             }
+            failed = cancelLocked(Status.INTERNAL.withDescription(tooLarge));
+            run = failed && drain.requestLocked();
         }
         if (failed) {
             removeFromConnection();
@@ -218,9 +222,17 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             if (state == State.CANCELLED) {
                 return; // the handler closed a call it had not yet heard was cancelled: nothing goes out
             }
+            String tooLarge = conn.metadataOverPeerLimit(trailers, "response trailers");
+            if (tooLarge != null) {
+                status = Status.INTERNAL.withDescription(tooLarge + " (the call ended with " + status.getCode() + ")");
+                trailers = null;
+            }
             state = State.CLOSED;
             deadlineTimer.disarm();
             finalStatus = status.getCode().name();
+            if (outbound.isEmpty()) {
+                conn.trailersSending(this); // they go out now: the stream's slot is free for the client's next one
+            }
             outbound.control(conn.trailers(id, status, trailers), true);
             remove = outbound.isEmpty();
             outbound.wakeWaiters(this);
@@ -429,6 +441,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         outbound.discard();
         if (tellClient != null && !conn.isClosed()) {
             finalStatus = tellClient.getCode().name();
+            conn.trailersSending(this);
             conn.send(conn.trailers(id, tellClient, null), true);
         } else if (finalStatus == null) {
             finalStatus = Status.Code.CANCELLED.name();

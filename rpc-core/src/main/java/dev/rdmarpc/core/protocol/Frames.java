@@ -74,17 +74,50 @@ public final class Frames {
         }
     }
 
-    static Metadata readMetadata(WireReader r) {
+    /** What each metadata entry counts on top of its key and value bytes, as HTTP/2 counts a header field (RFC 9113 §6.5.2). */
+    public static final int METADATA_ENTRY_OVERHEAD = 32;
+    /** No limit on decoded metadata bytes. */
+    public static final int NO_METADATA_LIMIT = Integer.MAX_VALUE;
+
+    /**
+     * Metadata bytes as the limits count them: each entry's key and value bytes plus {@link #METADATA_ENTRY_OVERHEAD}
+     * (0 for null or empty metadata).
+     */
+    public static long metadataBytes(Metadata md) {
+        if (md == null) {
+            return 0;
+        }
+        long size = 0;
+        for (int i = 0; i < md.size(); i++) {
+            size += METADATA_ENTRY_OVERHEAD + RawMetadata.nameAt(md, i).length() + RawMetadata.rawValueAt(md, i).length;
+        }
+        return size;
+    }
+
+    /**
+     * Reads a metadata block, counting entries as {@link #metadataBytes} does; stops as soon as the count passes
+     * {@code maxBytes}, before copying the entry that passes it, and throws {@link MetadataTooLargeException}.
+     */
+    static Metadata readMetadata(WireReader r, int maxBytes, String frame) {
         int count = r.u16();
         if (count > MAX_METADATA_ENTRIES) {
             throw new ProtocolException("metadata has " + count + " entries, more than " + MAX_METADATA_ENTRIES);
         }
         Metadata md = new Metadata();
+        long total = 0;
         for (int i = 0; i < count; i++) {
-            String name = r.ascii(r.u16());
+            int nameLength = r.u16();
+            if (total + METADATA_ENTRY_OVERHEAD + nameLength > maxBytes) {
+                throw new MetadataTooLargeException(frame, maxBytes);
+            }
+            String name = r.ascii(nameLength);
             int len = r.i32();
             if (len < 0) {
                 throw new ProtocolException("negative metadata value length");
+            }
+            total += METADATA_ENTRY_OVERHEAD + nameLength + (long) len;
+            if (total > maxBytes) {
+                throw new MetadataTooLargeException(frame, maxBytes);
             }
             try {
                 RawMetadata.putRaw(md, name, r.bytes(len));
@@ -142,6 +175,15 @@ public final class Frames {
 
     /** Decodes client HEADERS from {@code length} bytes of {@code memory} at {@code offset}. */
     public static RequestHeaders decodeRequestHeaders(MemorySegment memory, long offset, int length, Utf8Cache strings) {
+        return decodeRequestHeaders(memory, offset, length, strings, NO_METADATA_LIMIT);
+    }
+
+    /**
+     * Decodes client HEADERS whose metadata may count at most {@code maxMetadataBytes} ({@link #metadataBytes});
+     * beyond that, throws {@link MetadataTooLargeException} without decoding the rest.
+     */
+    public static RequestHeaders decodeRequestHeaders(MemorySegment memory, long offset, int length, Utf8Cache strings,
+                                                      int maxMetadataBytes) {
         WireReader r = new WireReader(memory, offset, length, "HEADERS");
         long timeout = r.i64();
         if (timeout < 0) {
@@ -149,7 +191,7 @@ public final class Frames {
         }
         String path = r.utf8(r.u16(), strings);
         String authority = r.utf8(r.u16(), strings);
-        Metadata md = readMetadata(r);
+        Metadata md = readMetadata(r, maxMetadataBytes, "HEADERS");
         r.end();
         return new RequestHeaders(path, authority, timeout, md);
     }
@@ -180,8 +222,13 @@ public final class Frames {
 
     /** Decodes server HEADERS from {@code length} bytes of {@code memory} at {@code offset}. */
     public static Metadata decodeResponseHeaders(MemorySegment memory, long offset, int length) {
+        return decodeResponseHeaders(memory, offset, length, NO_METADATA_LIMIT);
+    }
+
+    /** Decodes server HEADERS whose metadata may count at most {@code maxMetadataBytes}, else {@link MetadataTooLargeException}. */
+    public static Metadata decodeResponseHeaders(MemorySegment memory, long offset, int length, int maxMetadataBytes) {
         WireReader r = new WireReader(memory, offset, length, "HEADERS");
-        Metadata md = readMetadata(r);
+        Metadata md = readMetadata(r, maxMetadataBytes, "HEADERS");
         r.end();
         return md;
     }
@@ -267,9 +314,22 @@ public final class Frames {
 
     /** Decodes TRAILERS from {@code length} bytes of {@code memory} at {@code offset}. */
     public static Trailers decodeTrailers(MemorySegment memory, long offset, int length) {
+        return decodeTrailers(memory, offset, length, NO_METADATA_LIMIT);
+    }
+
+    /**
+     * Decodes TRAILERS whose metadata may count at most {@code maxMetadataBytes}; beyond that, throws
+     * {@link MetadataTooLargeException} (which carries the status the trailers did carry).
+     */
+    public static Trailers decodeTrailers(MemorySegment memory, long offset, int length, int maxMetadataBytes) {
         WireReader r = new WireReader(memory, offset, length, "TRAILERS");
         Status s = readStatus(r);
-        Metadata md = readMetadata(r);
+        Metadata md;
+        try {
+            md = readMetadata(r, maxMetadataBytes, "TRAILERS");
+        } catch (MetadataTooLargeException e) {
+            throw e.withTrailersStatus(s);
+        }
         r.end();
         return new Trailers(s, md);
     }

@@ -5,7 +5,8 @@ import java.util.Map;
 
 /**
  * The HELLO payload: magic, protocol version, flow-control and size limits, and capability
- * blocks (id → bytes). Capability {@link #CAP_RDMA} carries the RDMA connection parameters.
+ * blocks (id → bytes). Capability {@link #CAP_RDMA} carries the RDMA connection parameters, {@link #CAP_LIMITS} the
+ * limits the sender enforces on what it receives.
  */
 public record Hello(int version, int initialWindow, int maxFramePayload, int maxMessageSize,
                     Map<Integer, byte[]> capabilities) {
@@ -14,6 +15,8 @@ public record Hello(int version, int initialWindow, int maxFramePayload, int max
     public static final int VERSION = 1;
     /** Capability id of the RDMA parameters block (GID, LID, QPN, PSN, MTU, inline size, receive buffers). */
     public static final int CAP_RDMA = 1;
+    /** Capability id of the limits block (max concurrent streams, max metadata bytes): {@link LimitsCapability}. */
+    public static final int CAP_LIMITS = 2;
     private static final int FIXED_SIZE = 4 + 2 + 2 + 4 + 4 + 4 + 2;
 
     public Hello {
