@@ -41,8 +41,9 @@ class ServerOptionsTest extends LoopbackTest {
         // the server records a call just after its last frame went out, so the client may be told first
         Await.until(() -> {
             Timer t = registry.find("rdmarpc.server.calls").tags("method", "test.TestService/Echo", "status", "OK").timer();
-            return t != null && t.count() == 5;
-        }, () -> "five OK Echo calls recorded: " + registry.find("rdmarpc.server.calls").timers().stream()
+            Timer f = registry.find("rdmarpc.server.calls").tags("method", "test.TestService/Throw", "status", "UNKNOWN").timer();
+            return t != null && t.count() == 5 && f != null && f.count() == 1;
+        }, () -> "five OK Echo calls and one failed Throw recorded: " + registry.find("rdmarpc.server.calls").timers().stream()
                 .map(t -> t.getId() + "=" + t.count()).toList());
         Timer failed = registry.find("rdmarpc.server.calls").tags("method", "test.TestService/Throw", "status", "UNKNOWN").timer();
         assertNotNull(failed);
