@@ -36,8 +36,8 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * A whole unary call over loopback TCP, client and server in this JVM (so {@code -prof gc} counts
- * both sides' allocation): rdmarpc's native API against stock grpc-java, blocking stubs and async
- * stubs with a reused observer, handlers and callbacks on the I/O threads. {@link #userMessagesOnly}
+ * both sides' allocation): rdmarpc's native API and grpc-java over rdmarpc (grpc-compat) against stock
+ * grpc-java, blocking stubs and async stubs with a reused observer, handlers and callbacks on the I/O threads. {@link #userMessagesOnly}
  * is the allocation a call cannot avoid (parse the request, build the response, parse the
  * response); what a call allocates beyond it is the framework's.
  */
@@ -61,9 +61,13 @@ public class UnaryCallBenchmark {
     private ManagedChannel grpcChannel;
     private BenchServiceGrpc.BenchServiceBlockingStub grpcBlocking;
     private BenchServiceGrpc.BenchServiceStub grpcAsync;
+    private Server compatServer;
+    private ManagedChannel compatChannel;
+    private BenchServiceGrpc.BenchServiceStub compatAsync;
     private BenchRequest request;
     private final Waiter nativeWaiter = new Waiter();
     private final Waiter grpcWaiter = new Waiter();
+    private final Waiter compatWaiter = new Waiter();
 
     private final SlabPool pool = new SlabPool(16L << 20, false);
     private final ProtoMarshaller<BenchRequest> requestMarshaller = ProtoMarshaller.of(BenchRequest.getDefaultInstance());
@@ -90,6 +94,13 @@ public class UnaryCallBenchmark {
         grpcAsync = BenchServiceGrpc.newStub(grpcChannel);
         grpcBlocking.unary(request);
 
+        compatServer = dev.rdmarpc.grpc.RdmaServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+                .addService(new EchoGrpc()).directExecutor().build().start();
+        compatChannel = dev.rdmarpc.grpc.RdmaChannelBuilder.forAddress("127.0.0.1", compatServer.getPort())
+                .directExecutor().build();
+        compatAsync = BenchServiceGrpc.newStub(compatChannel);
+        BenchServiceGrpc.newBlockingStub(compatChannel).unary(request);
+
         requestBytes = serialize(requestMarshaller, request);
         responseBytes = serialize(responseMarshaller, BenchResponse.newBuilder().setPayload(request.getPayload()).build());
     }
@@ -108,6 +119,8 @@ public class UnaryCallBenchmark {
         nativeServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         grpcChannel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         grpcServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        compatChannel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        compatServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         requestBytes.release();
         responseBytes.release();
     }
@@ -139,6 +152,15 @@ public class UnaryCallBenchmark {
         Waiter w = grpcWaiter;
         w.arm();
         grpcAsync.unary(request, w);
+        return w.await();
+    }
+
+    /** grpc-java over rdmarpc (grpc-compat's builders, TCP here), generated async stub with a reused observer. */
+    @Benchmark
+    public Object grpcCompatAsyncUnary() {
+        Waiter w = compatWaiter;
+        w.arm();
+        compatAsync.unary(request, w);
         return w.await();
     }
 
