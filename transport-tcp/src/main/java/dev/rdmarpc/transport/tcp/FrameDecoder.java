@@ -53,7 +53,7 @@ final class FrameDecoder {
 
     /**
      * Takes {@code in} (releasing it) and delivers every whole frame now buffered, stopping early
-     * if the connection starts closing.
+     * if the connection starts closing or pauses its reads.
      *
      * @throws RuntimeException from header validation or from the handler; the caller closes the connection
      */
@@ -63,13 +63,26 @@ final class FrameDecoder {
             return;
         }
         append(alloc, in);
+        decodeBuffered(alloc, handler);
+    }
+
+    /**
+     * Delivers every whole frame already buffered (what was left when reads paused), unless a decode is running
+     * (it carries on by itself) or nothing is buffered.
+     *
+     * @throws RuntimeException from header validation or from the handler; the caller closes the connection
+     */
+    void decodeBuffered(ByteBufAllocator alloc, FrameHandler handler) {
+        if (released || decoding || cumulation == null) {
+            return;
+        }
         decoding = true;
         ByteBuf cum = cumulation;
         // Offsets into `view` are `origin + index in cum`: the native address, or one view per read as a fallback.
         MemorySegment view = null;
         long origin = 0;
         try {
-            while (true) {
+            while (!connection.readsPaused()) {
                 int start = cum.readerIndex();
                 int readable = cum.readableBytes();
                 if (readable < FrameHeader.SIZE) {
@@ -144,14 +157,17 @@ final class FrameDecoder {
     /**
      * Capacity for {@code needed} pending bytes: twice that (so a large frame arriving in small reads is copied a
      * bounded number of times in all, not once per read), but no more than the frame being read needs when that
-     * is known, so the buffer follows the bytes received and never what a header merely announces.
+     * is known (all of it once it is at most four times what is there), so the buffer follows the bytes received
+     * and never what a header merely announces.
      */
     private int grownCapacity(int needed) {
-        long doubled = Math.max(2L * needed, MIN_CAPACITY);
+        long capacity = Math.max(2L * needed, MIN_CAPACITY);
         if (pendingPayload >= 0) {
-            doubled = Math.min(doubled, (long) FrameHeader.SIZE + pendingPayload);
+            long frame = (long) FrameHeader.SIZE + pendingPayload;
+            // Within a factor of four of the frame: take its size now rather than one more step just short of it.
+            capacity = frame <= 4L * needed ? frame : Math.min(capacity, frame);
         }
-        return (int) Math.min(Math.max(doubled, needed), Integer.MAX_VALUE - 8);
+        return (int) Math.min(Math.max(capacity, needed), Integer.MAX_VALUE - 8);
     }
 
     /** Moves the pending bytes to the start of a new owned buffer of {@code capacity} (at least what is pending). */

@@ -35,10 +35,11 @@ import java.util.concurrent.RejectedExecutionException;
  * when they have drained. Past {@link #READ_PAUSE_BOUND} this side stops reading from the peer, so a peer that
  * sends and never reads cannot make it queue more replies; reading resumes when the connection is writable again.
  * A server connection counts every unsent byte toward that bound (a client's requests, PINGs and WINDOWs all
- * make it answer). A client connection counts only the replies it queued since its unsent bytes were last below
- * the low-water mark (PING ACKs and WINDOW frames: what a server can make it send), not its own requests: a client
- * that pauses on its own requests while the server pauses on the answers would wait for each other forever, as
- * nothing stops an application from sending more than the bound before it reads.
+ * make it answer). A client connection leaves out what it sent on its own account since its unsent bytes were
+ * last below the low-water mark (everything but PING ACKs and WINDOW frames, the replies a server can make it
+ * send): a client that paused on its own requests while the server paused on the answers would wait for each
+ * other forever, as nothing stops an application from sending more than the bound before it reads. Frames already
+ * read when reads pause stay buffered and are decoded when reading resumes.
  */
 final class TcpFrameConnection implements FrameConnection {
     static final System.Logger LOG = System.getLogger("dev.rdmarpc.transport.tcp");
@@ -54,12 +55,14 @@ final class TcpFrameConnection implements FrameConnection {
     /** The channel's user-defined writability bit that is off while sends wait in the {@link WriteQueue}. */
     static final int QUEUE_WRITABILITY_BIT = 1;
     private static final ValueLayout.OfByte BYTE = ValueLayout.JAVA_BYTE;
+    /** What Netty's outbound buffer counts per buffer on top of its bytes (its default, unless configured). */
+    private static final long NETTY_ENTRY_OVERHEAD = Math.max(96, Integer.getInteger("io.netty.transport.outboundBufferEntrySizeOverhead", 96));
     static final String PEER_CLOSED = "connection closed by peer";
 
     private static final VarHandle CLOSING;
     private static final VarHandle DRAIN_SCHEDULED;
     private static final VarHandle QUEUED_BYTES;
-    private static final VarHandle REPLY_BYTES;
+    private static final VarHandle OWN_BYTES;
 
     static {
         try {
@@ -67,7 +70,7 @@ final class TcpFrameConnection implements FrameConnection {
             CLOSING = l.findVarHandle(TcpFrameConnection.class, "closing", Closing.class);
             DRAIN_SCHEDULED = l.findVarHandle(TcpFrameConnection.class, "drainScheduled", boolean.class);
             QUEUED_BYTES = l.findVarHandle(TcpFrameConnection.class, "queuedBytes", long.class);
-            REPLY_BYTES = l.findVarHandle(TcpFrameConnection.class, "replyBytes", long.class);
+            OWN_BYTES = l.findVarHandle(TcpFrameConnection.class, "ownBytes", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -104,9 +107,12 @@ final class TcpFrameConnection implements FrameConnection {
     private volatile boolean readsPaused;
     /** Whether every unsent byte counts toward {@link #READ_PAUSE_BOUND} (server side) or only replies (client side). */
     private final boolean pauseOnAnyBacklog;
-    /** Client side: bytes of PING ACK and WINDOW frames sent since the unsent bytes were last below the low mark. */
-    @SuppressWarnings("unused") // through REPLY_BYTES
-    private volatile long replyBytes;
+    /**
+     * Client side: bytes of everything but PING ACK and WINDOW frames sent since the unsent bytes were last below
+     * the low mark, each buffer counted with Netty's per-buffer overhead, so never less than Netty counts for them.
+     */
+    @SuppressWarnings("unused") // through OWN_BYTES
+    private volatile long ownBytes;
 
     /** The TLS session, set before the connection is handed to core; null for plaintext. */
     private volatile javax.net.ssl.SSLSession sslSession;
@@ -177,8 +183,9 @@ final class TcpFrameConnection implements FrameConnection {
             }
             throw new NullPointerException("head");
         }
-        if (!pauseOnAnyBacklog && isReply(head)) {
-            REPLY_BYTES.getAndAdd(this, (long) head.length() + (tail == null ? 0 : tail.length()));
+        if (!pauseOnAnyBacklog && !isReply(head)) {
+            long counted = head.length() + NETTY_ENTRY_OVERHEAD + (tail == null ? 0L : tail.length() + NETTY_ENTRY_OVERHEAD);
+            OWN_BYTES.getAndAdd(this, counted);
         }
         SlabByteBuf h = wrappers.wrap(head);
         SlabByteBuf t = tail == null ? null : wrappers.wrap(tail);
@@ -341,29 +348,51 @@ final class TcpFrameConnection implements FrameConnection {
 
     /**
      * On the I/O thread, after writing: stops reading from the peer while the unsent bytes (on a client connection:
-     * the replies among them) are past the bound.
+     * those beyond what it sent on its own account) are past the bound.
      */
     private void pauseReadsIfBacklogged() {
         long unsent = unsentBytes();
-        if (unsent < SocketOptions.LOW_WATER_MARK) {
-            if (!pauseOnAnyBacklog && (long) REPLY_BYTES.getOpaque(this) != 0) {
-                REPLY_BYTES.setVolatile(this, 0L); // the peer has read everything but a little
+        if (!pauseOnAnyBacklog) {
+            long own = (long) OWN_BYTES.getVolatile(this);
+            if (unsent < SocketOptions.LOW_WATER_MARK) {
+                if (own != 0) {
+                    OWN_BYTES.getAndAdd(this, -own); // the peer has read all but a little: start counting afresh
+                }
+                return;
             }
-            return;
+            unsent -= own;
         }
-        if (!readsPaused && unsent > READ_PAUSE_BOUND && !closed
-                && (pauseOnAnyBacklog || (long) REPLY_BYTES.getVolatile(this) > READ_PAUSE_BOUND)) {
+        if (!readsPaused && unsent > READ_PAUSE_BOUND && !closed) {
             readsPaused = true;
             channel.config().setAutoRead(false);
             LOG.log(Level.DEBUG, "pausing reads from {0}: {1} bytes unsent, the peer is not reading", remote, unsentBytes());
         }
     }
 
-    /** On the I/O thread, once the connection is writable again: reads from the peer again. */
+    /** On the I/O thread, once the connection is writable again: decodes what was left buffered and reads again. */
     private void resumeReads() {
-        if (readsPaused) {
-            readsPaused = false;
-            LOG.log(Level.DEBUG, "resuming reads from {0}: {1} bytes unsent", remote, unsentBytes());
+        if (!readsPaused) {
+            return;
+        }
+        readsPaused = false;
+        LOG.log(Level.DEBUG, "resuming reads from {0}: {1} bytes unsent", remote, unsentBytes());
+        FrameDecoder d = decoder;
+        if (d != null && !closed) {
+            boolean burst = !inReadBurst;
+            if (burst) {
+                beginReadBurst();
+            }
+            try {
+                d.decodeBuffered(channel.alloc(), handler);
+            } catch (Throwable t) {
+                closeOnError(t);
+            } finally {
+                if (burst) {
+                    endReadBurst();
+                }
+            }
+        }
+        if (!readsPaused && closing == null) {
             channel.config().setAutoRead(true);
         }
     }

@@ -1,0 +1,160 @@
+package dev.rdmarpc.transport.tcp;
+
+import dev.rdmarpc.core.protocol.FrameFlags;
+import dev.rdmarpc.core.protocol.FrameHeader;
+import dev.rdmarpc.core.protocol.FrameType;
+import dev.rdmarpc.core.spi.FrameConnection;
+import dev.rdmarpc.core.testing.Await;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A peer that floods PINGs and never reads makes this side stop reading once the PING ACKs it owes pass the bound,
+ * on server and client connections; other connections are served meanwhile, and once the peer reads it gets every
+ * ACK in order and the connection carries on.
+ */
+@ExtendWith(LeakCheck.class)
+class ReadPauseTest {
+    private static final int PINGS = 300_000;
+    private static final int PING_FRAME = FrameHeader.SIZE + 8;
+    /**
+     * Slack past the bound: reads stop at the frame whose answer crosses it, but a read the socket had already
+     * completed may still be handed over and buffered (not decoded).
+     */
+    private static final long ONE_READ = 256 * 1024;
+
+    static List<String> flavors() {
+        return TestTransports.flavors();
+    }
+
+    @ParameterizedTest
+    @MethodSource("flavors")
+    void serverStopsReadingAClientThatFloodsPingsWithoutReading(String io) throws Exception {
+        PingAnswerer.Factory serverHandlers = new PingAnswerer.Factory();
+        TcpServerTransport server = new TcpServerTransport(TestTransports.config(io));
+        TcpClientTransport client = new TcpClientTransport(TestTransports.config(io));
+        try (Socket raw = new Socket()) {
+            InetSocketAddress address = server.bind(TestTransports.ANY_LOOPBACK_PORT, serverHandlers);
+            raw.setReceiveBufferSize(32 * 1024);
+            raw.connect(address, 5_000);
+            CompletableFuture<Void> writing = CompletableFuture.runAsync(() -> flood(raw, true));
+            PingAnswerer victim = serverHandlers.next();
+            TcpFrameConnection c = (TcpFrameConnection) victim.connection;
+
+            Await.until(c::readsPaused, () -> "the server paused reading; unsent " + c.unsentBytes() + ", pings " + victim.pings);
+            // The socket may take some of it after the pause; reads stay off until it drains below the low mark.
+            long unsent = c.unsentBytes();
+            assertTrue(unsent <= TcpFrameConnection.READ_PAUSE_BOUND + ONE_READ, "unsent " + unsent);
+            assertTrue(victim.pings.get() < PINGS, "the server read every PING before pausing");
+            assertFalse(c.isWritable());
+
+            // Another client is served while that connection is paused.
+            FrameConnection good = client.connect(address, new PingAnswerer.Factory(), 30_000).get(60, TimeUnit.SECONDS);
+            PingAnswerer goodServerSide = serverHandlers.next();
+            good.send(TestFrames.hello());
+            good.send(dev.rdmarpc.core.protocol.Frames.ping(TestFrames.POOL, 42, false));
+            Await.until(() -> goodServerSide.pings.get() == 1, "the good client's PING reached the server");
+
+            AtomicLong maxUnsent = new AtomicLong(unsent);
+            readAcks(raw, () -> maxUnsent.accumulateAndGet(c.unsentBytes(), Math::max));
+            writing.get(60, TimeUnit.SECONDS);
+            assertEquals(PINGS, victim.pings.get(), "PINGs the server answered");
+            assertTrue(maxUnsent.get() <= TcpFrameConnection.READ_PAUSE_BOUND + ONE_READ, "unsent reached " + maxUnsent.get());
+            Await.until(() -> !c.readsPaused() && c.unsentBytes() == 0 && c.isWritable(), "the connection drained and reads again");
+            assertTrue(c.isOpen());
+        } finally {
+            client.close();
+            server.close();
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("flavors")
+    void clientStopsReadingAServerThatFloodsPingsWithoutReading(String io) throws Exception {
+        TcpClientTransport client = new TcpClientTransport(TestTransports.config(io));
+        try (ServerSocket listener = new ServerSocket()) {
+            listener.setReceiveBufferSize(32 * 1024);
+            listener.bind(TestTransports.ANY_LOOPBACK_PORT);
+            PingAnswerer.Factory clientHandlers = new PingAnswerer.Factory();
+            CompletableFuture<FrameConnection> connecting = client.connect(
+                    (InetSocketAddress) listener.getLocalSocketAddress(), clientHandlers, 30_000);
+            try (Socket raw = listener.accept()) {
+                connecting.get(60, TimeUnit.SECONDS);
+                PingAnswerer victim = clientHandlers.next();
+                TcpFrameConnection c = (TcpFrameConnection) victim.connection;
+                CompletableFuture<Void> writing = CompletableFuture.runAsync(() -> flood(raw, true));
+
+                Await.until(c::readsPaused, () -> "the client paused reading; unsent " + c.unsentBytes() + ", pings " + victim.pings);
+                long unsent = c.unsentBytes();
+                assertTrue(unsent <= TcpFrameConnection.READ_PAUSE_BOUND + ONE_READ, "unsent " + unsent);
+                assertTrue(victim.pings.get() < PINGS, "the client read every PING before pausing");
+
+                readAcks(raw, () -> { });
+                writing.get(60, TimeUnit.SECONDS);
+                assertEquals(PINGS, victim.pings.get(), "PINGs the client answered");
+                Await.until(() -> !c.readsPaused() && c.unsentBytes() == 0, "the connection drained and reads again");
+                assertTrue(c.isOpen());
+            }
+        } finally {
+            client.close();
+        }
+    }
+
+    /** Writes a HELLO (when asked) and then {@link #PINGS} PINGs numbered from 0, never reading. */
+    private static void flood(Socket raw, boolean hello) {
+        try {
+            OutputStream out = raw.getOutputStream();
+            if (hello) {
+                out.write(TestFrames.helloWire());
+            }
+            int batch = 1000;
+            ByteBuffer b = ByteBuffer.allocate(batch * PING_FRAME).order(ByteOrder.LITTLE_ENDIAN);
+            for (int seq = 0; seq < PINGS; ) {
+                b.clear();
+                for (int i = 0; i < batch && seq < PINGS; i++, seq++) {
+                    b.putInt(8).put((byte) FrameType.PING).put((byte) 0).putShort((short) 0).putInt(0).putInt(0).putLong(seq);
+                }
+                out.write(b.array(), 0, b.position());
+            }
+            out.flush();
+        } catch (IOException e) {
+            throw new IllegalStateException("writing PINGs failed", e);
+        }
+    }
+
+    /** Reads the peer's HELLO-less answer stream: one ACK per PING, numbered in order; {@code onChunk} runs as it goes. */
+    private static void readAcks(Socket raw, Runnable onChunk) throws IOException {
+        raw.setSoTimeout((int) Await.DEFAULT_BOUND.toMillis());
+        DataInputStream in = new DataInputStream(raw.getInputStream());
+        byte[] frame = new byte[PING_FRAME];
+        ByteBuffer f = ByteBuffer.wrap(frame).order(ByteOrder.LITTLE_ENDIAN);
+        for (long expected = 0; expected < PINGS; expected++) {
+            in.readFully(frame);
+            assertEquals(8, f.getInt(0), "payload length of ACK " + expected);
+            assertEquals(FrameType.PING, frame[4], "type of ACK " + expected);
+            assertEquals(FrameFlags.ACK, frame[5], "flags of ACK " + expected);
+            assertEquals(expected, f.getLong(FrameHeader.SIZE), "ACKs out of order");
+            if (expected % 10_000 == 0) {
+                onChunk.run();
+            }
+        }
+    }
+}
