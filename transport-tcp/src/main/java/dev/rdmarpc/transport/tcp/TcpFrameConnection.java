@@ -62,7 +62,6 @@ final class TcpFrameConnection implements FrameConnection {
     private static final VarHandle CLOSING;
     private static final VarHandle DRAIN_SCHEDULED;
     private static final VarHandle QUEUED_BYTES;
-    private static final VarHandle OWN_BYTES;
 
     static {
         try {
@@ -70,7 +69,6 @@ final class TcpFrameConnection implements FrameConnection {
             CLOSING = l.findVarHandle(TcpFrameConnection.class, "closing", Closing.class);
             DRAIN_SCHEDULED = l.findVarHandle(TcpFrameConnection.class, "drainScheduled", boolean.class);
             QUEUED_BYTES = l.findVarHandle(TcpFrameConnection.class, "queuedBytes", long.class);
-            OWN_BYTES = l.findVarHandle(TcpFrameConnection.class, "ownBytes", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -107,12 +105,6 @@ final class TcpFrameConnection implements FrameConnection {
     private volatile boolean readsPaused;
     /** Whether every unsent byte counts toward {@link #READ_PAUSE_BOUND} (server side) or only replies (client side). */
     private final boolean pauseOnAnyBacklog;
-    /**
-     * Client side: bytes of everything but PING ACK and WINDOW frames sent since the unsent bytes were last below
-     * the low mark, each buffer counted with Netty's per-buffer overhead, so never less than Netty counts for them.
-     */
-    @SuppressWarnings("unused") // through OWN_BYTES
-    private volatile long ownBytes;
 
     /** The TLS session, set before the connection is handed to core; null for plaintext. */
     private volatile javax.net.ssl.SSLSession sslSession;
@@ -120,6 +112,12 @@ final class TcpFrameConnection implements FrameConnection {
     // I/O thread only
     private FrameHandler handler;
     private FrameDecoder decoder;
+    /**
+     * Client side: bytes of everything but PING ACK and WINDOW frames handed to Netty since the unsent bytes were
+     * last below the low mark, each buffer counted with Netty's per-buffer overhead, so never less than Netty
+     * counts for them.
+     */
+    private long ownBytes;
     private boolean inReadBurst;
     private boolean flushAfterRead;
 
@@ -183,10 +181,7 @@ final class TcpFrameConnection implements FrameConnection {
             }
             throw new NullPointerException("head");
         }
-        if (!pauseOnAnyBacklog && !isReply(head)) {
-            long counted = head.length() + NETTY_ENTRY_OVERHEAD + (tail == null ? 0L : tail.length() + NETTY_ENTRY_OVERHEAD);
-            OWN_BYTES.getAndAdd(this, counted);
-        }
+        boolean own = !pauseOnAnyBacklog && !isReply(head);
         SlabByteBuf h = wrappers.wrap(head);
         SlabByteBuf t = tail == null ? null : wrappers.wrap(tail);
         if (closing != null) {
@@ -196,6 +191,9 @@ final class TcpFrameConnection implements FrameConnection {
         if (loop.inEventLoop()) {
             // Whatever other threads queued before this send goes first.
             writeQueued();
+            if (own) {
+                countOwn(h, t);
+            }
             channel.write(h, voidPromise);
             if (t != null) {
                 channel.write(t, voidPromise);
@@ -207,6 +205,7 @@ final class TcpFrameConnection implements FrameConnection {
             return;
         }
         h.tail = t;
+        h.own = own;
         long size = h.readableBytes() + (t == null ? 0L : t.readableBytes());
         long queued = (long) QUEUED_BYTES.getAndAdd(this, size) + size;
         queue.push(h);
@@ -280,6 +279,10 @@ final class TcpFrameConnection implements FrameConnection {
             SlabByteBuf t = b.tail;
             b.next = null;
             b.tail = null;
+            if (b.own) {
+                b.own = false;
+                countOwn(b, t);
+            }
             channel.write(b, voidPromise);
             if (t != null) {
                 channel.write(t, voidPromise);
@@ -335,6 +338,11 @@ final class TcpFrameConnection implements FrameConnection {
         }
     }
 
+    /** Client side, on the I/O thread: a send of this side's own is being handed to Netty. */
+    private void countOwn(SlabByteBuf head, SlabByteBuf tail) {
+        ownBytes += head.readableBytes() + NETTY_ENTRY_OVERHEAD + (tail == null ? 0L : tail.readableBytes() + NETTY_ENTRY_OVERHEAD);
+    }
+
     /** Whether {@code head} starts with a frame that answers the peer: a PING ACK or a WINDOW. */
     private static boolean isReply(SlabBuffer head) {
         if (head.length() < FrameHeader.SIZE) {
@@ -351,16 +359,16 @@ final class TcpFrameConnection implements FrameConnection {
      * those beyond what it sent on its own account) are past the bound.
      */
     private void pauseReadsIfBacklogged() {
-        long unsent = unsentBytes();
+        long unsent = nettyPendingBytes();
         if (!pauseOnAnyBacklog) {
-            long own = (long) OWN_BYTES.getVolatile(this);
             if (unsent < SocketOptions.LOW_WATER_MARK) {
-                if (own != 0) {
-                    OWN_BYTES.getAndAdd(this, -own); // the peer has read all but a little: start counting afresh
-                }
+                ownBytes = 0; // the peer has read all but a little: start counting afresh
                 return;
             }
-            unsent -= own;
+            // Sends still queued are left out too: the I/O thread has not looked at them yet.
+            unsent -= ownBytes;
+        } else {
+            unsent += (long) QUEUED_BYTES.getVolatile(this);
         }
         if (!readsPaused && unsent > READ_PAUSE_BOUND && !closed) {
             readsPaused = true;

@@ -12,8 +12,6 @@ import dev.rdmarpc.core.spi.TransportConfig;
 
 import java.io.InputStream;
 import java.net.InetSocketAddress;
-import java.net.URISyntaxException;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -124,15 +122,11 @@ class WritabilityTest {
         }
     }
 
-    private static Path tlsFile(String name) throws URISyntaxException {
-        return Path.of(WritabilityTest.class.getResource("/tls/" + name).toURI());
-    }
-
     @ParameterizedTest
     @MethodSource("flavors")
     void writabilityWorksUnderTls(String io) throws Exception {
-        TlsConfig serverTls = TlsConfig.forServer(tlsFile("server.pem"), tlsFile("server.key")).build();
-        TlsConfig clientTls = TlsConfig.forClient().trustRoots(tlsFile("ca.pem")).build();
+        TlsConfig serverTls = TlsConfig.forServer(TlsTestFiles.path("server.pem"), TlsTestFiles.path("server.key")).build();
+        TlsConfig clientTls = TlsConfig.forClient().trustRoots(TlsTestFiles.path("ca.pem")).build();
         TcpServerTransport server = new TcpServerTransport(new TransportConfig(SlabPool.shared(), 0, io, serverTls, 30_000));
         TcpClientTransport client = new TcpClientTransport(new TransportConfig(SlabPool.shared(), 0, io, clientTls, 30_000));
         try {
