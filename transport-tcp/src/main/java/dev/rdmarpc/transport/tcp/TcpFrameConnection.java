@@ -1,14 +1,14 @@
 package dev.rdmarpc.transport.tcp;
 
 import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameHeader;
+import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.ProtocolException;
 import dev.rdmarpc.core.spi.FrameConnection;
 import dev.rdmarpc.core.spi.FrameHandler;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOutboundBuffer;
-import dev.rdmarpc.core.protocol.FrameFlags;
-import dev.rdmarpc.core.protocol.FrameType;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoop;
 
@@ -48,8 +48,9 @@ final class TcpFrameConnection implements FrameConnection {
     static final int PREFERRED_CHUNK_SIZE = 256 * 1024;
     /**
      * Unsent outbound bytes past which this side stops reading from the peer until they drain below the low-water
-     * mark: 16 times the high-water mark, so it is reached only when the peer has stopped reading while this side
-     * keeps answering what it reads (PING ACKs, WINDOW frames, replies).
+     * mark: 16 times the high-water mark (4 MiB), far above what a reading peer leaves queued, so it is reached when
+     * the peer reads much slower than this side answers what it reads (PING ACKs, WINDOW frames, replies). Counted
+     * as Netty counts its outbound buffer: the bytes plus 96 per buffer.
      */
     static final long READ_PAUSE_BOUND = 16L * SocketOptions.HIGH_WATER_MARK;
     /** The channel's user-defined writability bit that is off while sends wait in the {@link WriteQueue}. */
@@ -103,7 +104,7 @@ final class TcpFrameConnection implements FrameConnection {
     private final Object queueBitLock = new Object();
     /** Reads are off because too much is unsent; set and cleared on the I/O thread, read by tests. */
     private volatile boolean readsPaused;
-    /** Whether every unsent byte counts toward {@link #READ_PAUSE_BOUND} (server side) or only replies (client side). */
+    /** Whether every unsent byte counts toward {@link #READ_PAUSE_BOUND} (server side) or all but its own (client side). */
     private final boolean pauseOnAnyBacklog;
 
     /** The TLS session, set before the connection is handed to core; null for plaintext. */

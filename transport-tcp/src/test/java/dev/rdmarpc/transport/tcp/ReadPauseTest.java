@@ -181,6 +181,31 @@ class ReadPauseTest {
         }
     }
 
+    @ParameterizedTest
+    @MethodSource("flavors")
+    void aClientSendingFarMoreThanTheBoundToAnEchoingServerIsNotStuck(String io) throws Exception {
+        // The server pauses while the echoes back up; the client, sending on its own account, keeps reading them,
+        // so neither waits for the other for good.
+        int frames = 40;
+        int size = FrameHeader.DEFAULT_MAX_PAYLOAD;
+        try (EchoLoop loop = new EchoLoop(io)) {
+            RecordingHandler client = loop.connect();
+            FrameConnection c = client.connection;
+            c.send(TestFrames.hello());
+            for (int i = 0; i < frames; i++) {
+                c.send(TestFrames.message(1, TestFrames.pattern(9, i, size)), null, i % 4 == 3);
+            }
+            c.flush();
+            assertEquals(FrameType.HELLO, client.nextFrame().type());
+            for (int i = 0; i < frames; i++) {
+                TestFrames.Frame f = client.nextFrame();
+                assertEquals(i, TestFrames.seq(f.payload()), "echo " + i);
+                assertEquals(size, f.payload().length);
+            }
+            assertFalse(((TcpFrameConnection) c).readsPaused());
+        }
+    }
+
     /** Writes a HELLO and then {@code pings} PINGs numbered from 0, never reading. */
     private static void flood(Socket raw, int pings) {
         try {
