@@ -13,6 +13,9 @@ import java.lang.foreign.MemorySegment;
  * direct buffer, validates each header as soon as its 16 bytes are there (so an oversize length
  * or a first frame that is not HELLO is refused before its payload arrives), and hands each whole
  * frame to the {@link FrameHandler} with a view of its payload that is valid during the call only.
+ * The buffer grows with the bytes that have arrived (doubling, up to the frame's size), never with
+ * what a header announces, so a peer that sends a header and stalls makes this side hold only what
+ * it sent; before HELLO a frame may carry at most {@link #PRE_HELLO_MAX_PAYLOAD} bytes.
  * Runs on the connection's I/O thread; not thread-safe.
  */
 final class FrameDecoder {
@@ -23,6 +26,14 @@ final class FrameDecoder {
     private static final MemorySegment ALL_MEMORY = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
     /** A cumulation this much larger than what it holds is swapped for a smaller one. */
     private static final int SHRINK_ABOVE = 1 << 20;
+    /** Smallest buffer allocated for pending bytes. */
+    static final int MIN_CAPACITY = 256;
+    /**
+     * Largest payload of the first frame (HELLO), before the peer has said who it is: a HELLO is 22 bytes plus
+     * 4 bytes and the contents per capability block (CAP_RDMA is 48), so 16 KiB fits every real one with
+     * ample room for future blocks, while an unauthenticated peer can make this side buffer at most that much.
+     */
+    static final int PRE_HELLO_MAX_PAYLOAD = 16 * 1024;
 
     private final TcpFrameConnection connection;
     /** Bytes received and not yet decoded, from its reader index; null when there are none. */
@@ -42,7 +53,7 @@ final class FrameDecoder {
 
     /**
      * Takes {@code in} (releasing it) and delivers every whole frame now buffered, stopping early
-     * if the connection starts closing.
+     * if the connection starts closing or pauses its reads.
      *
      * @throws RuntimeException from header validation or from the handler; the caller closes the connection
      */
@@ -52,13 +63,26 @@ final class FrameDecoder {
             return;
         }
         append(alloc, in);
+        decodeBuffered(alloc, handler);
+    }
+
+    /**
+     * Delivers every whole frame already buffered (what was left when reads paused), unless a decode is running
+     * (it carries on by itself) or nothing is buffered.
+     *
+     * @throws RuntimeException from header validation or from the handler; the caller closes the connection
+     */
+    void decodeBuffered(ByteBufAllocator alloc, FrameHandler handler) {
+        if (released || decoding || cumulation == null) {
+            return;
+        }
         decoding = true;
         ByteBuf cum = cumulation;
         // Offsets into `view` are `origin + index in cum`: the native address, or one view per read as a fallback.
         MemorySegment view = null;
         long origin = 0;
         try {
-            while (true) {
+            while (!connection.readsPaused()) {
                 int start = cum.readerIndex();
                 int readable = cum.readableBytes();
                 if (readable < FrameHeader.SIZE) {
@@ -78,12 +102,12 @@ final class FrameDecoder {
                 if (pendingPayload < 0) {
                     boolean first = firstFrame;
                     firstFrame = false;
-                    FrameHeader.validate(view, off, connection.maxInboundPayload(), first);
+                    int max = connection.maxInboundPayload();
+                    FrameHeader.validate(view, off, first ? Math.min(max, PRE_HELLO_MAX_PAYLOAD) : max, first);
                     pendingPayload = FrameHeader.payloadLength(view, off);
                 }
                 int frameLength = FrameHeader.SIZE + pendingPayload;
                 if (readable < frameLength) {
-                    reserve(alloc, frameLength);
                     break;
                 }
                 int type = FrameHeader.type(view, off);
@@ -117,11 +141,11 @@ final class FrameDecoder {
                 owned = false;
                 return;
             }
-            cum = alloc.directBuffer(Math.max(in.readableBytes(), 256));
+            cum = alloc.directBuffer(Math.max(in.readableBytes(), MIN_CAPACITY));
             cumulation = cum;
             owned = true;
         } else if (!owned || cum.writableBytes() < in.readableBytes()) {
-            cum = grow(alloc, cum.readableBytes() + in.readableBytes());
+            cum = moveTo(alloc, grownCapacity(cum.readableBytes() + in.readableBytes()));
         }
         try {
             cum.writeBytes(in);
@@ -130,22 +154,26 @@ final class FrameDecoder {
         }
     }
 
-    /** Makes room for a whole frame of {@code frameLength} bytes now, instead of growing read by read. */
-    private void reserve(ByteBufAllocator alloc, int frameLength) {
-        ByteBuf cum = cumulation;
-        if (cum.capacity() - cum.readerIndex() < frameLength || !owned) {
-            grow(alloc, frameLength);
+    /**
+     * Capacity for {@code needed} pending bytes: twice that (so a large frame arriving in small reads is copied a
+     * bounded number of times in all, not once per read), but no more than the frame being read needs when that
+     * is known (all of it once it is at most four times what is there), so the buffer follows the bytes received
+     * and never what a header merely announces.
+     */
+    private int grownCapacity(int needed) {
+        long capacity = Math.max(2L * needed, MIN_CAPACITY);
+        if (pendingPayload >= 0) {
+            long frame = (long) FrameHeader.SIZE + pendingPayload;
+            // Within a factor of four of the frame: take its size now rather than one more step just short of it.
+            capacity = frame <= 4L * needed ? frame : Math.min(capacity, frame);
         }
+        return (int) Math.min(Math.max(capacity, needed), Integer.MAX_VALUE - 8);
     }
 
-    /** Moves the pending bytes into a new owned buffer of at least {@code minCapacity}. */
-    private ByteBuf grow(ByteBufAllocator alloc, int minCapacity) {
+    /** Moves the pending bytes to the start of a new owned buffer of {@code capacity} (at least what is pending). */
+    private ByteBuf moveTo(ByteBufAllocator alloc, int capacity) {
         ByteBuf old = cumulation;
-        int wanted = Math.max(minCapacity, old.readableBytes());
-        if (pendingPayload >= 0) {
-            wanted = Math.max(wanted, FrameHeader.SIZE + pendingPayload);
-        }
-        ByteBuf cum = alloc.directBuffer(Math.max(wanted, 256));
+        ByteBuf cum = alloc.directBuffer(Math.max(capacity, old.readableBytes()));
         try {
             cum.writeBytes(old, old.readerIndex(), old.readableBytes());
         } catch (RuntimeException | Error e) {
@@ -158,18 +186,29 @@ final class FrameDecoder {
         return cum;
     }
 
-    /** Frees the cumulation when empty, or a large one holding little. */
+    /**
+     * Frees the cumulation when empty; when it holds a little in a much larger buffer (a large owned one, or a
+     * read buffer that was adopted and ends in a partial frame), moves that little to a buffer its size.
+     */
     private void trim(ByteBufAllocator alloc) {
         ByteBuf cum = cumulation;
         if (cum == null) {
             return;
         }
-        if (!cum.isReadable()) {
+        int readable = cum.readableBytes();
+        if (readable == 0) {
             cumulation = null;
             cum.release();
-        } else if (owned && cum.capacity() > SHRINK_ABOVE && pendingPayload < 0 && cum.readableBytes() < SHRINK_ABOVE / 4) {
-            grow(alloc, cum.readableBytes());
+        } else if (owned ? cum.capacity() > SHRINK_ABOVE && pendingPayload < 0 && readable < SHRINK_ABOVE / 4
+                : cum.capacity() > 4 * Math.max(readable, MIN_CAPACITY)) {
+            moveTo(alloc, grownCapacity(readable));
         }
+    }
+
+    /** Bytes of memory this decoder holds for pending input (the capacity of its buffer), 0 when none. */
+    int bufferedCapacity() {
+        ByteBuf cum = cumulation;
+        return cum == null ? 0 : cum.capacity();
     }
 
     /** What a close now would leave half-read, for the close reason; null when on a frame boundary. */

@@ -43,6 +43,8 @@ final class SlabByteBuf extends AbstractReferenceCountedByteBuf {
     SlabByteBuf next;
     /** The buffer that must follow this one on the wire with nothing in between, or null. */
     SlabByteBuf tail;
+    /** Set on a queued send's head: its bytes count as the connection's own (see {@link TcpFrameConnection}). */
+    boolean own;
 
     SlabByteBuf(SlabByteBufPool pool) {
         super(Integer.MAX_VALUE);
@@ -68,6 +70,7 @@ final class SlabByteBuf extends AbstractReferenceCountedByteBuf {
         segment = null;
         next = null;
         tail = null;
+        own = false;
         b.release();
         pool.giveBack(this);
     }

@@ -10,10 +10,15 @@ import io.netty.channel.WriteBufferWaterMark;
  * the outbound water marks behind {@link dev.rdmarpc.core.spi.FrameConnection#isWritable()}.
  */
 final class SocketOptions {
-    /** Outbound bytes queued in Netty above which a connection reports not writable. */
-    static final int HIGH_WATER_MARK = 1024 * 1024;
-    /** Outbound bytes queued in Netty below which it is writable again. */
-    static final int LOW_WATER_MARK = 256 * 1024;
+    /**
+     * Unsent outbound bytes above which a connection reports not writable: one {@link
+     * TcpFrameConnection#PREFERRED_CHUNK_SIZE} frame, on top of what the kernel's socket buffer already holds (on
+     * loopback and fast links several hundred KiB to a few MiB), which is plenty to keep the socket busy while
+     * senders wait for {@code onWritable}; more would only be memory a slow reader pins.
+     */
+    static final int HIGH_WATER_MARK = 256 * 1024;
+    /** Unsent outbound bytes below which it is writable again (a quarter of the high mark, so it does not flap). */
+    static final int LOW_WATER_MARK = 64 * 1024;
     /** Pending connections the listening socket keeps. */
     static final int BACKLOG = 1024;
 

@@ -128,7 +128,7 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void bind(ChannelHandlerContext ctx, SSLSession session) {
-        TcpFrameConnection c = new TcpFrameConnection(ctx.channel());
+        TcpFrameConnection c = new TcpFrameConnection(ctx.channel(), connected == null);
         c.secure(session);
         FrameHandler h;
         try {
@@ -147,6 +147,7 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
         c.bind(h);
         connection = c;
         decoder = new FrameDecoder(c);
+        c.attachDecoder(decoder);
         if (connected != null && !connected.complete(c)) {
             c.close("connect was cancelled");
         }

@@ -1,16 +1,21 @@
 package dev.rdmarpc.transport.tcp;
 
 import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameHeader;
+import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.ProtocolException;
 import dev.rdmarpc.core.spi.FrameConnection;
 import dev.rdmarpc.core.spi.FrameHandler;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoop;
 
 import java.io.EOFException;
 import java.lang.System.Logger.Level;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.net.SocketAddress;
@@ -22,22 +27,49 @@ import java.util.concurrent.RejectedExecutionException;
  * writes them all and flushes once. Flushes asked for while frames are being read are done once,
  * when the read burst ends. Ownership of every buffer passes to Netty as a {@link SlabByteBuf},
  * which releases it exactly once.
+ *
+ * <p>Backpressure: the unsent bytes are Netty's outbound buffer (with TLS, what the {@code SslHandler} holds too)
+ * plus the {@link WriteQueue}. The connection is not writable while they are above
+ * {@link SocketOptions#HIGH_WATER_MARK} (Netty's own water marks for its buffer, and a user-defined writability
+ * bit of the channel for bytes still in the queue), and the handler hears {@code onWritable} on the I/O thread
+ * when they have drained. Past {@link #READ_PAUSE_BOUND} this side stops reading from the peer, so a peer that
+ * sends and never reads cannot make it queue more replies; reading resumes when the connection is writable again.
+ * A server connection counts every unsent byte toward that bound (a client's requests, PINGs and WINDOWs all
+ * make it answer). A client connection leaves out what it sent on its own account since its unsent bytes were
+ * last below the low-water mark (everything but PING ACKs and WINDOW frames, the replies a server can make it
+ * send): a client that paused on its own requests while the server paused on the answers would wait for each
+ * other forever, as nothing stops an application from sending more than the bound before it reads. Frames already
+ * read when reads pause stay buffered and are decoded when reading resumes.
  */
 final class TcpFrameConnection implements FrameConnection {
     static final System.Logger LOG = System.getLogger("dev.rdmarpc.transport.tcp");
 
     /** Largest MESSAGE payload per frame this transport asks for. */
     static final int PREFERRED_CHUNK_SIZE = 256 * 1024;
+    /**
+     * Unsent outbound bytes past which this side stops reading from the peer until they drain below the low-water
+     * mark: 16 times the high-water mark (4 MiB), far above what a reading peer leaves queued, so it is reached when
+     * the peer reads much slower than this side answers what it reads (PING ACKs, WINDOW frames, replies). Counted
+     * as Netty counts its outbound buffer: the bytes plus 96 per buffer.
+     */
+    static final long READ_PAUSE_BOUND = 16L * SocketOptions.HIGH_WATER_MARK;
+    /** The channel's user-defined writability bit that is off while sends wait in the {@link WriteQueue}. */
+    static final int QUEUE_WRITABILITY_BIT = 1;
+    private static final ValueLayout.OfByte BYTE = ValueLayout.JAVA_BYTE;
+    /** What Netty's outbound buffer counts per buffer on top of its bytes (its default, unless configured). */
+    private static final long NETTY_ENTRY_OVERHEAD = Math.max(96, Integer.getInteger("io.netty.transport.outboundBufferEntrySizeOverhead", 96));
     static final String PEER_CLOSED = "connection closed by peer";
 
     private static final VarHandle CLOSING;
     private static final VarHandle DRAIN_SCHEDULED;
+    private static final VarHandle QUEUED_BYTES;
 
     static {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
             CLOSING = l.findVarHandle(TcpFrameConnection.class, "closing", Closing.class);
             DRAIN_SCHEDULED = l.findVarHandle(TcpFrameConnection.class, "drainScheduled", boolean.class);
+            QUEUED_BYTES = l.findVarHandle(TcpFrameConnection.class, "queuedBytes", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -64,17 +96,39 @@ final class TcpFrameConnection implements FrameConnection {
     @SuppressWarnings("unused") // through DRAIN_SCHEDULED
     private volatile boolean drainScheduled;
     private volatile int maxInboundPayload = FrameHeader.DEFAULT_MAX_PAYLOAD;
+    /** Bytes of the sends in {@link #queue} (counted just before they are pushed, so never too low). */
+    @SuppressWarnings("unused") // through QUEUED_BYTES
+    private volatile long queuedBytes;
+    /** Whether {@link #QUEUE_WRITABILITY_BIT} is off now; changed only with {@link #queueBitLock} held. */
+    private volatile boolean queueUnwritable;
+    private final Object queueBitLock = new Object();
+    /** Reads are off because too much is unsent; set and cleared on the I/O thread, read by tests. */
+    private volatile boolean readsPaused;
+    /** Whether every unsent byte counts toward {@link #READ_PAUSE_BOUND} (server side) or all but its own (client side). */
+    private final boolean pauseOnAnyBacklog;
 
     /** The TLS session, set before the connection is handed to core; null for plaintext. */
     private volatile javax.net.ssl.SSLSession sslSession;
 
     // I/O thread only
     private FrameHandler handler;
+    private FrameDecoder decoder;
+    /**
+     * Client side: bytes of everything but PING ACK and WINDOW frames handed to Netty since the unsent bytes were
+     * last below the low mark, each buffer counted with Netty's per-buffer overhead, so never less than Netty
+     * counts for them.
+     */
+    private long ownBytes;
     private boolean inReadBurst;
     private boolean flushAfterRead;
 
-    TcpFrameConnection(Channel channel) {
+    /**
+     * A connection over {@code channel}; {@code server} says whether it was accepted (every unsent byte counts
+     * toward pausing reads) or dialled (only replies to the server count).
+     */
+    TcpFrameConnection(Channel channel, boolean server) {
         this.channel = channel;
+        this.pauseOnAnyBacklog = server;
         this.loop = channel.eventLoop();
         // Fires exceptionCaught on a failed write, which is how a write error reaches onClosed.
         this.voidPromise = channel.voidPromise();
@@ -89,6 +143,23 @@ final class TcpFrameConnection implements FrameConnection {
 
     FrameHandler handler() {
         return handler;
+    }
+
+    /** Records the decoder reading this connection's bytes; on the I/O thread. */
+    void attachDecoder(FrameDecoder frameDecoder) {
+        this.decoder = frameDecoder;
+    }
+
+    /** Bytes of memory held for input not yet decoded; asks the I/O thread when called on another (diagnostics, tests). */
+    int bufferedInputCapacity() throws InterruptedException, java.util.concurrent.ExecutionException {
+        if (loop.inEventLoop()) {
+            FrameDecoder d = decoder;
+            return d == null ? 0 : d.bufferedCapacity();
+        }
+        return loop.submit(() -> {
+            FrameDecoder d = decoder;
+            return d == null ? 0 : d.bufferedCapacity();
+        }).get();
     }
 
     /** Records the TLS session whose handshake completed; on the I/O thread, before {@link #bind}. */
@@ -111,6 +182,7 @@ final class TcpFrameConnection implements FrameConnection {
             }
             throw new NullPointerException("head");
         }
+        boolean own = !pauseOnAnyBacklog && !isReply(head);
         SlabByteBuf h = wrappers.wrap(head);
         SlabByteBuf t = tail == null ? null : wrappers.wrap(tail);
         if (closing != null) {
@@ -120,6 +192,9 @@ final class TcpFrameConnection implements FrameConnection {
         if (loop.inEventLoop()) {
             // Whatever other threads queued before this send goes first.
             writeQueued();
+            if (own) {
+                countOwn(h, t);
+            }
             channel.write(h, voidPromise);
             if (t != null) {
                 channel.write(t, voidPromise);
@@ -127,10 +202,17 @@ final class TcpFrameConnection implements FrameConnection {
             if (flush) {
                 flushOnIoThread();
             }
+            pauseReadsIfBacklogged();
             return;
         }
         h.tail = t;
+        h.own = own;
+        long size = h.readableBytes() + (t == null ? 0L : t.readableBytes());
+        long queued = (long) QUEUED_BYTES.getAndAdd(this, size) + size;
         queue.push(h);
+        if (!queueUnwritable && queued + nettyPendingBytes() > SocketOptions.HIGH_WATER_MARK) {
+            refreshQueueWritability();
+        }
         // After a close the I/O thread may already have emptied the queue: let a drain free this send.
         if (flush || closed) {
             scheduleDrain();
@@ -161,7 +243,7 @@ final class TcpFrameConnection implements FrameConnection {
             } catch (RejectedExecutionException e) {
                 // The event loop is gone, and the channel with it.
                 drainScheduled = false;
-                WriteQueue.releaseAll(queue.takeAll());
+                WriteQueue.releaseAll(takeQueued());
             }
         }
     }
@@ -170,26 +252,157 @@ final class TcpFrameConnection implements FrameConnection {
     private void drainFromTask() {
         drainScheduled = false;
         if (closed) {
-            WriteQueue.releaseAll(queue.takeAll());
+            WriteQueue.releaseAll(takeQueued());
             return;
         }
         writeQueued();
         flushOnIoThread();
+        pauseReadsIfBacklogged();
+    }
+
+    /** Takes every queued send and stops counting its bytes as queued (they are written or released next). */
+    private SlabByteBuf takeQueued() {
+        SlabByteBuf batch = queue.takeAll();
+        if (batch != null) {
+            QUEUED_BYTES.getAndAdd(this, -WriteQueue.bytes(batch));
+        }
+        return batch;
     }
 
     /** Writes every queued send, oldest first, each head directly followed by its tail. */
     private void writeQueued() {
-        SlabByteBuf b = queue.takeAll();
+        SlabByteBuf b = takeQueued();
+        if (b == null) {
+            return;
+        }
         while (b != null) {
             SlabByteBuf next = b.next;
             SlabByteBuf t = b.tail;
             b.next = null;
             b.tail = null;
+            if (b.own) {
+                b.own = false;
+                countOwn(b, t);
+            }
             channel.write(b, voidPromise);
             if (t != null) {
                 channel.write(t, voidPromise);
             }
             b = next;
+        }
+        // The bytes are in Netty's outbound buffer now, whose own water marks take them over.
+        if (queueUnwritable) {
+            refreshQueueWritability();
+        }
+    }
+
+    // ---- backpressure ----
+
+    /** Bytes in Netty's outbound buffer (written or flushed, not yet on the socket); any thread. */
+    private long nettyPendingBytes() {
+        ChannelOutboundBuffer out = channel.unsafe().outboundBuffer();
+        return out == null ? 0 : out.totalPendingWriteBytes();
+    }
+
+    /** Bytes sent on this connection and not yet handed to the socket: Netty's outbound buffer and the queue. */
+    long unsentBytes() {
+        return nettyPendingBytes() + (long) QUEUED_BYTES.getVolatile(this);
+    }
+
+    /** Whether reading from the peer is paused because too much is unsent. */
+    boolean readsPaused() {
+        return readsPaused;
+    }
+
+    /**
+     * Turns the queue's writability bit off while queued sends take the unsent bytes past the high-water mark, and
+     * on again once the queue is (nearly) empty or everything fits under the mark; any thread. Netty's own water
+     * marks cover its outbound buffer, so the bit only speaks for bytes that have not reached it yet. Rechecks after
+     * each change, so a send counted while the bit was being turned on again is not missed.
+     */
+    private void refreshQueueWritability() {
+        synchronized (queueBitLock) {
+            while (true) {
+                ChannelOutboundBuffer out = channel.unsafe().outboundBuffer();
+                if (out == null) {
+                    return; // closed
+                }
+                long queued = (long) QUEUED_BYTES.getVolatile(this);
+                boolean over = queued > 0 && queued + out.totalPendingWriteBytes() > SocketOptions.HIGH_WATER_MARK;
+                if (over == queueUnwritable) {
+                    return;
+                }
+                queueUnwritable = over;
+                // Netty fires channelWritabilityChanged on the I/O thread when the channel's writability flips.
+                out.setUserDefinedWritability(QUEUE_WRITABILITY_BIT, !over);
+            }
+        }
+    }
+
+    /** Client side, on the I/O thread: a send of this side's own is being handed to Netty. */
+    private void countOwn(SlabByteBuf head, SlabByteBuf tail) {
+        ownBytes += head.readableBytes() + NETTY_ENTRY_OVERHEAD + (tail == null ? 0L : tail.readableBytes() + NETTY_ENTRY_OVERHEAD);
+    }
+
+    /** Whether {@code head} starts with a frame that answers the peer: a PING ACK or a WINDOW. */
+    private static boolean isReply(SlabBuffer head) {
+        if (head.length() < FrameHeader.SIZE) {
+            return false;
+        }
+        MemorySegment s = head.segment();
+        int type = s.get(BYTE, FrameHeader.TYPE_OFFSET) & 0xff;
+        return type == FrameType.WINDOW
+                || type == FrameType.PING && (s.get(BYTE, FrameHeader.FLAGS_OFFSET) & FrameFlags.ACK) != 0;
+    }
+
+    /**
+     * On the I/O thread, after writing: stops reading from the peer while the unsent bytes (on a client connection:
+     * those beyond what it sent on its own account) are past the bound.
+     */
+    private void pauseReadsIfBacklogged() {
+        long unsent = nettyPendingBytes();
+        if (!pauseOnAnyBacklog) {
+            if (unsent < SocketOptions.LOW_WATER_MARK) {
+                ownBytes = 0; // the peer has read all but a little: start counting afresh
+                return;
+            }
+            // Sends still queued are left out too: the I/O thread has not looked at them yet.
+            unsent -= ownBytes;
+        } else {
+            unsent += (long) QUEUED_BYTES.getVolatile(this);
+        }
+        if (!readsPaused && unsent > READ_PAUSE_BOUND && !closed) {
+            readsPaused = true;
+            channel.config().setAutoRead(false);
+            LOG.log(Level.DEBUG, "pausing reads from {0}: {1} bytes unsent, the peer is not reading", remote, unsentBytes());
+        }
+    }
+
+    /** On the I/O thread, once the connection is writable again: decodes what was left buffered and reads again. */
+    private void resumeReads() {
+        if (!readsPaused) {
+            return;
+        }
+        readsPaused = false;
+        LOG.log(Level.DEBUG, "resuming reads from {0}: {1} bytes unsent", remote, unsentBytes());
+        FrameDecoder d = decoder;
+        if (d != null && !closed) {
+            boolean burst = !inReadBurst;
+            if (burst) {
+                beginReadBurst();
+            }
+            try {
+                d.decodeBuffered(channel.alloc(), handler);
+            } catch (Throwable t) {
+                closeOnError(t);
+            } finally {
+                if (burst) {
+                    endReadBurst();
+                }
+            }
+        }
+        if (!readsPaused && closing == null) {
+            channel.config().setAutoRead(true);
         }
     }
 
@@ -328,7 +541,7 @@ final class TcpFrameConnection implements FrameConnection {
         closed = true;
         inReadBurst = false;
         flushAfterRead = false;
-        WriteQueue.releaseAll(queue.takeAll());
+        WriteQueue.releaseAll(takeQueued());
         Closing c = closing;
         if (c == null) {
             String r = truncation == null ? PEER_CLOSED : PEER_CLOSED + ": " + truncation;
@@ -347,10 +560,11 @@ final class TcpFrameConnection implements FrameConnection {
         }
     }
 
-    /** The outbound buffer went below its low-water mark. */
+    /** The channel's writability flipped (its outbound buffer or the queue crossed a water mark); on the I/O thread. */
     void writabilityChanged() {
         FrameHandler h = handler;
         if (h != null && !closed && channel.isWritable()) {
+            resumeReads();
             try {
                 h.onWritable();
             } catch (Throwable t) {

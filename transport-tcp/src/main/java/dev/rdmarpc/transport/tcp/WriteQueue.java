@@ -51,6 +51,18 @@ final class WriteQueue {
         return oldest;
     }
 
+    /** Bytes of every send (heads and tails) of a batch from {@link #takeAll}. */
+    static long bytes(SlabByteBuf batch) {
+        long n = 0;
+        for (SlabByteBuf b = batch; b != null; b = b.next) {
+            n += b.readableBytes();
+            if (b.tail != null) {
+                n += b.tail.readableBytes();
+            }
+        }
+        return n;
+    }
+
     /** Releases every buffer of a batch from {@link #takeAll} without sending it. */
     static void releaseAll(SlabByteBuf batch) {
         while (batch != null) {

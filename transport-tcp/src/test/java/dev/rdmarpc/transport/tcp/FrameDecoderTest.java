@@ -3,6 +3,7 @@ package dev.rdmarpc.transport.tcp;
 import dev.rdmarpc.core.protocol.FrameHeader;
 import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.ProtocolException;
+import io.netty.buffer.AbstractByteBufAllocator;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
@@ -21,6 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.assertNull;
 
 /** The decoder on an in-memory channel: every way of cutting the stream gives the same frames. */
 @ExtendWith(LeakCheck.class)
@@ -144,5 +146,94 @@ class FrameDecoderTest {
         assertInstanceOf(EOFException.class, h.closedCause);
         assertEquals(FrameType.HELLO, h.nextFrame().type());
         assertTrue(h.frames.isEmpty(), Arrays.toString(h.frames.toArray()));
+    }
+
+    /** Direct buffers that counts the capacity it hands out, to see how much the decoder allocates and copies. */
+    private static final class CountingAllocator extends AbstractByteBufAllocator {
+        long directBytes;
+
+        CountingAllocator() {
+            super(true);
+        }
+
+        @Override
+        protected ByteBuf newHeapBuffer(int initialCapacity, int maxCapacity) {
+            return Unpooled.buffer(initialCapacity, maxCapacity);
+        }
+
+        @Override
+        protected ByteBuf newDirectBuffer(int initialCapacity, int maxCapacity) {
+            directBytes += initialCapacity;
+            return Unpooled.directBuffer(initialCapacity, maxCapacity);
+        }
+
+        @Override
+        public boolean isDirectBufferPooled() {
+            return false;
+        }
+    }
+
+    private TcpFrameConnection connection(RecordingHandler h) {
+        return (TcpFrameConnection) h.connection;
+    }
+
+    @Test
+    void aHeaderAnnouncingTheMaximumHoldsOnlyWhatArrived() throws Exception {
+        RecordingHandler h = open();
+        CountingAllocator alloc = new CountingAllocator();
+        channel.config().setAllocator(alloc);
+        // As the socket hands reads over: in a read buffer with room to spare.
+        ByteBuf read = ByteBufAllocator.DEFAULT.directBuffer(2048);
+        read.writeBytes(TestFrames.helloWire()).writeBytes(TestFrames.headerWire(FrameType.MESSAGE, 1, FrameHeader.DEFAULT_MAX_PAYLOAD));
+        channel.writeInbound(read);
+        assertEquals(FrameType.HELLO, h.nextFrame().type());
+        int held = connection(h).bufferedInputCapacity();
+        assertTrue(held > 0 && held <= FrameDecoder.MIN_CAPACITY, "bytes held for a 16-byte header: " + held);
+        assertTrue(alloc.directBytes <= FrameDecoder.MIN_CAPACITY, "allocated " + alloc.directBytes);
+
+        // 1 KiB of the payload: the buffer follows what arrived, not the 1 MiB announced.
+        channel.writeInbound(piece(new byte[1024], 0, 1024, true));
+        held = connection(h).bufferedInputCapacity();
+        assertTrue(held >= FrameHeader.SIZE + 1024 && held <= 4 * (FrameHeader.SIZE + 1024), "held " + held);
+        assertTrue(h.frames.isEmpty());
+    }
+
+    @Test
+    void aLargeFrameArrivingInReadSizedPiecesIsCopiedAFewTimesAtMost() throws Exception {
+        byte[] payload = TestFrames.pattern(6, 0, FrameHeader.DEFAULT_MAX_PAYLOAD);
+        byte[] all = stream(List.of(payload));
+        RecordingHandler h = open();
+        CountingAllocator alloc = new CountingAllocator();
+        channel.config().setAllocator(alloc);
+        for (int pos = 0; pos < all.length; pos += 65_536) {
+            channel.writeInbound(piece(all, pos, Math.min(all.length, pos + 65_536), true));
+        }
+        assertFrames(h, List.of(payload));
+        // Doubling from one read to the frame's size allocates (and copies) less than twice the frame in all;
+        // one copy per read into a buffer of the frame's size would be 16 times the frame.
+        assertTrue(alloc.directBytes < 2L * all.length, "allocated " + alloc.directBytes + " for a frame of " + all.length);
+        assertEquals(0, connection(h).bufferedInputCapacity());
+    }
+
+    @Test
+    void aFirstFrameOverThePreHelloLimitIsRefusedAtItsHeader() throws Exception {
+        RecordingHandler h = open();
+        channel.writeInbound(piece(TestFrames.headerWire(FrameType.HELLO, 0, FrameDecoder.PRE_HELLO_MAX_PAYLOAD + 1), 0, 16, true));
+        channel.runPendingTasks();
+        h.awaitClosed();
+        assertInstanceOf(ProtocolException.class, h.closedCause);
+        assertTrue(h.closedReason.contains("exceeds the maximum " + FrameDecoder.PRE_HELLO_MAX_PAYLOAD), h.closedReason);
+    }
+
+    @Test
+    void aFirstFrameAtThePreHelloLimitIsAccepted() throws Exception {
+        RecordingHandler h = open();
+        byte[] hello = TestFrames.wire(FrameType.HELLO, 0, 0, 0, new byte[FrameDecoder.PRE_HELLO_MAX_PAYLOAD]);
+        byte[] big = TestFrames.wire(FrameType.MESSAGE, 0, 1, 0, new byte[FrameHeader.DEFAULT_MAX_PAYLOAD]);
+        channel.writeInbound(piece(hello, 0, hello.length, true));
+        channel.writeInbound(piece(big, 0, big.length, true));
+        assertEquals(FrameDecoder.PRE_HELLO_MAX_PAYLOAD, h.nextFrame().payload().length);
+        assertEquals(FrameHeader.DEFAULT_MAX_PAYLOAD, h.nextFrame().payload().length);
+        assertNull(h.closedReason);
     }
 }

@@ -6,9 +6,17 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import dev.rdmarpc.core.TlsConfig;
+import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.spi.TransportConfig;
+
 import java.io.InputStream;
+import java.net.InetSocketAddress;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+
+import dev.rdmarpc.core.protocol.FrameType;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -71,6 +79,81 @@ class WritabilityTest {
             int before = writableCallsBefore;
             Await.until(() -> server.writableCalls.get() > before, "onWritable once the reader drained the connection");
             assertTrue(c.isWritable());
+        }
+    }
+
+    /** Sends from a thread other than the I/O thread, without flush: they wait in the write queue. */
+    private static long sendUnflushedUntilUnwritable(FrameConnection c) {
+        byte[] chunk = new byte[32 * 1024];
+        long queued = 0;
+        while (queued <= SocketOptions.HIGH_WATER_MARK) {
+            assertTrue(c.isWritable(), "not writable with " + queued + " bytes queued");
+            c.send(TestFrames.message(1, chunk), null, false);
+            queued += chunk.length + 16;
+        }
+        assertFalse(c.isWritable(), "still writable with " + queued + " bytes queued");
+        return queued;
+    }
+
+    @ParameterizedTest
+    @MethodSource("flavors")
+    void sendsWaitingInTheWriteQueueCountAndOnWritableFollowsTheirDrain(String io) throws Exception {
+        RecordingHandler.Factory serverHandlers = new RecordingHandler.Factory(false);
+        try (EchoLoop loop = new EchoLoop(io, serverHandlers, 0);
+             RawClient reader = new RawClient(loop.address)) {
+            RecordingHandler server = serverHandlers.next();
+            TcpFrameConnection c = (TcpFrameConnection) server.connection;
+            long queued = sendUnflushedUntilUnwritable(c);
+            assertEquals(queued, c.unsentBytes(), "unflushed sends off the I/O thread stay queued");
+            int before = server.writableCalls.get();
+
+            c.flush();
+            long received = 0;
+            InputStream in = reader.socket.getInputStream();
+            byte[] buf = new byte[64 * 1024];
+            int n;
+            while (received < queued && (n = in.read(buf)) > 0) {
+                received += n;
+            }
+            assertEquals(queued, received);
+            Await.until(() -> server.writableCalls.get() > before, "onWritable once the queue drained");
+            assertTrue(c.isWritable());
+            assertEquals(0, c.unsentBytes());
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("flavors")
+    void writabilityWorksUnderTls(String io) throws Exception {
+        TlsConfig serverTls = TlsConfig.forServer(TlsTestFiles.path("server.pem"), TlsTestFiles.path("server.key")).build();
+        TlsConfig clientTls = TlsConfig.forClient().trustRoots(TlsTestFiles.path("ca.pem")).build();
+        TcpServerTransport server = new TcpServerTransport(new TransportConfig(SlabPool.shared(), 0, io, serverTls, 30_000));
+        TcpClientTransport client = new TcpClientTransport(new TransportConfig(SlabPool.shared(), 0, io, clientTls, 30_000));
+        try {
+            RecordingHandler.Factory serverHandlers = new RecordingHandler.Factory(false);
+            RecordingHandler.Factory clientHandlers = new RecordingHandler.Factory(false);
+            InetSocketAddress address = server.bind(TestTransports.ANY_LOOPBACK_PORT, serverHandlers);
+            client.connect(new InetSocketAddress("localhost", address.getPort()), clientHandlers, 30_000).get(60, TimeUnit.SECONDS);
+            RecordingHandler s = serverHandlers.next();
+            RecordingHandler cl = clientHandlers.next();
+            TcpFrameConnection c = (TcpFrameConnection) s.connection;
+            assertTrue(c.sslSession() != null);
+
+            c.send(TestFrames.hello(), null, false);
+            long queued = sendUnflushedUntilUnwritable(c);
+            int before = s.writableCalls.get();
+            c.flush();
+            int frames = (int) ((queued) / (32 * 1024 + 16));
+            assertEquals(FrameType.HELLO, cl.nextFrame().type());
+            for (int i = 0; i < frames; i++) {
+                assertEquals(32 * 1024, cl.nextFrame().payload().length);
+            }
+            Await.until(() -> s.writableCalls.get() > before, "onWritable once the TLS connection drained");
+            assertTrue(c.isWritable());
+            assertEquals(0, c.unsentBytes());
+        } finally {
+            client.close();
+            server.close();
         }
     }
 }
