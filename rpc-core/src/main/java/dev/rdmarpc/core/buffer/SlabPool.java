@@ -10,7 +10,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Off-heap, page-aligned buffers in power-of-two size classes from {@link #MIN_BLOCK}. Blocks up to
@@ -65,7 +64,7 @@ public final class SlabPool {
     private final Set<Slab> slabs = new LinkedHashSet<>();
     private final CopyOnWriteArrayList<SlabListener> listeners = new CopyOnWriteArrayList<>();
     private volatile long reservedBytes;
-    private final LongAdder inUseBuffers = new LongAdder();
+    private final AtomicLong inUseBuffers = new AtomicLong();
     private final AtomicLong inUseBytes = new AtomicLong();
     private final AtomicLong peakInUseBytes = new AtomicLong();
     private final Object decayLock = new Object();
@@ -140,7 +139,7 @@ public final class SlabPool {
             }
         }
         b.onAllocate();
-        inUseBuffers.increment();
+        inUseBuffers.incrementAndGet();
         long bytes = inUseBytes.addAndGet(b.capacity());
         if (bytes > peakInUseBytes.get()) {
             raisePeak(bytes);
@@ -176,7 +175,7 @@ public final class SlabPool {
 
     void recycle(SlabBuffer b) {
         int capacity = b.capacity();
-        inUseBuffers.decrement();
+        inUseBuffers.decrementAndGet();
         inUseBytes.addAndGet(-capacity);
         if (trackLeaks) {
             live.remove(b);
@@ -325,7 +324,7 @@ public final class SlabPool {
 
     /** Blocks handed out and not yet released. */
     public long inUseBuffers() {
-        return inUseBuffers.sum();
+        return inUseBuffers.get();
     }
 
     /** Bytes of the blocks handed out and not yet released (one volatile read). */
