@@ -17,7 +17,7 @@ final class LargeBlockCache {
     LargeBlockCache(int firstClass, int classCount, long maxBytes) {
         this.firstClass = firstClass;
         this.maxBytes = maxBytes;
-        this.free = new ArrayDeque[classCount - firstClass];
+        this.free = (ArrayDeque<SlabBuffer>[]) new ArrayDeque<?>[classCount - firstClass];
         for (int i = 0; i < free.length; i++) {
             free[i] = new ArrayDeque<>();
         }

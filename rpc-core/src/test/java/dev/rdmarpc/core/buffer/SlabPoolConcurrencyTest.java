@@ -33,9 +33,9 @@ class SlabPoolConcurrencyTest {
         AtomicReference<Throwable> failure = new AtomicReference<>();
         List<Thread> threads = new ArrayList<>();
         for (int p = 0; p < pairs; p++) {
-            BlockingQueue<SlabBuffer[]> queue = new ArrayBlockingQueue<>(256);
+            BlockingQueue<SlabBuffer[]> queue = new ArrayBlockingQueue<>(32);
             int producerId = p;
-            threads.add(Thread.ofPlatform().name("producer-" + p).unstarted(() -> guard(failure, () -> {
+            threads.add(Thread.ofPlatform().name("producer-" + p).unstarted(guard(failure, () -> {
                 try {
                     for (int i = 0; i < perProducer; i++) {
                         SlabBuffer b = pool.allocate(SIZES[(i + producerId) % SIZES.length]);
@@ -52,7 +52,7 @@ class SlabPoolConcurrencyTest {
                     queue.put(new SlabBuffer[] {END});
                 }
             })));
-            threads.add(Thread.ofPlatform().name("consumer-" + p).unstarted(() -> guard(failure, () -> {
+            threads.add(Thread.ofPlatform().name("consumer-" + p).unstarted(guard(failure, () -> {
                 while (true) {
                     SlabBuffer b = queue.take()[0];
                     if (b == null) {
@@ -68,6 +68,7 @@ class SlabPoolConcurrencyTest {
             t.join();
         }
         assertNull(failure.get(), () -> "a worker failed: " + failure.get());
+        assertTrue(listener.added.size() > 1, "the workers made the pool grow");
 
         assertEquals(0, pool.inUseBuffers(), pool::describeLiveBuffers);
         assertEquals(0, pool.inUseBytes());
