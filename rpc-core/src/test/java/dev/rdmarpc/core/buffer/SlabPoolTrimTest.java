@@ -1,5 +1,6 @@
 package dev.rdmarpc.core.buffer;
 
+import dev.rdmarpc.core.testing.Await;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.ValueLayout;
@@ -128,6 +129,20 @@ class SlabPoolTrimTest {
         }
         assertEquals(0, pool.slabCount(), "with no load at all everything goes back");
         assertEquals(0, listener.registered());
+    }
+
+    @Test
+    void theDaemonTimerGivesIdleMemoryBackOnItsOwn() throws Exception {
+        SlabPool pool = new SlabPool(1L << 30, false, 1);
+        RecordingSlabListener listener = new RecordingSlabListener();
+        pool.addListener(listener);
+        Thread.ofPlatform().start(() -> {
+            pool.allocate(LARGE).release();
+            pool.allocate(4096).release();
+        }).join();
+        Await.until(() -> pool.slabCount() == 0, () -> pool.slabCount() + " slabs still held");
+        assertEquals(0, pool.reservedBytes());
+        assertEquals(2, listener.removed.size(), "listeners heard of both slabs before they were freed");
     }
 
     private static void awaitQuietly(java.util.concurrent.CountDownLatch latch) {
