@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@link #MAX_SMALL} are carved from shared slabs of {@link #SMALL_SLAB_SIZE}, one size class per slab;
  * larger ones get a slab each, kept for reuse up to a byte budget.
  *
- * <p>Allocating and releasing take no lock for blocks up to {@link #MAX_CACHED}: each platform thread
+ * <p>Allocating and releasing take no lock for blocks up to 64 KiB: each platform thread
  * keeps a small bounded cache per size class and exchanges half of it at a time with the class's shared
  * store when it runs empty or full, so a block released on another thread than the one that allocated
  * it flows back through the shared store. Virtual threads have no cache and use the shared stores.
@@ -41,7 +41,7 @@ public final class SlabPool {
     /** Largest block the pool will hand out. */
     public static final int MAX_BLOCK = 1 << 30;
     /** Largest block a thread keeps in its cache; larger ones go straight to the shared stores. */
-    public static final int MAX_CACHED = 64 << 10;
+    static final int MAX_CACHED = 64 << 10;
 
     /** Ticks a slab must stay unused before the automatic decay frees it. */
     static final int IDLE_TICKS = 5;
