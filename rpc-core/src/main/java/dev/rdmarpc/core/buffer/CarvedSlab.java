@@ -34,8 +34,7 @@ final class CarvedSlab {
     SlabBuffer take() {
         SlabBuffer b = freeHead;
         if (b != null) {
-            freeHead = b.nextFree;
-            b.nextFree = null;
+            freeHead = b.nextFree; // left stale in b: only read again after put() sets it
         } else {
             long offset = (long) carved * blockSize;
             b = new SlabBuffer(pool, slab, slab.segment().asSlice(offset, blockSize), sizeClass, this);

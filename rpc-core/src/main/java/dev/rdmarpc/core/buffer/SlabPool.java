@@ -7,7 +7,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -58,8 +57,7 @@ public final class SlabPool {
 
     private final SmallClassStore[] stores;
     private final LargeBlockCache large;
-    private final ThreadLocal<ThreadCache> threadCache = new ThreadLocal<>();
-    private final ConcurrentLinkedQueue<ThreadCache> threadCaches = new ConcurrentLinkedQueue<>();
+    private final ThreadCaches threadCaches;
     private final Object slabLock = new Object();
     private final Set<Slab> slabs = new LinkedHashSet<>();
     private final CopyOnWriteArrayList<SlabListener> listeners = new CopyOnWriteArrayList<>();
@@ -95,6 +93,7 @@ public final class SlabPool {
         for (int c = 0; c <= MAX_SMALL_CLASS; c++) {
             stores[c] = new SmallClassStore(this, c);
         }
+        this.threadCaches = new ThreadCaches(stores, MAX_CACHED_CLASS + 1);
         this.large = new LargeBlockCache(MAX_SMALL_CLASS + 1, CLASS_COUNT, maxCachedLargeBytes);
         if (trimIntervalMillis > 0) {
             SlabTrimmer.schedule(this, trimIntervalMillis);
@@ -127,7 +126,7 @@ public final class SlabPool {
         int c = classOf(size);
         SlabBuffer b;
         if (c <= MAX_CACHED_CLASS) {
-            ThreadCache cache = cacheOfCurrentThread();
+            ThreadCache cache = threadCaches.current();
             b = cache != null ? cache.allocate(c) : stores[c].takeOne();
         } else if (c <= MAX_SMALL_CLASS) {
             b = stores[c].takeOne();
@@ -158,21 +157,6 @@ public final class SlabPool {
         } while (bytes > peak && !peakInUseBytes.compareAndSet(peak, bytes));
     }
 
-    /** The calling thread's cache, made on first use; null on a virtual thread, which uses the shared stores. */
-    private ThreadCache cacheOfCurrentThread() {
-        Thread t = Thread.currentThread();
-        if (t.isVirtual()) {
-            return null;
-        }
-        ThreadCache cache = threadCache.get();
-        if (cache == null) {
-            cache = new ThreadCache(stores, MAX_CACHED_CLASS + 1, t);
-            threadCache.set(cache);
-            threadCaches.add(cache);
-        }
-        return cache;
-    }
-
     void recycle(SlabBuffer b) {
         int capacity = b.capacity();
         inUseBuffers.decrementAndGet();
@@ -183,7 +167,7 @@ public final class SlabPool {
         }
         int c = b.sizeClass();
         if (c <= MAX_CACHED_CLASS) {
-            ThreadCache cache = cacheOfCurrentThread();
+            ThreadCache cache = threadCaches.current();
             if (cache != null) {
                 cache.release(b, c);
             } else {
@@ -228,15 +212,14 @@ public final class SlabPool {
     /**
      * Frees now every slab that no block in use and no live thread's cache holds a block of: freed large
      * blocks kept for reuse, and shared slabs whose blocks are all free. Gives the calling thread's cached
-     * blocks back first, and those of threads that have ended; other threads give theirs back on their
-     * next allocate or release, for a later trim. Listeners hear of each slab before it is freed.
+     * blocks back first, and those of threads that have ended; other live threads are asked to give theirs
+     * back the next time they refill or empty a cache stack, for a later trim. Listeners hear of each slab
+     * before it is freed.
      */
     public void trim() {
-        if (!Thread.currentThread().isVirtual()) {
-            ThreadCache own = threadCache.get();
-            if (own != null) {
-                own.flush();
-            }
+        ThreadCache own = threadCaches.currentIfAny();
+        if (own != null) {
+            own.flush();
         }
         flushEndedThreadsAndAskTheOthers();
         freeIdle(tick, Long.MAX_VALUE);
@@ -271,14 +254,12 @@ public final class SlabPool {
     }
 
     private void flushEndedThreads() {
-        threadCaches.removeIf(ThreadCache::flushIfOwnerEnded);
+        threadCaches.flushEnded();
     }
 
     private void flushEndedThreadsAndAskTheOthers() {
-        flushEndedThreads();
-        for (ThreadCache cache : threadCaches) {
-            cache.requestFlush();
-        }
+        threadCaches.flushEnded();
+        threadCaches.requestFlushOfAll();
     }
 
     private void freeIdle(int idleSinceTick, long maxBytes) {

@@ -6,8 +6,9 @@ import java.lang.ref.WeakReference;
  * One platform thread's small bounded stacks of free blocks, one per cached size class. Only the owner
  * touches the stacks, so allocating and releasing take no lock: an empty stack is refilled with half its
  * capacity from the class's {@link SmallClassStore}, a full one gives half back. Another thread may only
- * ask for a flush ({@link #requestFlush()}), which the owner does on its next use; once the owner has
- * ended, {@link #flushIfOwnerEnded()} gives everything back from any thread.
+ * ask for a flush ({@link #requestFlush()}), which the owner does the next time it goes to a shared store
+ * (the flag is read there only, to keep it off the fast path); once the owner has ended,
+ * {@link #flushIfOwnerEnded()} gives everything back from any thread.
  */
 final class ThreadCache {
     /** Bytes a thread may keep of one size class, at most. */
@@ -19,6 +20,8 @@ final class ThreadCache {
     private final SlabBuffer[][] stacks;
     private final int[] counts;
     private final WeakReference<Thread> owner;
+    /** The owner's {@link Thread#threadId()}, which no other thread ever has. */
+    final long ownerId;
     private volatile boolean flushRequested;
 
     ThreadCache(SmallClassStore[] stores, int cachedClasses, Thread owner) {
@@ -29,6 +32,7 @@ final class ThreadCache {
             stacks[c] = new SlabBuffer[capacity(c)];
         }
         this.owner = new WeakReference<>(owner);
+        this.ownerId = owner.threadId();
     }
 
     /** How many blocks of size class {@code c} a thread keeps at most. */
@@ -38,12 +42,12 @@ final class ThreadCache {
 
     /** A free block of class {@code c}; owner thread only. */
     SlabBuffer allocate(int c) {
-        if (flushRequested) {
-            flush();
-        }
         SlabBuffer[] stack = stacks[c];
         int n = counts[c];
         if (n == 0) {
+            if (flushRequested) {
+                flush();
+            }
             n = stores[c].take(stack, 0, stack.length >>> 1);
         }
         n--;
@@ -55,15 +59,17 @@ final class ThreadCache {
 
     /** Keeps a freed block of class {@code c}, giving half the stack back first when it is full; owner thread only. */
     void release(SlabBuffer b, int c) {
-        if (flushRequested) {
-            flush();
-        }
         SlabBuffer[] stack = stacks[c];
         int n = counts[c];
         if (n == stack.length) {
-            int keep = stack.length >>> 1;
-            stores[c].give(stack, keep, n - keep);
-            n = keep;
+            if (flushRequested) {
+                flush();
+                n = 0;
+            } else {
+                int keep = stack.length >>> 1;
+                stores[c].give(stack, keep, n - keep);
+                n = keep;
+            }
         }
         stack[n] = b;
         counts[c] = n + 1;
@@ -81,7 +87,7 @@ final class ThreadCache {
         }
     }
 
-    /** Asks the owner to give its blocks back on its next allocate or release. */
+    /** Asks the owner to give its blocks back the next time it refills or gives back a stack. */
     void requestFlush() {
         flushRequested = true;
     }
