@@ -30,8 +30,6 @@ public final class SlabBuffer {
     private volatile int refCnt;
     private int length;
     Throwable allocationSite;
-    /** Next free block of the same carved slab (guarded by its size class's store). */
-    SlabBuffer nextFree;
     /** The pool's trim tick when this large block was last released (guarded by the large-block cache). */
     int releasedAtTick;
 

@@ -4,7 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The shared store of one small size class: the slabs carved for it, each with its own free list. Thread
+ * The shared store of one small size class: the slabs carved for it, each with its own free stack. Thread
  * caches exchange batches with it; threads without a cache (virtual threads) and blocks too large to
  * cache take and give single blocks. One lock per size class, held for one batch at a time. Blocks are
  * taken from the oldest slab that has any, so slabs added under a burst drain and can be freed.
@@ -100,7 +100,7 @@ final class SmallClassStore {
         return removed;
     }
 
-    /** Blocks of this class outside the free lists (in thread caches or in use). */
+    /** Blocks of this class outside the free stacks (in thread caches or in use). */
     synchronized long outstanding() {
         long sum = 0;
         for (CarvedSlab s : slabs) {
