@@ -107,6 +107,39 @@ class SlabPoolConcurrencyTest {
     }
 
     @Test
+    void moreLiveThreadsThanCacheTableEntriesEachUseTheirOwnCache() throws Exception {
+        SlabPool pool = new SlabPool(0, false, 0);
+        int threads = 300; // more than the table of caches by thread id has entries: some threads share an entry
+        CountDownLatch allHold = new CountDownLatch(threads);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        List<Thread> started = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            started.add(Thread.ofPlatform().start(guard(failure, () -> {
+                List<SlabBuffer> held = new ArrayList<>();
+                for (int k = 0; k < 3; k++) {
+                    held.add(pool.allocate(64));
+                }
+                allHold.countDown();
+                release.await();
+                held.forEach(SlabBuffer::release);
+                pool.allocate(64).release();
+            })));
+        }
+        allHold.await();
+        assertEquals(3L * threads, pool.inUseBuffers());
+        release.countDown();
+        for (Thread t : started) {
+            t.join();
+        }
+        assertNull(failure.get(), () -> "a worker failed: " + failure.get());
+        assertEquals(0, pool.inUseBuffers());
+        pool.trim();
+        assertEquals(0, pool.outstandingSmallBlocks(), "every thread's cache came back");
+        assertEquals(0, pool.slabCount());
+    }
+
+    @Test
     void virtualThreadsKeepNoCache() throws Exception {
         SlabPool pool = new SlabPool(0, false, 0);
         Thread v = Thread.ofVirtual().start(() -> {
