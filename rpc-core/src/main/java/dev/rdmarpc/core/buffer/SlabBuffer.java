@@ -25,16 +25,21 @@ public final class SlabBuffer {
     private final MemorySegment segment;
     private final int sizeClass;
     private final SlabBuffer parent;
+    /** The shared slab this block was carved from, or null for a large block (a slab of its own). */
+    final CarvedSlab home;
     private volatile int refCnt;
     private int length;
     Throwable allocationSite;
+    /** The pool's trim tick when this large block was last released (guarded by the large-block cache). */
+    int releasedAtTick;
 
-    SlabBuffer(SlabPool pool, Slab slab, MemorySegment segment, int sizeClass) {
+    SlabBuffer(SlabPool pool, Slab slab, MemorySegment segment, int sizeClass, CarvedSlab home) {
         this.pool = pool;
         this.slab = slab;
         this.segment = segment;
         this.sizeClass = sizeClass;
         this.parent = null;
+        this.home = home;
     }
 
     private SlabBuffer(SlabBuffer parent, MemorySegment slice) {
@@ -43,6 +48,7 @@ public final class SlabBuffer {
         this.segment = slice;
         this.sizeClass = -1;
         this.parent = parent;
+        this.home = null;
         this.length = (int) slice.byteSize();
         this.refCnt = 1;
     }

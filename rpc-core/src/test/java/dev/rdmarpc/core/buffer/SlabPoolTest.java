@@ -1,5 +1,7 @@
 package dev.rdmarpc.core.buffer;
 
+import dev.rdmarpc.core.protocol.FrameHeader;
+import dev.rdmarpc.core.protocol.Frames;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.ValueLayout;
@@ -16,25 +18,27 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class SlabPoolTest {
 
     @Test
-    void sizeClassesArePowersOfTwoFrom256() {
+    void sizeClassesArePowersOfTwoFrom64() {
         assertEquals(0, SlabPool.classOf(0));
-        assertEquals(0, SlabPool.classOf(256));
-        assertEquals(1, SlabPool.classOf(257));
-        assertEquals(256 << SlabPool.classOf(5000), 8192);
-        assertEquals(SlabPool.classSize(SlabPool.classOf(1 << 20)), 1 << 20);
+        assertEquals(0, SlabPool.classOf(64));
+        assertEquals(1, SlabPool.classOf(65));
+        assertEquals(2, SlabPool.classOf(256));
+        assertEquals(8192, SlabPool.classSize(SlabPool.classOf(5000)));
+        assertEquals(1 << 20, SlabPool.classSize(SlabPool.classOf(1 << 20)));
+        assertEquals(SlabPool.MAX_BLOCK, SlabPool.classSize(SlabPool.CLASS_COUNT - 1));
     }
 
     @Test
     void allocateGivesPageAlignedSlabsAndReusesBlocks() {
-        SlabPool pool = new SlabPool(0, true);
+        SlabPool pool = new SlabPool(0, true, 0);
         SlabBuffer a = pool.allocate(100);
-        assertEquals(256, a.capacity());
+        assertEquals(128, a.capacity());
         assertEquals(0, a.slab().address() % SlabPool.PAGE_SIZE);
         assertEquals(1, pool.inUseBuffers());
         a.segment().set(ValueLayout.JAVA_LONG, 0, 42L);
         assertTrue(a.release());
         assertEquals(0, pool.inUseBuffers());
-        SlabBuffer b = pool.allocate(200);
+        SlabBuffer b = pool.allocate(120);
         assertSame(a, b, "the freed handle is handed out again");
         assertEquals(0, b.length());
         b.release();
@@ -42,7 +46,7 @@ class SlabPoolTest {
 
     @Test
     void referenceCountingAndSlicesShareTheBlock() {
-        SlabPool pool = new SlabPool(0, true);
+        SlabPool pool = new SlabPool(0, true, 0);
         SlabBuffer buf = pool.allocate(4096);
         buf.setLength(4096);
         SlabBuffer slice = buf.retainedSlice(100, 200);
@@ -61,7 +65,7 @@ class SlabPoolTest {
     void largeBlocksGetTheirOwnSlabAndAreFreedPastTheCacheBudget() {
         List<Slab> added = new ArrayList<>();
         List<Slab> removed = new ArrayList<>();
-        SlabPool pool = new SlabPool(0, false);
+        SlabPool pool = new SlabPool(0, false, 0);
         pool.addListener(new SlabListener() {
             @Override
             public void onSlabAdded(Slab slab) {
@@ -84,7 +88,7 @@ class SlabPoolTest {
 
     @Test
     void listenersHearOfExistingSlabs() {
-        SlabPool pool = new SlabPool(1 << 30, false);
+        SlabPool pool = new SlabPool(1 << 30, false, 0);
         pool.allocate(10).release();
         List<Slab> seen = new ArrayList<>();
         pool.addListener(new SlabListener() {
@@ -102,7 +106,7 @@ class SlabPoolTest {
 
     @Test
     void leakTrackingNamesTheAllocationSite() {
-        SlabPool pool = new SlabPool(0, true);
+        SlabPool pool = new SlabPool(0, true, 0);
         SlabBuffer b = pool.allocate(10);
         String report = pool.describeLiveBuffers();
         assertTrue(report.contains("leakTrackingNamesTheAllocationSite"), report);
@@ -111,8 +115,20 @@ class SlabPoolTest {
     }
 
     @Test
+    void aControlFrameTakesTheSmallestBlock() {
+        SlabPool pool = new SlabPool(0, true, 0);
+        SlabBuffer window = Frames.window(pool, 1, 65536);
+        assertEquals(FrameHeader.SIZE, window.length());
+        assertEquals(SlabPool.MIN_BLOCK, window.capacity());
+        assertEquals(64, window.capacity());
+        assertEquals(0, window.address() % 64, "blocks are aligned to their size");
+        window.release();
+        assertEquals(0, pool.inUseBuffers());
+    }
+
+    @Test
     void rejectsImpossibleSizes() {
-        SlabPool pool = new SlabPool(0, false);
+        SlabPool pool = new SlabPool(0, false, 0);
         assertThrows(IllegalArgumentException.class, () -> pool.allocate(-1));
         assertThrows(IllegalArgumentException.class, () -> pool.allocate(SlabPool.MAX_BLOCK + 1));
     }
