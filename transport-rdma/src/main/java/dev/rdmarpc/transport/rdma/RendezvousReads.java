@@ -99,7 +99,7 @@ final class RendezvousReads {
     }
 
     private boolean admit(InboundQueue.Item it) {
-        if (active >= MAX_READS || (active > 0 && activeBytes + it.length > MAX_READ_BYTES)) {
+        if (active >= MAX_READS || (active > 0 && activeBytes + blockSize(it.length) > MAX_READ_BYTES)) {
             return false;
         }
         SlabBuffer dest = pool.allocate(it.length);
@@ -116,6 +116,14 @@ final class RendezvousReads {
             }
         }
         return true;
+    }
+
+    /**
+     * The slab block a destination of {@code length} bytes takes at most: the pool's size classes are powers of two,
+     * so the next power of two.
+     */
+    static long blockSize(int length) {
+        return length <= 1 ? 1 : Long.highestOneBit(length - 1L) << 1;
     }
 
     /** A READ's frame was handed to core and its destination released: frees its share of the budget. */
