@@ -71,6 +71,9 @@ final class SendPath {
 
     private SlabBuffer staging;
     private SlabBuffer spare;
+    /** During {@link #send}: core's buffers whose reference is still the caller's (null once a SEND took it over). */
+    private SlabBuffer callerHead;
+    private SlabBuffer callerTail;
     private boolean closing;
     private volatile boolean unwritable;
     private boolean writableEvent;
@@ -102,10 +105,21 @@ final class SendPath {
     /** Stages the frames of {@code head} and {@code tail}, posts them on {@code flush}; takes ownership of both. */
     void send(SlabBuffer head, SlabBuffer tail, boolean flush) {
         RuntimeException failure = null;
+        boolean releaseHead = true;
+        boolean releaseTail = tail != null;
         lock.lock();
         try {
             if (!closing) {
-                emit(head, tail);
+                callerHead = head;
+                callerTail = tail;
+                try {
+                    emit(head, tail);
+                } finally {
+                    releaseHead = callerHead != null;
+                    releaseTail = callerTail != null;
+                    callerHead = null;
+                    callerTail = null;
+                }
                 if (flush) {
                     pushStaging();
                     drain();
@@ -116,8 +130,10 @@ final class SendPath {
             failure = e;
         } finally {
             lock.unlock();
-            head.release();
-            if (tail != null) {
+            if (releaseHead) {
+                head.release();
+            }
+            if (releaseTail) {
                 tail.release();
             }
         }
@@ -257,7 +273,9 @@ final class SendPath {
                     && MemoryRegistry.registered(payload) != null
                     && !(FrameHeader.type(hs, hoff) == FrameType.WINDOW && FrameHeader.streamId(hs, hoff) != 0)) {
                 pushStaging(); // frames staged before it go first
-                waiting.addGather(header.retain(), hoff, payload.retain(), poff, len);
+                SlabBuffer h = reference(header);
+                SlabBuffer p = reference(payload);
+                waiting.addGather(h, hoff, p, poff, len);
                 return;
             }
             ensureRoom(size);
@@ -289,6 +307,23 @@ final class SendPath {
         staging.setLength(sl + RendezvousFrames.RTS_FRAME);
         RdmaMetrics.RENDEZVOUS_SENDS.increment();
         RdmaMetrics.RENDEZVOUS_BYTES.add(len);
+    }
+
+    /**
+     * A reference to {@code b} for a SEND from core's buffers: the caller's own when it is still untaken (no
+     * allocation), else a retained view of the same bytes (a buffer holding two such frames, or a slice, which
+     * cannot be retained twice).
+     */
+    private SlabBuffer reference(SlabBuffer b) {
+        if (b == callerHead) {
+            callerHead = null;
+            return b;
+        }
+        if (b == callerTail) {
+            callerTail = null;
+            return b;
+        }
+        return b.retainedSlice(0, b.length());
     }
 
     private void ensureRoom(int bytes) {

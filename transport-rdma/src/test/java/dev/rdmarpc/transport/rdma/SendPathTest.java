@@ -226,6 +226,25 @@ class SendPathTest {
         sp.onCompletion(p.seq(), WorkCompletion.STATUS_SUCCESS);
         assertEquals(0, pool.inUseBuffers() - baseline);
 
+        SlabBuffer message = pool.allocate(16 << 10);
+        SlabBuffer twoFrames = pool.allocate(2 * (FrameHeader.SIZE + 3000));
+        for (int i = 0; i < 2; i++) {
+            FrameHeader.write(twoFrames.segment(), i * 3016L, 3000, FrameType.MESSAGE, 0, 5, 0);
+        }
+        twoFrames.setLength(2 * 3016);
+        SlabBuffer sliceHeader = pool.allocate(FrameHeader.SIZE);
+        FrameHeader.write(sliceHeader.segment(), 0, 5000, FrameType.MESSAGE, 0, 7, 0);
+        sliceHeader.setLength(FrameHeader.SIZE);
+        SlabBuffer slice = message.retainedSlice(1000, 5000); // core's chunks are slices of one message buffer
+        message.release();
+        sp.send(sliceHeader, slice, true);
+        sp.send(twoFrames, null, true);
+        assertEquals(3, qp.posts.size() - 1, "a SEND per large frame");
+        assertEquals(slice.address(), qp.posts.get(1).sgeAddresses()[1], "the slice goes as it is");
+        assertEquals(twoFrames.address() + 3016 + FrameHeader.SIZE, qp.last().sgeAddresses()[1]);
+        sp.onCompletion(qp.last().seq(), WorkCompletion.STATUS_SUCCESS);
+        assertEquals(0, pool.inUseBuffers() - baseline, "each reference released once");
+
         SlabBuffer smallHeader = pool.allocate(FrameHeader.SIZE);
         FrameHeader.write(smallHeader.segment(), 0, 1000, FrameType.MESSAGE, 0, 3, 0);
         smallHeader.setLength(FrameHeader.SIZE);
