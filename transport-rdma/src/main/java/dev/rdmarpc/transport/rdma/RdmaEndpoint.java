@@ -185,7 +185,12 @@ final class RdmaEndpoint implements FrameConnection, SendEvents {
                         base.remoteAddress(), qp.qpNum(), reason);
             }
         } else if (isOpen()) {
-            Fallbacks.LOG.log(Level.WARNING, "closing RDMA connection with {0}: {1}", base.remoteAddress(), reason);
+            if (error instanceof IllegalStateException || error instanceof dev.rdmarpc.transport.rdma.verbs.VerbsException) {
+                Fallbacks.LOG.log(Level.WARNING, "closing RDMA connection with {0}: {1}", base.remoteAddress(), reason);
+            } else {
+                Fallbacks.LOG.log(Level.WARNING, "closing RDMA connection with " + base.remoteAddress() + ": "
+                        + reason, error); // not an expected failure: where it came from matters
+            }
         }
         closeWith(reason, error);
     }

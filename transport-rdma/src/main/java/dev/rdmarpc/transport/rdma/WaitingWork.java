@@ -87,12 +87,14 @@ final class WaitingWork {
 
     /** Adds the BIND_MW of a grant. */
     void addBind(Grant g) {
-        refs[push(BIND)] = g;
+        int i = push(BIND); // before naming the array: push may grow it
+        refs[i] = g;
     }
 
     /** Adds the LOCAL_INV of a grant. */
     void addInvalidate(Grant g) {
-        refs[push(INVALIDATE)] = g;
+        int i = push(INVALIDATE);
+        refs[i] = g;
     }
 
     /** Removes the oldest entry (its references now belong to the caller). */
