@@ -1,6 +1,7 @@
 package dev.rdmarpc.transport.rdma;
 
 import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.protocol.FrameHeader;
 import dev.rdmarpc.transport.rdma.RendezvousGrants.Grant;
 
 /**
@@ -63,7 +64,7 @@ final class WaitingWork {
 
     /** SEND_GATHER: payload length. */
     int peekPayloadLength() {
-        return lengths[index(head)];
+        return lengths[index(head)] - FrameHeader.SIZE;
     }
 
     /** Adds a staged buffer (owned by the queue until polled). */
@@ -81,8 +82,8 @@ final class WaitingWork {
         refs2[i] = payload;
         offsets[i] = hoff;
         offsets2[i] = poff;
-        lengths[i] = length;
-        bytes += length;
+        lengths[i] = FrameHeader.SIZE + length;
+        bytes += FrameHeader.SIZE + length;
     }
 
     /** Adds the BIND_MW of a grant. */
@@ -100,9 +101,7 @@ final class WaitingWork {
     /** Removes the oldest entry (its references now belong to the caller). */
     void poll() {
         int i = index(head);
-        if (kinds[i] == SEND) {
-            bytes -= lengths[i];
-        } else if (kinds[i] == SEND_GATHER) {
+        if (kinds[i] == SEND || kinds[i] == SEND_GATHER) {
             bytes -= lengths[i];
         }
         kinds[i] = 0;
