@@ -31,14 +31,15 @@ final class InboundQueue {
         int token;
         int postedBytes;
         int readsPending;
-        boolean waitingForSendQueue;
+        /** READ: the receive buffer of the SEND that carried the RTS, held (with the peer's credit) until posted. */
+        SlabBuffer receiveBuffer;
 
         void clear() {
             buffer = null;
             kind = 0;
             readsPending = 0;
             postedBytes = 0;
-            waitingForSendQueue = false;
+            receiveBuffer = null;
         }
     }
 
@@ -95,6 +96,9 @@ final class InboundQueue {
             Item it = items[(int) (head & (items.length - 1))];
             if (it.buffer != null) {
                 it.buffer.release();
+            }
+            if (it.receiveBuffer != null) {
+                it.receiveBuffer.release();
             }
             pop();
         }

@@ -6,6 +6,7 @@ import dev.rdmarpc.core.buffer.SlabListener;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.transport.rdma.verbs.MemoryRegion;
 import dev.rdmarpc.transport.rdma.verbs.ProtectionDomain;
+import dev.rdmarpc.transport.rdma.verbs.RegisteredMemory;
 import dev.rdmarpc.transport.rdma.verbs.VerbsException;
 
 import java.lang.System.Logger.Level;
@@ -43,6 +44,11 @@ final class MemoryRegistry implements SlabListener {
     /** Why the last registration failed (e.g. RLIMIT_MEMLOCK), or null. */
     String lastFailure() {
         return lastFailure;
+    }
+
+    /** The registration of the buffer's slab (its lkey), or null if the slab is not registered. */
+    static RegisteredMemory registered(SlabBuffer buffer) {
+        return buffer.slab().attachment() instanceof RegisteredMemory m ? m : null;
     }
 
     /** The region of the buffer's slab, or null if the slab is not registered. */

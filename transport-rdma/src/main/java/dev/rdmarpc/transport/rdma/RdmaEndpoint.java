@@ -21,11 +21,9 @@ import java.net.SocketAddress;
  * Closing moves the QP to ERR, waits for the flush of everything posted (a drain marker), then destroys the QP and
  * frees every slab it held. The base (TCP) connection's addresses are this one's.
  */
-final class RdmaEndpoint implements FrameConnection {
+final class RdmaEndpoint implements FrameConnection, SendEvents {
     /** MESSAGE payload per frame asked of core: the largest frame core makes by default. */
     static final int PREFERRED_CHUNK_SIZE = FrameHeader.DEFAULT_MAX_PAYLOAD;
-    /** Queued bytes above which {@link #isWritable()} says false. */
-    static final long HIGH_WATER = 4L << 20;
     /** How long teardown waits for the flush of posted work requests before destroying the QP anyway. */
     static final long DRAIN_TIMEOUT_NANOS = 30_000_000_000L;
 
@@ -93,7 +91,7 @@ final class RdmaEndpoint implements FrameConnection {
 
     @Override
     public boolean isWritable() {
-        return send.queuedBytes() < HIGH_WATER;
+        return send.isWritable();
     }
 
     @Override
@@ -133,6 +131,27 @@ final class RdmaEndpoint implements FrameConnection {
         return context.poller().isPollerThread();
     }
 
+    /** The send side drained below its low mark after saying it was not writable: tells core, on the poller. */
+    @Override
+    public void writable() {
+        if (inIoThread()) {
+            fireWritable();
+        } else {
+            context.poller().execute(this::fireWritable);
+        }
+    }
+
+    private void fireWritable() {
+        if (!isOpen()) {
+            return;
+        }
+        try {
+            handler.onWritable();
+        } catch (RuntimeException e) {
+            Fallbacks.LOG.log(Level.WARNING, "frame handler of " + base.remoteAddress() + " failed in onWritable", e);
+        }
+    }
+
     @Override
     public SocketAddress remoteAddress() {
         return base.remoteAddress();
@@ -156,7 +175,8 @@ final class RdmaEndpoint implements FrameConnection {
     // ---------------------------------------------------------------- closing
 
     /** Closes because of a failure: a protocol error, a completion error, a verbs call that failed. */
-    void closeOnError(Throwable error) {
+    @Override
+    public void closeOnError(Throwable error) {
         String reason = error.getMessage() == null ? error.toString() : error.getMessage();
         if (error instanceof ProtocolException) {
             if (isOpen()) {
@@ -165,7 +185,12 @@ final class RdmaEndpoint implements FrameConnection {
                         base.remoteAddress(), qp.qpNum(), reason);
             }
         } else if (isOpen()) {
-            Fallbacks.LOG.log(Level.WARNING, "closing RDMA connection with {0}: {1}", base.remoteAddress(), reason);
+            if (error instanceof IllegalStateException || error instanceof dev.rdmarpc.transport.rdma.verbs.VerbsException) {
+                Fallbacks.LOG.log(Level.WARNING, "closing RDMA connection with {0}: {1}", base.remoteAddress(), reason);
+            } else {
+                Fallbacks.LOG.log(Level.WARNING, "closing RDMA connection with " + base.remoteAddress() + ": "
+                        + reason, error); // not an expected failure: where it came from matters
+            }
         }
         closeWith(reason, error);
     }

@@ -38,6 +38,8 @@ public final class RdmaMetrics {
     static final AtomicLong POSTED_RECEIVES = new AtomicLong();
     static final AtomicLong MIN_POSTED_RECEIVES = new AtomicLong(Long.MAX_VALUE);
     private static final ConcurrentHashMap<String, LongAdder> FALLBACK_REASONS = new ConcurrentHashMap<>();
+    /** The most bytes of rendezvous destinations one connection held at once, over all connections. */
+    private static final AtomicLong PEAK_READ_BYTES_HELD = new AtomicLong();
 
     private RdmaMetrics() {
     }
@@ -90,6 +92,23 @@ public final class RdmaMetrics {
                 SRQ_POSTS.sum(), COMPLETION_ERRORS.sum(), DRAIN_TIMEOUTS.sum(), UPGRADES.sum(), fallbacks, PROTOCOL_ERRORS.sum(),
                 CONNECTIONS.get(), SLAB_REGIONS.get(), RENDEZVOUS_REGIONS.get(), BOUND_WINDOWS.get(),
                 POSTED_RECEIVES.get(), min == Long.MAX_VALUE ? -1 : min, Map.copyOf(reasons));
+    }
+
+    /** Records that a connection holds {@code bytes} of rendezvous destinations now. */
+    static void recordReadBytesHeld(long bytes) {
+        if (bytes > PEAK_READ_BYTES_HELD.get()) {
+            PEAK_READ_BYTES_HELD.accumulateAndGet(bytes, Math::max);
+        }
+    }
+
+    /** The most bytes of rendezvous destinations one connection held at once since the last reset. */
+    static long peakReadBytesHeld() {
+        return PEAK_READ_BYTES_HELD.get();
+    }
+
+    /** Starts a new peak of rendezvous destination bytes (tests reset it before a burst). */
+    static void resetPeakReadBytesHeld() {
+        PEAK_READ_BYTES_HELD.set(0);
     }
 
     /** Starts a new low-water mark of posted SRQ receives (tests reset it before a burst). */

@@ -14,8 +14,9 @@ import java.lang.foreign.MemorySegment;
  * One connection's receive side, on the poller thread: checks every frame of a received SEND
  * ({@link FrameHeader#validate}), takes the receive credits its headers carry, hands frames to core's
  * {@link FrameHandler} (payload = bytes of the receive buffer, valid during the call, given without a slice), answers an RTS with RDMA READs
- * into a slab of its own and, once read, a FIN and a normal frame for core, and passes FIN to the send side. While a
- * READ is in flight later frames wait in an {@link InboundQueue}, so core sees them in order.
+ * into a slab of its own (allocated when the READ is posted, within the connection's read budget:
+ * {@link RendezvousReads}) and, once read, a FIN and a normal frame for core, and passes FIN to the send side. While
+ * a READ waits or is in flight later frames wait in an {@link InboundQueue}, so core sees them in order.
  */
 final class ReceivePath {
     private final RdmaEndpoint endpoint;
@@ -79,7 +80,7 @@ final class ReceivePath {
                             retained |= frame(buffer, off, type, flags, streamId, coreCredit, len);
                         }
                     }
-                    case FrameType.RTS -> rts(seg, off, streamId, maxPayload);
+                    case FrameType.RTS -> retained |= rts(buffer, off, streamId, maxPayload);
                     case FrameType.FIN -> {
                         if (len != RendezvousFrames.FIN_SIZE) {
                             throw new ProtocolException("FIN on stream " + streamId + " has a " + len + "-byte payload, not "
@@ -116,26 +117,29 @@ final class ReceivePath {
         return true;
     }
 
-    private void rts(MemorySegment seg, int off, int streamId, int maxPayload) {
+    /**
+     * An RTS: checked, then queued for its READ. Its destination is allocated only when the READ is posted, within the
+     * connection's read budget; until then it keeps the receive buffer (and the peer's credit). Returns true if it
+     * did.
+     */
+    private boolean rts(SlabBuffer buffer, int off, int streamId, int maxPayload) {
+        MemorySegment seg = buffer.segment();
         RendezvousFrames.validateRts(seg, off, maxPayload);
         long p = off + FrameHeader.SIZE;
-        int length = RendezvousFrames.rtsLength(seg, p);
-        SlabBuffer dest = pool.allocate(length);
-        if (MemoryRegistry.region(dest) == null) {
-            dest.release();
-            throw new IllegalStateException("cannot read a " + length + "-byte rendezvous: its destination slab is not "
-                    + "registered for RDMA");
-        }
         Item it = queue.push(InboundQueue.READ);
-        it.buffer = dest;
         it.type = RendezvousFrames.rtsType(seg, p);
         it.flags = RendezvousFrames.rtsFlags(seg, p);
         it.streamId = streamId;
-        it.length = length;
+        it.length = RendezvousFrames.rtsLength(seg, p);
         it.remoteAddress = RendezvousFrames.rtsAddress(seg, p);
         it.rkey = RendezvousFrames.rtsRkey(seg, p);
         it.token = RendezvousFrames.rtsToken(seg, p);
         send.startRead(it);
+        if (it.buffer == null && endpoint.isOpen()) {
+            it.receiveBuffer = buffer.retain();
+            return true;
+        }
+        return false;
     }
 
     /** Hands core every frame at the head of the queue that is complete (after READ completions). */
@@ -143,7 +147,7 @@ final class ReceivePath {
         Item it;
         while ((it = queue.peek()) != null && endpoint.isOpen()) {
             if (it.kind == InboundQueue.READ) {
-                if (it.postedBytes < it.length || it.readsPending > 0) {
+                if (it.buffer == null || it.postedBytes < it.length || it.readsPending > 0) {
                     return;
                 }
                 send.sendFin(it.streamId, it.token);
@@ -151,11 +155,13 @@ final class ReceivePath {
                 RdmaMetrics.RENDEZVOUS_READ_BYTES.add(it.length);
                 SlabBuffer dest = it.buffer;
                 it.buffer = null;
+                int capacity = dest.capacity();
                 try {
                     deliver(it.type, it.flags, it.streamId, 0, dest.segment(), 0, it.length);
                 } finally {
                     dest.release();
                     queue.pop();
+                    send.readDelivered(capacity);
                 }
             } else {
                 SlabBuffer b = it.buffer;

@@ -20,6 +20,8 @@ final class RendezvousGrants {
     static final class Grant {
         int token;
         int streamId;
+        /** Bytes granted. */
+        int length;
         SlabBuffer buffer;
         int rkey;
         Window window;
@@ -48,6 +50,7 @@ final class RendezvousGrants {
     private Grant[] table = new Grant[64];
     private int nextToken = 1;
     private int open;
+    private long openBytes;
 
     RendezvousGrants(ProtectionDomain pd, boolean windows) {
         this.pd = pd;
@@ -62,6 +65,11 @@ final class RendezvousGrants {
     /** Grants currently open. */
     int open() {
         return open;
+    }
+
+    /** Bytes of the grants currently open (payloads offered and not yet released). */
+    long openBytes() {
+        return openBytes;
     }
 
     /**
@@ -104,6 +112,8 @@ final class RendezvousGrants {
         }
         insert(g);
         open++;
+        g.length = length;
+        openBytes += length;
         return g;
     }
 
@@ -136,6 +146,8 @@ final class RendezvousGrants {
         }
         g.bindPending = false;
         open--;
+        openBytes -= g.length;
+        g.length = 0;
         freeGrants.add(g);
     }
 

@@ -8,38 +8,45 @@ import dev.rdmarpc.core.protocol.ProtocolException;
 import dev.rdmarpc.transport.rdma.RendezvousGrants.Grant;
 import dev.rdmarpc.transport.rdma.verbs.AccessFlags;
 import dev.rdmarpc.transport.rdma.verbs.MemoryRegion;
-import dev.rdmarpc.transport.rdma.verbs.QueuePair;
+import dev.rdmarpc.transport.rdma.verbs.RegisteredMemory;
+import dev.rdmarpc.transport.rdma.verbs.SendQueueTarget;
 import dev.rdmarpc.transport.rdma.verbs.SendWorkRequest;
-import dev.rdmarpc.transport.rdma.verbs.VerbsException;
 import dev.rdmarpc.transport.rdma.verbs.WorkCompletion;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayDeque;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * One connection's send queue. Frames core sends are copied into a staging buffer of the peer's receive-buffer size
- * (so several small frames share one SEND); a frame too large for a receive buffer is replaced by an RTS naming a
- * rendezvous grant. A staging buffer is posted on flush or when full: inline when it fits the QP's
- * {@code max_inline_data}, else as an eager SEND from its registered slab. Every SEND spends one of the peer's
- * receive credits and carries the credits this side owes in its first frame header (or in an appended credit
- * frame); the last credit is kept for a SEND that returns credits, so two peers never wait on each other. What
- * cannot be posted (no credit, send queue full) waits in order. Also posts the RDMA READs, BIND_MW and LOCAL_INV of
- * rendezvous. Every send-queue slot remembers what to release when its completion (or a later one) arrives.
- * Where the device replays local work requests on a retry (Soft-RoCE), a BIND_MW or LOCAL_INV waits until the send
- * queue is empty and every work request is signaled, so the queue's state is always known; see
- * {@link RdmaDeviceContext#localOpsNeedEmptySendQueue()}.
+ * One connection's send side: turns core's frames into SENDs and decides what is posted when. Small frames are
+ * copied into a staging buffer of the peer's receive-buffer size (several share one SEND); a frame of at least
+ * {@link #GATHER_MIN_PAYLOAD} payload bytes that fits a receive buffer goes as its own SEND whose two scatter/gather
+ * entries point at its header and payload in core's registered slabs (no copy); a frame too large for a receive
+ * buffer is replaced by an RTS naming a rendezvous grant ({@link RendezvousGrants}). A staging buffer is posted on
+ * flush or when full: inline when it fits the QP's {@code max_inline_data}, else from its registered slab.
+ * Every SEND spends one of the peer's receive credits and carries the credits this side owes in its first frame
+ * header (or in an appended credit frame); the last credit is kept for a SEND that returns credits, so two peers
+ * never wait on each other ({@link CreditLedger}). What cannot be posted (no credit, send queue full) waits in
+ * order ({@link WaitingWork}); the connection reports itself not writable while waiting sends and open rendezvous
+ * grants hold more than {@link #HIGH_WATER} bytes, and writable again ({@link SendEvents#writable()}) once they
+ * fall to {@link #LOW_WATER}. The send queue also carries the RDMA READs of the receive side
+ * ({@link RendezvousReads}) and the BIND_MW / LOCAL_INV of rendezvous grants. Every send-queue slot remembers what
+ * to release when its completion (or a later one) arrives ({@link SendSlots}). Where the device replays local work
+ * requests on a retry (Soft-RoCE), a BIND_MW or LOCAL_INV waits until the send queue is empty and every work
+ * request is signaled, so the queue's state is always known; see {@link RdmaDeviceContext#localOpsNeedEmptySendQueue()}.
  * All state is guarded by {@link #lock}.
  */
 final class SendPath {
-    static final byte NONE = 0;
-    static final byte INLINE = 1;
-    static final byte SEND = 2;
-    static final byte READ = 3;
-    static final byte BIND = 4;
-    static final byte INVALIDATE = 5;
-    static final byte DRAIN = 6;
+    /** Bytes held by waiting sends and open grants above which the connection is not writable. */
+    static final long HIGH_WATER = 4L << 20;
+    /** Bytes at or below which a connection that was not writable is writable again. */
+    static final long LOW_WATER = 2L << 20;
+    /**
+     * Smallest payload sent from core's own buffers instead of copied into a staging buffer. Below it a copy (well
+     * under a microsecond) is cheaper than what a SEND of its own costs: a credit, a signaled work request and its
+     * completion, and the batching of neighbouring small frames it would break.
+     */
+    static final int GATHER_MIN_PAYLOAD = 2048;
 
     /** {@link #onCompletion} result bit: an RDMA READ finished (frames may be deliverable). */
     static final int READ_DONE = 1;
@@ -47,58 +54,44 @@ final class SendPath {
     static final int DRAINED = 2;
 
     final ReentrantLock lock = new ReentrantLock();
-    private final RdmaEndpoint endpoint;
-    private final QueuePair qp;
+    private final SendEvents events;
+    private final SendQueueTarget qp;
     private final SlabPool pool;
     private final RendezvousGrants grants;
-    private final long wrIdBase;
     private final int maxInline;
     private final int stagingSize;
     private final int stagingLimit;
-    private final int peerCredits;
-    private final int creditThreshold;
-    private final int readChunk;
-    private final int sqDepth;
-    private final int sqMask;
-    private final int signalEvery;
     private final boolean localOpsNeedEmptyQueue;
-    private final Object[] slotRef;
-    private final byte[] slotKind;
     private final SendWorkRequest wr;
-    private final ArrayDeque<Object> ready = new ArrayDeque<>();
-    private final ArrayDeque<InboundQueue.Item> readsWaiting = new ArrayDeque<>();
+    private final CreditLedger credits;
+    private final SendSlots slots;
+    private final WaitingWork waiting = new WaitingWork();
+    private final RendezvousReads reads;
+    private final SendSlots.Completed onSlotDone = this::slotDone;
 
-    private int credits;
-    private int owed;
-    private boolean stalled;
     private SlabBuffer staging;
     private SlabBuffer spare;
-    private long readyBytes;
-    private int postedSeq;
-    private int completedSeq;
-    private int unsignaled;
+    /** During {@link #send}: core's buffers whose reference is still the caller's (null once a SEND took it over). */
+    private SlabBuffer callerHead;
+    private SlabBuffer callerTail;
     private boolean closing;
+    private volatile boolean unwritable;
+    private boolean writableEvent;
+    private int completionResult;
 
-    SendPath(RdmaEndpoint endpoint, QueuePair qp, SlabPool pool, RendezvousGrants grants, Arena arena, int endpointId,
+    SendPath(SendEvents events, SendQueueTarget qp, SlabPool pool, RendezvousGrants grants, Arena arena, int endpointId,
              int sqDepth, int peerBufferSize, int peerCredits, int readChunk, boolean localOpsNeedEmptyQueue) {
-        this.endpoint = endpoint;
+        this.events = events;
         this.qp = qp;
         this.pool = pool;
         this.grants = grants;
-        this.wrIdBase = (long) endpointId << 32;
-        this.maxInline = qp.caps().maxInlineData();
+        this.maxInline = qp.maxInlineData();
         this.stagingSize = peerBufferSize;
         this.stagingLimit = peerBufferSize - FrameHeader.SIZE; // room for an appended credit frame
-        this.peerCredits = peerCredits;
-        this.credits = peerCredits;
-        this.creditThreshold = Math.max(1, peerCredits / 2);
-        this.readChunk = readChunk;
-        this.sqDepth = sqDepth;
-        this.sqMask = sqDepth - 1;
         this.localOpsNeedEmptyQueue = localOpsNeedEmptyQueue;
-        this.signalEvery = localOpsNeedEmptyQueue ? 1 : Math.max(1, sqDepth / 8);
-        this.slotRef = new Object[sqDepth];
-        this.slotKind = new byte[sqDepth];
+        this.credits = new CreditLedger(peerCredits);
+        this.slots = new SendSlots(qp, endpointId, sqDepth, localOpsNeedEmptyQueue);
+        this.reads = new RendezvousReads(pool, readChunk);
         this.wr = new SendWorkRequest(arena, 2);
     }
 
@@ -112,27 +105,39 @@ final class SendPath {
     /** Stages the frames of {@code head} and {@code tail}, posts them on {@code flush}; takes ownership of both. */
     void send(SlabBuffer head, SlabBuffer tail, boolean flush) {
         RuntimeException failure = null;
+        boolean releaseHead = true;
+        boolean releaseTail = tail != null;
         lock.lock();
         try {
             if (!closing) {
-                emit(head, tail);
+                callerHead = head;
+                callerTail = tail;
+                try {
+                    emit(head, tail);
+                } finally {
+                    releaseHead = callerHead != null;
+                    releaseTail = callerTail != null;
+                    callerHead = null;
+                    callerTail = null;
+                }
                 if (flush) {
                     pushStaging();
                     drain();
                 }
+                updateWritability();
             }
         } catch (RuntimeException e) {
             failure = e;
         } finally {
             lock.unlock();
-            head.release();
-            if (tail != null) {
+            if (releaseHead) {
+                head.release();
+            }
+            if (releaseTail) {
                 tail.release();
             }
         }
-        if (failure != null) {
-            endpoint.closeOnError(failure);
-        }
+        afterUnlock(failure);
     }
 
     /** Posts whatever is staged. */
@@ -143,20 +148,62 @@ final class SendPath {
             if (!closing) {
                 pushStaging();
                 drain();
+                updateWritability();
             }
         } catch (RuntimeException e) {
             failure = e;
         } finally {
             lock.unlock();
         }
-        if (failure != null) {
-            endpoint.closeOnError(failure);
+        afterUnlock(failure);
+    }
+
+    /** Bytes held for sends not yet done: waiting SENDs and the payloads of open rendezvous grants. */
+    long queuedBytes() {
+        lock.lock();
+        try {
+            return heldBytes();
+        } finally {
+            lock.unlock();
         }
     }
 
-    /** Bytes waiting for credits or send-queue room. */
-    long queuedBytes() {
-        return readyBytes;
+    /** False from when {@link #queuedBytes()} exceeds {@link #HIGH_WATER} until it is back at {@link #LOW_WATER}. */
+    boolean isWritable() {
+        return !unwritable;
+    }
+
+    private long heldBytes() {
+        return waiting.bytes() + grants.openBytes();
+    }
+
+    private void updateWritability() {
+        long held = heldBytes();
+        if (!unwritable && held > HIGH_WATER) {
+            unwritable = true;
+        } else if (unwritable && held <= LOW_WATER) {
+            unwritable = false;
+            writableEvent = true;
+        }
+    }
+
+    /** Outside the lock: reports a failure (closing the connection) or that the connection is writable again. */
+    private void afterUnlock(RuntimeException failure) {
+        if (failure != null) {
+            events.closeOnError(failure);
+            return;
+        }
+        boolean fire;
+        lock.lock();
+        try {
+            fire = writableEvent;
+            writableEvent = false;
+        } finally {
+            lock.unlock();
+        }
+        if (fire) {
+            events.writable();
+        }
     }
 
     private void emit(SlabBuffer head, SlabBuffer tail) {
@@ -173,10 +220,10 @@ final class SendPath {
                 throw new IllegalStateException("frame with negative length handed to the RDMA transport");
             }
             if ((long) off + FrameHeader.SIZE + len <= hl) {
-                frame(hs, off, head, off + FrameHeader.SIZE, len);
+                frame(head, off, head, off + FrameHeader.SIZE, len);
                 off += FrameHeader.SIZE + len;
             } else if (off + FrameHeader.SIZE == hl && tail != null && tail.length() == len) {
-                frame(hs, off, tail, 0, len);
+                frame(head, off, tail, 0, len);
                 return;
             } else {
                 concatenated(head, off, tail);
@@ -214,10 +261,23 @@ final class SendPath {
         }
     }
 
-    /** One frame: copied into staging, or offered by rendezvous when it is larger than a receive buffer. */
-    private void frame(MemorySegment hs, int hoff, SlabBuffer payload, int poff, int len) {
+    /**
+     * One frame: copied into staging, sent from core's buffers, or offered by rendezvous when it is larger than a
+     * receive buffer.
+     */
+    private void frame(SlabBuffer header, int hoff, SlabBuffer payload, int poff, int len) {
+        MemorySegment hs = header.segment();
         int size = FrameHeader.SIZE + len;
         if (size <= stagingLimit) {
+            if (len >= GATHER_MIN_PAYLOAD && MemoryRegistry.registered(header) != null
+                    && MemoryRegistry.registered(payload) != null
+                    && !(FrameHeader.type(hs, hoff) == FrameType.WINDOW && FrameHeader.streamId(hs, hoff) != 0)) {
+                pushStaging(); // frames staged before it go first
+                SlabBuffer h = reference(header);
+                SlabBuffer p = reference(payload);
+                waiting.addGather(h, hoff, p, poff, len);
+                return;
+            }
             ensureRoom(size);
             MemorySegment ss = staging.segment();
             int sl = staging.length();
@@ -236,7 +296,8 @@ final class SendPath {
             if (localOpCanPostNow()) {
                 postBind(g);
             } else {
-                ready.add(g);
+                pushStaging(); // the RTS naming the window must follow its bind
+                waiting.addBind(g);
             }
         }
         ensureRoom(RendezvousFrames.RTS_FRAME);
@@ -246,6 +307,23 @@ final class SendPath {
         staging.setLength(sl + RendezvousFrames.RTS_FRAME);
         RdmaMetrics.RENDEZVOUS_SENDS.increment();
         RdmaMetrics.RENDEZVOUS_BYTES.add(len);
+    }
+
+    /**
+     * A reference to {@code b} for a SEND from core's buffers: the caller's own when it is still untaken (no
+     * allocation), else a retained view of the same bytes (a buffer holding two such frames, or a slice, which
+     * cannot be retained twice).
+     */
+    private SlabBuffer reference(SlabBuffer b) {
+        if (b == callerHead) {
+            callerHead = null;
+            return b;
+        }
+        if (b == callerTail) {
+            callerTail = null;
+            return b;
+        }
+        return b.retainedSlice(0, b.length());
     }
 
     private void ensureRoom(int bytes) {
@@ -270,110 +348,93 @@ final class SendPath {
         SlabBuffer s = staging;
         if (s != null && s.length() > 0) {
             staging = null;
-            ready.add(s);
-            readyBytes += s.length();
+            waiting.addSend(s);
         }
     }
 
     // ------------------------------------------------------------------ posting (lock held)
 
-    private boolean hasRoom() {
-        return postedSeq - completedSeq < sqDepth - 1; // one slot stays free for the drain marker
-    }
-
     /** Whether a BIND_MW or LOCAL_INV may be posted now: always, or only on an empty send queue. */
     private boolean localOpMayPost() {
-        return !localOpsNeedEmptyQueue || postedSeq == completedSeq;
+        return !localOpsNeedEmptyQueue || slots.isEmpty();
     }
 
     /** Whether a BIND_MW or LOCAL_INV can skip the queue: nothing waits before it, and it may be posted now. */
     private boolean localOpCanPostNow() {
-        return ready.isEmpty() && hasRoom() && localOpMayPost();
+        return waiting.isEmpty() && slots.hasRoom() && localOpMayPost();
     }
 
     /** Whether a local work request waits at the head of the queue for the send queue to empty. */
     private boolean localOpWaiting() {
-        return localOpsNeedEmptyQueue && ready.peek() instanceof Grant;
+        byte k = waiting.peekKind();
+        return localOpsNeedEmptyQueue && (k == WaitingWork.BIND || k == WaitingWork.INVALIDATE);
     }
 
     private void drain() {
-        Object op;
-        while (!closing && (op = ready.peek()) != null && hasRoom()) {
-            if (op instanceof SlabBuffer b) {
-                if (credits < (owed > 0 ? 1 : 2)) {
-                    if (!stalled) {
-                        stalled = true;
-                        RdmaMetrics.CREDIT_STALLS.increment();
+        postWaiting();
+        if (closing || !events.inIoThread() || localOpWaiting()) {
+            return; // READs are posted by the poller, and never ahead of a local work request waiting for room
+        }
+        reads.post(slots, wr);
+        int freed = reads.takeCreditsFreed();
+        if (freed > 0) {
+            oweCredits(freed);
+            postWaiting();
+        }
+    }
+
+    private void postWaiting() {
+        byte kind;
+        while (!closing && (kind = waiting.peekKind()) != 0 && slots.hasRoom()) {
+            switch (kind) {
+                case WaitingWork.SEND, WaitingWork.SEND_GATHER -> {
+                    if (!credits.maySend()) {
+                        return;
                     }
-                    return;
+                    if (kind == WaitingWork.SEND) {
+                        SlabBuffer b = (SlabBuffer) waiting.peekRef();
+                        waiting.poll();
+                        postStaged(b);
+                    } else {
+                        SlabBuffer h = (SlabBuffer) waiting.peekRef();
+                        SlabBuffer p = waiting.peekPayload();
+                        long hoff = waiting.peekHeaderOffset();
+                        long poff = waiting.peekPayloadOffset();
+                        int len = waiting.peekPayloadLength();
+                        waiting.poll();
+                        postGather(h, hoff, p, poff, len);
+                    }
                 }
-                stalled = false;
-                ready.poll();
-                readyBytes -= b.length();
-                postSend(b);
-            } else {
-                if (!localOpMayPost()) {
-                    return; // nothing else is posted until the queue empties, reads included
-                }
-                Grant g = (Grant) op;
-                ready.poll();
-                if (g.bindPending) {
-                    postBind(g);
-                } else {
-                    postInvalidate(g);
+                default -> {
+                    if (!localOpMayPost()) {
+                        return; // nothing else is posted until the queue empties, reads included
+                    }
+                    Grant g = (Grant) waiting.peekRef();
+                    waiting.poll();
+                    if (kind == WaitingWork.BIND) {
+                        postBind(g);
+                    } else {
+                        postInvalidate(g);
+                    }
                 }
             }
         }
-        while (!closing && !readsWaiting.isEmpty() && hasRoom() && endpoint.inIoThread()) {
-            InboundQueue.Item it = readsWaiting.peek();
-            postReads(it);
-            if (it.postedBytes < it.length) {
-                return;
-            }
-            it.waitingForSendQueue = false;
-            readsWaiting.poll();
-        }
     }
 
-    private long wrId(int seq) {
-        return wrIdBase | (seq & 0xffffffffL);
-    }
-
-    private int signalFlag() {
-        if (++unsignaled >= signalEvery) {
-            unsignaled = 0;
-            return SendWorkRequest.FLAG_SIGNALED;
+    private void postStaged(SlabBuffer b) {
+        int carried = credits.spend();
+        if (carried > 0) {
+            attachCredits(b, carried);
         }
-        return 0;
-    }
-
-    private void post(int seq, byte kind, Object ref) {
-        int errno = qp.tryPostSend(wr);
-        if (errno != 0) {
-            throw new VerbsException("ibv_post_send(" + SendWorkRequest.opcodeName(wr.opcode()) + ") on qp " + qp.qpNum(),
-                    errno);
-        }
-        int i = seq & sqMask;
-        slotKind[i] = kind;
-        slotRef[i] = ref;
-        postedSeq = seq + 1;
-    }
-
-    private void postSend(SlabBuffer b) {
-        if (owed > 0) {
-            attachCredits(b);
-        }
-        credits--;
         int len = b.length();
-        int seq = postedSeq;
         // counted before the post: the peer may answer, and a test read the counters, before post() returns
         if (len <= maxInline) {
             RdmaMetrics.INLINE_SENDS.increment();
             RdmaMetrics.INLINE_BYTES.add(len);
-            wr.clear().wrId(wrId(seq)).opcode(SendWorkRequest.OPCODE_SEND)
-                    .flags(SendWorkRequest.FLAG_INLINE | signalFlag()).sge(0, b.address(), len, 0);
+            wr.clear().wrId(slots.nextWrId()).opcode(SendWorkRequest.OPCODE_SEND)
+                    .flags(SendWorkRequest.FLAG_INLINE | slots.signalFlag()).sge(0, b.address(), len, 0);
             try {
-                post(seq, INLINE, null);
+                slots.post(wr, SendSlots.INLINE, null, null);
             } catch (RuntimeException e) {
                 b.release();
                 throw e;
@@ -385,40 +446,60 @@ final class SendPath {
             }
             return;
         }
-        MemoryRegion mr = MemoryRegistry.region(b);
+        RegisteredMemory mr = MemoryRegistry.registered(b);
         if (mr == null) {
             b.release();
             throw new IllegalStateException("a staging buffer's slab is not registered for RDMA");
         }
-        unsignaled = 0;
         RdmaMetrics.EAGER_SENDS.increment();
         RdmaMetrics.EAGER_BYTES.add(len);
-        wr.clear().wrId(wrId(seq)).opcode(SendWorkRequest.OPCODE_SEND).flags(SendWorkRequest.FLAG_SIGNALED)
+        wr.clear().wrId(slots.nextWrId()).opcode(SendWorkRequest.OPCODE_SEND).flags(slots.signaled())
                 .sge(0, b.address(), len, mr.lkey());
         try {
-            post(seq, SEND, b);
+            slots.post(wr, SendSlots.SEND, b, null);
         } catch (RuntimeException e) {
             b.release();
             throw e;
         }
     }
 
+    /** One frame from core's buffers: header and payload as two scatter/gather entries, released on completion. */
+    private void postGather(SlabBuffer header, long hoff, SlabBuffer payload, long poff, int len) {
+        try {
+            int carried = credits.spend();
+            MemorySegment hs = header.segment();
+            if (carried > 0) {
+                FrameHeader.setCredit(hs, hoff, FrameHeader.credit(hs, hoff) + carried);
+            }
+            RegisteredMemory hm = MemoryRegistry.registered(header);
+            RegisteredMemory pm = MemoryRegistry.registered(payload);
+            RdmaMetrics.EAGER_SENDS.increment();
+            RdmaMetrics.EAGER_BYTES.add(FrameHeader.SIZE + len);
+            wr.clear().wrId(slots.nextWrId()).opcode(SendWorkRequest.OPCODE_SEND).flags(slots.signaled())
+                    .sge(0, header.address() + hoff, FrameHeader.SIZE, hm.lkey())
+                    .sge(1, payload.address() + poff, len, pm.lkey());
+            slots.post(wr, SendSlots.SEND_GATHER, header, payload);
+        } catch (RuntimeException e) {
+            header.release();
+            payload.release();
+            throw e;
+        }
+    }
+
     /** Puts the owed credits in the first header that has a free credit field, or appends a credit frame. */
-    private void attachCredits(SlabBuffer b) {
+    private static void attachCredits(SlabBuffer b, int owed) {
         MemorySegment s = b.segment();
         int len = b.length();
         int off = 0;
         while (off + FrameHeader.SIZE <= len) {
             if (FrameHeader.type(s, off) != FrameType.WINDOW || FrameHeader.streamId(s, off) == 0) {
                 FrameHeader.setCredit(s, off, FrameHeader.credit(s, off) + owed);
-                owed = 0;
                 return;
             }
             off += FrameHeader.SIZE + FrameHeader.payloadLength(s, off);
         }
         RendezvousFrames.writeCredit(s, len, owed);
         b.setLength(len + FrameHeader.SIZE);
-        owed = 0;
     }
 
     private void postBind(Grant g) {
@@ -426,59 +507,67 @@ final class SendPath {
         if (mr == null) {
             throw new IllegalStateException("a rendezvous buffer's slab is not registered for RDMA");
         }
-        int seq = postedSeq;
-        wr.clear().wrId(wrId(seq)).flags(signalFlag()).bindMemoryWindow(g.window.mw, g.rkey, mr, g.buffer.address(),
-                g.buffer.length(), AccessFlags.REMOTE_READ);
-        post(seq, BIND, g);
+        wr.clear().wrId(slots.nextWrId()).flags(slots.signalFlag()).bindMemoryWindow(g.window.mw, g.rkey, mr,
+                g.buffer.address(), g.buffer.length(), AccessFlags.REMOTE_READ);
+        slots.post(wr, SendSlots.BIND, g, null);
         g.window.mw.recordBoundRkey(g.rkey);
         g.bindPending = false;
     }
 
     private void postInvalidate(Grant g) {
-        int seq = postedSeq;
-        unsignaled = 0;
-        wr.clear().wrId(wrId(seq)).opcode(SendWorkRequest.OPCODE_LOCAL_INV).flags(SendWorkRequest.FLAG_SIGNALED)
+        wr.clear().wrId(slots.nextWrId()).opcode(SendWorkRequest.OPCODE_LOCAL_INV).flags(slots.signaled())
                 .invalidateRkey(g.rkey);
-        post(seq, INVALIDATE, g);
+        slots.post(wr, SendSlots.INVALIDATE, g, null);
     }
 
-    private void postReads(InboundQueue.Item it) {
-        MemoryRegion mr = MemoryRegistry.region(it.buffer);
-        if (mr == null) {
-            throw new IllegalStateException("a rendezvous destination's slab is not registered for RDMA");
-        }
-        while (it.postedBytes < it.length && hasRoom()) {
-            int n = Math.min(readChunk, it.length - it.postedBytes);
-            int seq = postedSeq;
-            unsignaled = 0;
-            wr.clear().wrId(wrId(seq)).opcode(SendWorkRequest.OPCODE_RDMA_READ).flags(SendWorkRequest.FLAG_SIGNALED)
-                    .remote(it.remoteAddress + it.postedBytes, it.rkey)
-                    .sge(0, it.buffer.address() + it.postedBytes, n, mr.lkey());
-            post(seq, READ, it);
-            it.postedBytes += n;
-            it.readsPending++;
+    /** Adds owed credits; queues a SEND carrying them when enough are owed and nothing else would carry them. */
+    private void oweCredits(int n) {
+        credits.owe(n);
+        if (credits.updateDue() && waiting.isEmpty()) {
+            if (staging != null && staging.length() > 0) {
+                pushStaging(); // unflushed frames carry the credits
+            } else {
+                waiting.addSend(takeStaging()); // an empty SEND: attachCredits appends a credit frame
+                RdmaMetrics.CREDIT_UPDATES.increment();
+            }
         }
     }
 
     // ------------------------------------------------------------------ poller side
 
-    /** Starts the RDMA READs of an RTS (poller thread); what does not fit the send queue waits. */
+    /**
+     * Queues the RDMA READ of an RTS (poller thread); its destination is allocated when the READ is posted, within
+     * the connection's read budget ({@link RendezvousReads}). On return {@code it.buffer} is set if it was posted.
+     */
     void startRead(InboundQueue.Item it) {
         lock.lock();
         try {
             if (closing) {
                 return;
             }
-            if (readsWaiting.isEmpty() && !localOpWaiting()) {
-                postReads(it);
-            }
-            if (it.postedBytes < it.length) {
-                it.waitingForSendQueue = true;
-                readsWaiting.add(it);
+            reads.add(it);
+            drain();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Core has been handed the frame of a READ whose destination had {@code capacity} bytes (poller thread). */
+    void readDelivered(int capacity) {
+        lock.lock();
+        try {
+            reads.delivered(capacity);
+            if (!closing) {
+                drain();
             }
         } finally {
             lock.unlock();
         }
+    }
+
+    /** The read budget's state, for tests: rendezvous destinations held now. */
+    RendezvousReads reads() {
+        return reads;
     }
 
     /** Stages and posts a FIN for a rendezvous this side has read (poller thread). */
@@ -509,7 +598,7 @@ final class SendPath {
                         + ", which this side has not offered on that stream (or already released)");
             }
             if (g.bindPending) {
-                ready.remove(g);
+                waiting.removeBind(g);
                 grants.release(g);
                 throw new ProtocolException("FIN on stream " + streamId + " for token " + token + " before its RTS was sent");
             }
@@ -518,8 +607,9 @@ final class SendPath {
             } else if (localOpCanPostNow()) {
                 postInvalidate(g);
             } else {
-                ready.add(g);
+                waiting.addInvalidate(g);
             }
+            updateWritability();
         } finally {
             lock.unlock();
         }
@@ -529,12 +619,9 @@ final class SendPath {
     void onCredits(int n) {
         lock.lock();
         try {
-            credits += n;
-            if (credits > peerCredits || credits < 0) {
-                throw new ProtocolException("the peer returned more receive credits than it granted (" + credits
-                        + " > " + peerCredits + ")");
-            }
+            credits.returned(n);
             drain();
+            updateWritability();
         } finally {
             lock.unlock();
         }
@@ -547,29 +634,25 @@ final class SendPath {
             if (closing) {
                 return;
             }
-            owed += n;
-            if (owed >= creditThreshold && ready.isEmpty()) {
-                if (staging != null && staging.length() > 0) {
-                    pushStaging(); // unflushed frames carry the credits
-                } else {
-                    ready.add(takeStaging()); // an empty SEND: attachCredits appends a credit frame
-                    RdmaMetrics.CREDIT_UPDATES.increment();
-                }
-            }
+            oweCredits(n);
             drain();
         } finally {
             lock.unlock();
         }
     }
 
-    /** Retries what waits for send-queue room (poller thread). */
+    /** Retries what waits for send-queue room (poller thread), and reports writability regained. */
     void retry() {
         lock.lock();
         try {
-            drain();
+            if (!closing) {
+                drain();
+                updateWritability();
+            }
         } finally {
             lock.unlock();
         }
+        afterUnlock(null);
     }
 
     /**
@@ -579,47 +662,30 @@ final class SendPath {
      * @throws IllegalStateException naming the work completion status when it is an error other than a flush
      */
     int onCompletion(int seq, int status) {
-        int result = 0;
         String failure = null;
-        byte failedKind = NONE;
+        byte failedKind = SendSlots.NONE;
+        int result;
         lock.lock();
         try {
-            if (seq - completedSeq < 0 || seq - postedSeq >= 0) {
+            if (!slots.isOutstanding(seq)) {
                 return 0; // not ours any more
             }
-            int end = seq + 1;
-            while (completedSeq != end) {
-                int i = completedSeq & sqMask;
-                byte kind = slotKind[i];
-                Object ref = slotRef[i];
-                slotKind[i] = NONE;
-                slotRef[i] = null;
-                completedSeq++;
-                switch (kind) {
-                    case SEND -> ((SlabBuffer) ref).release();
-                    case READ -> {
-                        ((InboundQueue.Item) ref).readsPending--;
-                        result |= READ_DONE;
-                    }
-                    case INVALIDATE -> grants.release((Grant) ref);
-                    case DRAIN -> result |= DRAINED;
-                    default -> {
-                    }
-                }
-                if (completedSeq == end && status != WorkCompletion.STATUS_SUCCESS
-                        && status != WorkCompletion.STATUS_WR_FLUSH_ERR) {
-                    failure = describe(kind, status);
-                    failedKind = kind;
-                }
+            completionResult = 0;
+            byte kind = slots.completeThrough(seq, onSlotDone);
+            result = completionResult;
+            if (status != WorkCompletion.STATUS_SUCCESS && status != WorkCompletion.STATUS_WR_FLUSH_ERR) {
+                failure = describe(kind, status);
+                failedKind = kind;
             }
             if (failure == null && !closing) {
                 drain();
+                updateWritability();
             }
         } finally {
             lock.unlock();
         }
         if (failure != null) {
-            if (failedKind == READ && status == WorkCompletion.STATUS_REM_ACCESS_ERR) {
+            if (failedKind == SendSlots.READ && status == WorkCompletion.STATUS_REM_ACCESS_ERR) {
                 // the peer's RTS named memory it had not granted: bad input, not a transport failure
                 throw new ProtocolException(failure);
             }
@@ -628,17 +694,36 @@ final class SendPath {
         return result;
     }
 
+    /** What a completed slot held: released now. */
+    private void slotDone(byte kind, Object ref, Object ref2) {
+        switch (kind) {
+            case SendSlots.SEND -> ((SlabBuffer) ref).release();
+            case SendSlots.SEND_GATHER -> {
+                ((SlabBuffer) ref).release();
+                ((SlabBuffer) ref2).release();
+            }
+            case SendSlots.READ -> {
+                ((InboundQueue.Item) ref).readsPending--;
+                completionResult |= READ_DONE;
+            }
+            case SendSlots.INVALIDATE -> grants.release((Grant) ref);
+            case SendSlots.DRAIN -> completionResult |= DRAINED;
+            default -> {
+            }
+        }
+    }
+
     private String describe(byte kind, int status) {
         String what = switch (kind) {
-            case INLINE, SEND -> "SEND";
-            case READ -> "RDMA READ of the peer's rendezvous buffer";
-            case BIND -> "BIND_MW of a rendezvous buffer";
-            case INVALIDATE -> "LOCAL_INV of a rendezvous window";
-            case DRAIN -> "drain marker";
+            case SendSlots.INLINE, SendSlots.SEND, SendSlots.SEND_GATHER -> "SEND";
+            case SendSlots.READ -> "RDMA READ of the peer's rendezvous buffer";
+            case SendSlots.BIND -> "BIND_MW of a rendezvous buffer";
+            case SendSlots.INVALIDATE -> "LOCAL_INV of a rendezvous window";
+            case SendSlots.DRAIN -> "drain marker";
             default -> "work request";
         };
         String hint = switch (status) {
-            case WorkCompletion.STATUS_REM_ACCESS_ERR -> kind == READ
+            case WorkCompletion.STATUS_REM_ACCESS_ERR -> kind == SendSlots.READ
                     ? " (the peer's RTS named an rkey or address range it had not granted)"
                     : " (the peer's rkey or address range was not valid)";
             case WorkCompletion.STATUS_RETRY_EXC_ERR -> " (the peer stopped answering)";
@@ -665,10 +750,9 @@ final class SendPath {
             } catch (RuntimeException e) {
                 return false;
             }
-            int seq = postedSeq;
-            wr.clear().wrId(wrId(seq)).opcode(SendWorkRequest.OPCODE_SEND).flags(SendWorkRequest.FLAG_SIGNALED).numSge(0);
+            wr.clear().wrId(slots.nextWrId()).opcode(SendWorkRequest.OPCODE_SEND).flags(slots.signaled()).numSge(0);
             try {
-                post(seq, DRAIN, null);
+                slots.post(wr, SendSlots.DRAIN, null, null);
                 return true;
             } catch (RuntimeException e) {
                 return false;
@@ -687,16 +771,8 @@ final class SendPath {
             spare.release();
             spare = null;
         }
-        Object op;
-        while ((op = ready.poll()) != null) {
-            if (op instanceof SlabBuffer b) {
-                b.release();
-            } else if (!((Grant) op).bindPending) {
-                grants.release((Grant) op); // taken by a FIN, waiting for its LOCAL_INV
-            }
-        }
-        readyBytes = 0;
-        readsWaiting.clear();
+        waiting.releaseAll(grants);
+        reads.clear();
     }
 
     /** Frees the windows, destroys the QP, then frees every buffer still held by the send queue and by grants. */
@@ -715,17 +791,18 @@ final class SendPath {
             } catch (RuntimeException e) {
                 Fallbacks.LOG.log(System.Logger.Level.WARNING, "ibv_destroy_qp({0}) failed: {1}", qp.qpNum(), e.toString());
             }
-            while (completedSeq != postedSeq) {
-                int i = completedSeq & sqMask;
-                if (slotKind[i] == SEND) {
-                    ((SlabBuffer) slotRef[i]).release();
-                } else if (slotKind[i] == INVALIDATE) {
-                    grants.release((Grant) slotRef[i]);
+            slots.completeAll((kind, ref, ref2) -> {
+                switch (kind) {
+                    case SendSlots.SEND -> ((SlabBuffer) ref).release();
+                    case SendSlots.SEND_GATHER -> {
+                        ((SlabBuffer) ref).release();
+                        ((SlabBuffer) ref2).release();
+                    }
+                    case SendSlots.INVALIDATE -> grants.release((Grant) ref);
+                    default -> {
+                    }
                 }
-                slotKind[i] = NONE;
-                slotRef[i] = null;
-                completedSeq++;
-            }
+            });
             grants.releaseAll();
         } finally {
             lock.unlock();

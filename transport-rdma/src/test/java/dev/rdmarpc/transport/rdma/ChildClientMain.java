@@ -27,7 +27,9 @@ public final class ChildClientMain {
     public static void main(String[] args) throws Exception {
         String mode = args[0];
         int port = Integer.parseInt(args[1]);
+        // the first connection opens this JVM's device, which takes tens of seconds under emulation: scaled timeout
         try (RpcChannel ch = RpcChannel.forAddress("127.0.0.1", port).transportMode(TransportMode.RDMA)
+                .connectTimeout(java.time.Duration.ofMillis(RdmaTests.timeout(20_000)))
                 .maxInboundMessageSize(64 << 20).build()) {
             switch (mode) {
                 case "firehose" -> firehose(ch);

@@ -6,7 +6,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import java.lang.foreign.MemorySegment;
 
 /** A registered memory region ({@code struct ibv_mr *}): the memory, its lkey for local use and rkey for peers. */
-public final class MemoryRegion implements AutoCloseable {
+public final class MemoryRegion implements RegisteredMemory, AutoCloseable {
     private final ProtectionDomain pd;
     private final MemorySegment mr;
     private final MemorySegment memory;
@@ -49,6 +49,7 @@ public final class MemoryRegion implements AutoCloseable {
     }
 
     /** Local key, for scatter/gather entries. */
+    @Override
     public int lkey() {
         return lkey;
     }

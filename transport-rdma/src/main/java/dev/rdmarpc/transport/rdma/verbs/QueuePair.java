@@ -15,7 +15,7 @@ import java.util.function.Consumer;
  * {@code ibv_modify_qp}, and posting through {@code ibv_context.ops} ({@code post_send} / {@code post_recv} are
  * static inline in the header). Posting allocates nothing; one posting thread per {@link SendWorkRequest}.
  */
-public final class QueuePair implements AutoCloseable {
+public final class QueuePair implements SendQueueTarget, AutoCloseable {
     // enum ibv_qp_attr_mask
     static final int ATTR_STATE = 1;
     static final int ATTR_CUR_STATE = 1 << 1;
@@ -72,8 +72,15 @@ public final class QueuePair implements AutoCloseable {
     }
 
     /** The QP number the peer addresses (24 bits). */
+    @Override
     public int qpNum() {
         return qpNum;
+    }
+
+    /** The inline size the device granted ({@code max_inline_data}). */
+    @Override
+    public int maxInlineData() {
+        return caps.maxInlineData();
     }
 
     /** The protection domain. */
@@ -155,6 +162,7 @@ public final class QueuePair implements AutoCloseable {
     }
 
     /** Any state→ERR: outstanding WRs complete with {@code IBV_WC_WR_FLUSH_ERR}. */
+    @Override
     public void toError() {
         modify("ERR", ATTR_STATE, attr -> attr.set(JAVA_INT, IbvQpAttr.QP_STATE, QpState.ERR));
     }
@@ -185,6 +193,7 @@ public final class QueuePair implements AutoCloseable {
     }
 
     /** Like {@link #postSend} but returns the errno (0 = posted; ENOMEM = queue full) instead of throwing. */
+    @Override
     public int tryPostSend(SendWorkRequest wr) {
         if (closed) {
             throw new IllegalStateException("queue pair " + qpNum + " is closed");

@@ -191,6 +191,38 @@ public final class SendWorkRequest {
         return wr.get(JAVA_INT, IbvSendWr.NUM_SGE);
     }
 
+    /** Address of scatter/gather entry {@code index}. */
+    public long sgeAddress(int index) {
+        return sges.get(JAVA_LONG, checkedSge(index) + IbvSge.ADDR);
+    }
+
+    /** Length of scatter/gather entry {@code index}. */
+    public int sgeLength(int index) {
+        return sges.get(JAVA_INT, checkedSge(index) + IbvSge.LENGTH);
+    }
+
+    /** Local key of scatter/gather entry {@code index}. */
+    public int sgeLkey(int index) {
+        return sges.get(JAVA_INT, checkedSge(index) + IbvSge.LKEY);
+    }
+
+    /** Remote address of an RDMA READ / WRITE. */
+    public long remoteAddress() {
+        return wr.get(JAVA_LONG, IbvSendWr.RDMA_REMOTE_ADDR);
+    }
+
+    /** Rkey of an RDMA READ / WRITE. */
+    public int remoteRkey() {
+        return wr.get(JAVA_INT, IbvSendWr.RDMA_RKEY);
+    }
+
+    private long checkedSge(int index) {
+        if (index < 0 || index >= maxSge) {
+            throw new IndexOutOfBoundsException(index);
+        }
+        return index * IbvSge.SIZE;
+    }
+
     /** Capacity of the scatter/gather array. */
     public int maxSge() {
         return maxSge;
