@@ -13,7 +13,8 @@ import java.util.ArrayDeque;
  * than a chunk or than the window into several MESSAGE frames, and queues what cannot go yet
  * (with any control frame that must follow it, such as TRAILERS) until WINDOW frames arrive or, while
  * the connection is not writable (its transport holds more than its high-water mark), until the
- * connection drains: a stream adds nothing to a connection that cannot take more. A message that fits
+ * connection drains: a stream starts no new message on a connection that cannot take more (one
+ * already begun goes on within its window). A message that fits
  * goes out with no allocation. Not thread-safe: the owning stream locks.
  */
 final class OutboundFlow {
@@ -140,8 +141,10 @@ final class OutboundFlow {
                 conn.send(p.buf, null, p.flush);
                 continue;
             }
-            if (!conn.isWritable()) {
-                // resumed by onConnectionWritable; flush what is there, or the transport may never drain
+            if (!p.begun && !conn.isWritable()) {
+                // a new message waits for the connection to drain (resumed by onConnectionWritable); one already
+                // begun goes on within its window, so a large message is not cut into stop-and-go bursts. Flush
+                // what is there, or the transport may never drain.
                 return true;
             }
             int dataLen = p.buf.length() - MessageFramer.PREFIX;
