@@ -227,17 +227,8 @@ final class ClientConnection extends Connection {
 
     @Override
     void onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory, long offset, int length) {
-        if (type == FrameType.WINDOW) {
-            if (streamId == 0) {
-                // connection credit belongs to the RDMA transport, which consumes it: over TCP it does nothing
-                chargeControlFrame(type, "a WINDOW on stream 0");
-                return;
-            }
-            if (credit <= 0) {
-                throw new ProtocolException("WINDOW on stream " + streamId + " grants " + credit + " bytes (must be positive)");
-            }
-        } else if (type == FrameType.MESSAGE && length == 0 && (flags & FrameFlags.BEGIN) == 0) {
-            chargeControlFrame(type, "an empty MESSAGE continuation on stream " + streamId);
+        if (screenControlFrame(type, flags, streamId, credit, length)) {
+            return;
         }
         ClientStream<?, ?> s = streams.get(streamId);
         if (s == null) {

@@ -70,6 +70,27 @@ abstract class Connection implements FrameHandler {
     }
 
     /**
+     * Screens a stream frame before it is routed: a WINDOW on stream 0 (connection credit, which only the RDMA
+     * transport uses and consumes) and an empty MESSAGE continuation count against the control-frame limit, and a
+     * stream WINDOW granting nothing is a protocol error. Returns true when the frame needs nothing more.
+     */
+    final boolean screenControlFrame(int type, int flags, int streamId, int credit, int length) {
+        if (type == FrameType.WINDOW) {
+            if (streamId == 0) {
+                // connection credit belongs to the RDMA transport, which consumes it: over TCP it does nothing
+                chargeControlFrame(type, "a WINDOW on stream 0");
+                return true;
+            }
+            if (credit <= 0) {
+                throw new ProtocolException("WINDOW on stream " + streamId + " grants " + credit + " bytes (must be positive)");
+            }
+        } else if (type == FrameType.MESSAGE && length == 0 && (flags & FrameFlags.BEGIN) == 0) {
+            chargeControlFrame(type, "an empty MESSAGE continuation on stream " + streamId);
+        }
+        return false;
+    }
+
+    /**
      * Charges one frame that moves no call forward (a PING to answer, a frame for a stream that has ended, an empty
      * frame) to the connection's budget.
      *

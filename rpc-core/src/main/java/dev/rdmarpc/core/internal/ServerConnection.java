@@ -170,18 +170,10 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
             onHeaders(flags, streamId, memory, offset, length);
             return;
         }
-        if (type == FrameType.WINDOW) {
-            if (streamId == 0) {
-                // connection credit belongs to the RDMA transport, which consumes it: over TCP it does nothing
-                chargeControlFrame(type, "a WINDOW on stream 0");
-                return;
-            }
-            if (credit <= 0) {
-                throw new ProtocolException("WINDOW on stream " + streamId + " grants " + credit + " bytes (must be positive)");
-            }
-        } else if (type == FrameType.MESSAGE && length == 0 && (flags & FrameFlags.BEGIN) == 0) {
-            chargeControlFrame(type, "an empty MESSAGE continuation on stream " + streamId);
-        } else if (type != FrameType.MESSAGE && type != FrameType.END_STREAM && type != FrameType.CANCEL) {
+        if (screenControlFrame(type, flags, streamId, credit, length)) {
+            return;
+        }
+        if (type != FrameType.WINDOW && type != FrameType.MESSAGE && type != FrameType.END_STREAM && type != FrameType.CANCEL) {
             throw new ProtocolException("unexpected " + FrameType.name(type) + " frame from a client");
         }
         ServerStream<?, ?> s = streams.get(streamId);
