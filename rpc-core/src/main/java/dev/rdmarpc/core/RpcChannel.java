@@ -133,7 +133,11 @@ public final class RpcChannel implements Channel, AutoCloseable {
             this.port = port;
         }
 
-        /** Where callbacks of async calls run; default: a shared cached pool of daemon threads. */
+        /**
+         * Where callbacks of async calls run. Default: a virtual thread per run of a call's callbacks (they may
+         * block without holding an OS thread). Any executor is safe: a call's callbacks run one at a time and never
+         * under a lock of rdmarpc's.
+         */
         public Builder executor(Executor e) {
             this.executor = e;
             return this;

@@ -163,13 +163,22 @@ public final class RpcServer implements AutoCloseable {
             return this;
         }
 
-        /** Where handlers run; default: a shared cached pool of daemon threads. */
+        /**
+         * Where handlers run. Default: a virtual thread per run of a call's callbacks, so a handler may block (a
+         * blocking stub, a {@code sendMessage} waiting for flow-control room) without holding an OS thread; the
+         * carriers are the JDK's work-stealing scheduler. Any executor is safe: a call's callbacks run one at a
+         * time and never under a lock of rdmarpc's.
+         */
         public Builder executor(Executor e) {
             this.executor = e;
             return this;
         }
 
-        /** Runs handlers on the transport's I/O threads: lowest latency; handlers must not block. */
+        /**
+         * Runs handlers on the transport's I/O threads: lowest latency; handlers must not block, and a streaming
+         * handler should send only while {@code isReady()} (what it queues beyond that is not bounded, since an I/O
+         * thread cannot wait for flow-control room).
+         */
         public Builder directExecutor() {
             this.executor = RpcExecutors.direct();
             return this;
