@@ -220,7 +220,9 @@ GUEST_JAVA="$JAVA_BIN $JVM_FLAGS -XX:+UseSerialGC"
   for m in "${MODS[@]}"; do
     cat <<GUESTMOD
 tests() {  # runs $m's RDMA-tagged tests once, reports into target/rdma-reports
-  $GUEST_JAVA -XX:TieredStopAtLevel=1 -Xmx512m \\
+  # the slab pool's automatic decay is off: verbs tests count the device's memory regions exactly, and the decay
+  # deregisters idle slabs at any moment (the KV sample below runs with it on)
+  $GUEST_JAVA -XX:TieredStopAtLevel=1 -Xmx512m -Drdmarpc.slab.trimIntervalMillis=0 \\
     -Drdmarpc.test.timeoutScale=$SCALE ${RDMA_VM_JAVA_OPTS:-} \\
     -jar "\$ROOT/$LAUNCHER" execute --disable-banner --details=tree --fail-if-no-tests \\
     --class-path "\$RDMA_CP_${m//-/_}" \\
