@@ -485,28 +485,26 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     void onWindow(int increment) {
-        boolean run;
-        synchronized (this) {
-            if (closeStatus != null) {
-                return;
-            }
-            outbound.onWindow(increment);
-            outbound.wakeWaiters(this);
-            run = updateReadinessLocked();
-        }
-        if (run) {
-            drain.start();
-        }
+        gainSendRoom(true, increment);
     }
 
     /** The connection can take more again after it was not writable. */
     void onConnectionWritable() {
+        gainSendRoom(false, 0);
+    }
+
+    /** The send side got room, from a WINDOW ({@code fromWindow}, granting {@code increment}) or from the connection draining. */
+    private void gainSendRoom(boolean fromWindow, int increment) {
         boolean run;
         synchronized (this) {
             if (closeStatus != null) {
                 return;
             }
-            outbound.onConnectionWritable();
+            if (fromWindow) {
+                outbound.onWindow(increment);
+            } else {
+                outbound.onConnectionWritable();
+            }
             outbound.wakeWaiters(this);
             run = updateReadinessLocked();
         }

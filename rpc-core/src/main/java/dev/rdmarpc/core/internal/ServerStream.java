@@ -346,35 +346,37 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
     }
 
     void onWindow(int increment) {
-        boolean remove;
-        boolean run;
-        synchronized (this) {
-            if (state == State.CANCELLED) {
-                return;
-            }
-            outbound.onWindow(increment);
-            remove = state == State.CLOSED && outbound.isEmpty();
-            run = afterSendRoomLocked();
-        }
-        if (remove) {
-            removeFromConnection();
-        }
-        if (run) {
-            drain.start();
-        }
+        gainSendRoom(true, increment);
     }
 
     /** The connection can take more again after it was not writable. */
     void onConnectionWritable() {
+        gainSendRoom(false, 0);
+    }
+
+    /**
+     * The send side got room, from a WINDOW ({@code fromWindow}, granting {@code increment}) or from the connection
+     * draining: sends what waited, wakes senders, updates readiness, and ends the call once its queued TRAILERS are out.
+     */
+    private void gainSendRoom(boolean fromWindow, int increment) {
         boolean remove;
         boolean run;
         synchronized (this) {
             if (state == State.CANCELLED) {
                 return;
             }
-            outbound.onConnectionWritable();
+            if (fromWindow) {
+                outbound.onWindow(increment);
+            } else {
+                outbound.onConnectionWritable();
+            }
+            outbound.wakeWaiters(this);
+            run = updateReadinessLocked();
             remove = state == State.CLOSED && outbound.isEmpty();
-            run = afterSendRoomLocked();
+            if (remove) {
+                // the TRAILERS queued behind flow-controlled data are out: deliver onComplete
+                run |= drain.requestLocked();
+            }
         }
         if (remove) {
             removeFromConnection();
@@ -382,17 +384,6 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         if (run) {
             drain.start();
         }
-    }
-
-    /** With the lock held, after the send side got room: wakes senders, updates readiness; true when a drain must start. */
-    private boolean afterSendRoomLocked() {
-        outbound.wakeWaiters(this);
-        boolean run = updateReadinessLocked();
-        if (state == State.CLOSED && outbound.isEmpty()) {
-            // the TRAILERS queued behind flow-controlled data are out: deliver onComplete
-            run |= drain.requestLocked();
-        }
-        return run;
     }
 
     /** The client cancelled (CANCEL frame). */
