@@ -44,11 +44,6 @@ final class SerializingDrain {
         scheduled = false;
     }
 
-    /** With the lock held: whether a run was refused, after which nothing is delivered any more. */
-    boolean isDeadLocked() {
-        return dead;
-    }
-
     /** Without the lock: hands the loop to the executor (only after {@link #requestLocked} returned true). */
     void start() {
         assert !Thread.holdsLock(lock) : "a call's callbacks must never start under its lock";

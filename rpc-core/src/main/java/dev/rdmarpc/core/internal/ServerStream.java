@@ -438,9 +438,6 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             finalStatus = Status.Code.CANCELLED.name();
         }
         outbound.wakeWaiters(this);
-        if (drain.isDeadLocked()) {
-            inbound.releaseAll(); // no drain will run to free what arrived
-        }
         return true;
     }
 
