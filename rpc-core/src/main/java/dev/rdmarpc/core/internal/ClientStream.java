@@ -435,6 +435,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         int credit = 0;
         boolean run;
+        boolean tooLarge;
         synchronized (this) {
             if (remoteClosed) {
                 throw new ProtocolException("MESSAGE after TRAILERS on stream " + id);
@@ -444,7 +445,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             channel.metrics().bytesReceived(length);
             int r = inbound.onFrame(flags, memory, offset, length, requested > inbound.queued());
-            if (r == InboundMessages.TOO_LARGE) {
+            tooLarge = r == InboundMessages.TOO_LARGE;
+            if (tooLarge) {
                 long size = inbound.rejectedSize();
                 run = finishLocked(Status.RESOURCE_EXHAUSTED.withDescription("response message of " + size
                         + " bytes exceeds the maximum inbound message size " + channel.maxInboundMessageSize()), null, true);
@@ -456,7 +458,9 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (credit > 0) {
             conn.sendControl(Frames.window(pool, id, credit));
         }
-        leaveConnection();
+        if (tooLarge) {
+            leaveConnection(); // the call ended here: only then is there a connection to leave
+        }
         if (run) {
             drain.start();
         }
