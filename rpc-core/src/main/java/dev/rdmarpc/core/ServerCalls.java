@@ -30,19 +30,23 @@ public final class ServerCalls {
     }
 
     public static <ReqT, RespT> ServerCallHandler<ReqT, RespT> asyncUnaryCall(UnaryMethod<ReqT, RespT> method) {
-        return (call, headers) -> new SingleRequestListener<>(call, headers, method::invoke);
+        SingleRequestListener.Invoker<ReqT, RespT> invoker = method::invoke; // made once per method, not per call
+        return (call, headers) -> new SingleRequestListener<>(call, headers, invoker);
     }
 
     public static <ReqT, RespT> ServerCallHandler<ReqT, RespT> asyncServerStreamingCall(ServerStreamingMethod<ReqT, RespT> method) {
-        return (call, headers) -> new SingleRequestListener<>(call, headers, method::invoke);
+        SingleRequestListener.Invoker<ReqT, RespT> invoker = method::invoke; // made once per method, not per call
+        return (call, headers) -> new SingleRequestListener<>(call, headers, invoker);
     }
 
     public static <ReqT, RespT> ServerCallHandler<ReqT, RespT> asyncClientStreamingCall(ClientStreamingMethod<ReqT, RespT> method) {
-        return (call, headers) -> new StreamingRequestListener<>(call, headers, method::invoke);
+        StreamingRequestListener.Invoker<ReqT, RespT> invoker = method::invoke; // made once per method, not per call
+        return (call, headers) -> new StreamingRequestListener<>(call, headers, invoker);
     }
 
     public static <ReqT, RespT> ServerCallHandler<ReqT, RespT> asyncBidiStreamingCall(BidiStreamingMethod<ReqT, RespT> method) {
-        return (call, headers) -> new StreamingRequestListener<>(call, headers, method::invoke);
+        StreamingRequestListener.Invoker<ReqT, RespT> invoker = method::invoke; // made once per method, not per call
+        return (call, headers) -> new StreamingRequestListener<>(call, headers, invoker);
     }
 
     /** What an ImplBase method does when the service does not override it. */

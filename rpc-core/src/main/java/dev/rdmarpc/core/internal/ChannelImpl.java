@@ -33,6 +33,8 @@ public final class ChannelImpl {
     private final int connectTimeoutMillis;
     private final CountDownLatch terminated = new CountDownLatch(1);
     private final CallMetrics metrics;
+    /** Flow-control parts recycled between this channel's calls. */
+    private final StreamParts parts;
 
     private ClientConnection current;
     private CompletableFuture<ClientConnection> pending;
@@ -52,6 +54,7 @@ public final class ChannelImpl {
         this.executor = executor;
         this.defaultTimeout = defaultTimeout;
         this.connectTimeoutMillis = connectTimeoutMillis;
+        this.parts = new StreamParts(settings.pool(), settings.maxMessageSize(), settings.initialWindow());
     }
 
     public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(MethodDescriptor<ReqT, RespT> method, CallOptions options) {
@@ -78,6 +81,10 @@ public final class ChannelImpl {
 
     CallMetrics metrics() {
         return metrics;
+    }
+
+    StreamParts parts() {
+        return parts;
     }
 
     SlabPool pool() {

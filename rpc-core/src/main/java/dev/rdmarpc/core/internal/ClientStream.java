@@ -49,11 +49,13 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     /** Remaining time sent in HEADERS (0 = none), computed just before the stream opens. */
     private long headerTimeoutNanos;
     private final SlabPool pool;
-    private final OutboundFlow outbound;
-    private final InboundMessages inbound;
+    /** The send side, from the channel's {@link StreamParts}; null once given back after onClose. */
+    private OutboundFlow outbound;
+    /** The reassembler, from the channel's {@link StreamParts}; null once given back after onClose. */
+    private InboundMessages inbound;
     private final SerializingDrain drain;
-    private final CallTimer deadlineTimer = new CallTimer();
-    private final java.util.function.BooleanSupplier ended = () -> this.closeStatus != null;
+    /** Created only for a call with a deadline. */
+    private CallTimer deadlineTimer;
     private State state = State.IDLE;
 
     private ClientConnection conn;
@@ -94,9 +96,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         this.deadline = d;
         this.pool = channel.pool();
-        this.outbound = new OutboundFlow(pool);
-        this.inbound = new InboundMessages(pool, channel.maxInboundMessageSize(), channel.initialWindow());
-        this.drain = new SerializingDrain(this, executor, this::deliver, this::executorRejected);
+        this.outbound = channel.parts().takeOutbound();
+        this.inbound = channel.parts().takeInbound();
+        Delivery delivery = new Delivery();
+        this.drain = new SerializingDrain(this, executor, delivery, delivery);
     }
 
     /** The stream's protocol state (for tests and logs). */
@@ -144,6 +147,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 return;
             }
             synchronized (this) {
+                deadlineTimer = new CallTimer();
                 deadlineTimer.arm(remaining, this::onDeadline);
             }
         }
@@ -294,7 +298,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean run;
         synchronized (this) {
             requested = (int) Math.min(Integer.MAX_VALUE, (long) requested + n);
-            if (requested > inbound.queued() && conn != null && !remoteClosed && closeStatus == null) {
+            if (conn != null && !remoteClosed && closeStatus == null && requested > inbound.queued()) {
                 inbound.onDemand();
                 credit = inbound.takeCredit();
             }
@@ -334,7 +338,9 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 heldSingleRequest = framed;
                 return;
             }
-            outbound.awaitRoom(this, framed.length(), ended);
+            if (outbound.mustAwaitRoom(framed.length())) {
+                outbound.awaitRoom(this, framed.length(), () -> closeStatus != null);
+            }
             if (closeStatus != null) {
                 framed.release();
                 return;
@@ -563,7 +569,9 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             // the listener's executor next runs
             inbound.releaseAll();
         }
-        deadlineTimer.disarm();
+        if (deadlineTimer != null) {
+            deadlineTimer.disarm();
+        }
         outbound.discard();
         if (heldSingleRequest != null) {
             heldSingleRequest.release();
@@ -614,7 +622,9 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         finish(Status.CANCELLED.withDescription("the call's executor rejected its callbacks: " + e.getMessage()).withCause(e),
                 null, true);
         synchronized (this) {
-            inbound.releaseAll();
+            if (inbound != null) {
+                inbound.releaseAll();
+            }
         }
     }
 
@@ -637,7 +647,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     action = HEADERS;
                 } else if (closeStatus != null && ((!closeStatus.isOk() && !closedByServer) || !inbound.hasMessage())) {
                     listenerClosed = true;
-                    inbound.releaseAll();
+                    recyclePartsLocked();
                     action = CLOSE;
                 } else if (requested > 0 && inbound.hasMessage()) {
                     message = inbound.poll();
@@ -689,6 +699,33 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 default -> {
                 }
             }
+        }
+    }
+
+    /**
+     * With the lock held, once onClose is chosen: gives the flow-control parts back to the channel for its next call.
+     * Every later event (a late frame, request, cancel, a WINDOW) finds the call closed before it would touch them, and
+     * the fields are cleared first, so this call keeps no reference to parts another call may now hold.
+     */
+    private void recyclePartsLocked() {
+        InboundMessages in = inbound;
+        OutboundFlow out = outbound;
+        inbound = null;
+        outbound = null;
+        channel.parts().recycle(in);
+        channel.parts().recycle(out);
+    }
+
+    /** Runs the drain's loop, and ends the call when the executor refuses it (one object for both, made once per call). */
+    private final class Delivery implements Runnable, SerializingDrain.Rejection {
+        @Override
+        public void run() {
+            deliver();
+        }
+
+        @Override
+        public void rejected(java.util.concurrent.RejectedExecutionException e) {
+            executorRejected(e);
         }
     }
 

@@ -286,4 +286,23 @@ final class InboundMessages {
         }
         inMessage = false;
     }
+
+    /**
+     * Frees what is held and returns to the state of a new instance, for the next stream that takes it from
+     * {@link StreamParts}. The ring arrays, once grown, are kept.
+     */
+    void reset() {
+        releaseAll();
+        recvWindow = window;
+        pendingCredit = 0;
+        withheldPartial = 0;
+        assemblingCompressed = false;
+        assembled = 0;
+        expected = 0;
+        rejectedSize = 0;
+        discarding = false;
+        firstCredit = 0;
+        firstCompressed = false;
+        polledCompressed = false;
+    }
 }

@@ -243,6 +243,25 @@ final class OutboundFlow {
         return queue == null || queue.isEmpty();
     }
 
+    /** True when a sender would have to wait in {@link #awaitRoom} before queueing {@code size} more bytes. */
+    boolean mustAwaitRoom(int size) {
+        return queuedBytes > 0 && queuedBytes + size > BLOCK_LIMIT;
+    }
+
+    /** True when no sender waits in {@link #awaitRoom} and nothing is queued: the flow can serve another stream. */
+    boolean isIdle() {
+        return waiters == 0 && isEmpty();
+    }
+
+    /** Unbinds an idle flow (see {@link #isIdle}) so that another stream can take it from {@link StreamParts}. */
+    void reset() {
+        discard();
+        conn = null;
+        streamId = 0;
+        window = 0;
+        maxChunk = 0;
+    }
+
     /** Drops and frees everything queued (the stream ended). */
     void discard() {
         Pending p;

@@ -48,10 +48,13 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
 
     /** Server keepalive, or null when it is off; started after the HELLO exchange. */
     private final KeepAlive keepAlive;
+    /** Flow-control parts recycled between this connection's calls. */
+    final StreamParts parts;
 
     ServerConnection(ServerImpl server, ConnectionSettings settings, FrameConnection base) {
         super(settings, base, server.guards().newControlFrameBudget());
         this.server = server;
+        this.parts = new StreamParts(settings.pool(), settings.maxMessageSize(), settings.initialWindow());
         ConnectionGuards guards = server.guards();
         this.keepAlive = guards.keepAliveTimeNanos() > 0
                 ? new KeepAlive(this, guards.keepAliveTimeNanos(), guards.keepAliveTimeoutNanos(), server.metrics())

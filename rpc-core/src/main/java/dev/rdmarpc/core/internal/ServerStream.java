@@ -45,11 +45,13 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
     private final Metadata requestHeaders;
     private final String authority;
     private final Deadline deadline;
-    private final OutboundFlow outbound;
-    private final InboundMessages inbound;
+    /** The send side, from the connection's {@link StreamParts}; null once given back when the call ended. */
+    private OutboundFlow outbound;
+    /** The reassembler, from the connection's {@link StreamParts}; null once given back when the call ended. */
+    private InboundMessages inbound;
     private final SerializingDrain drain;
-    private final CallTimer deadlineTimer = new CallTimer();
-    private final java.util.function.BooleanSupplier ended = () -> this.cancelled;
+    /** Created only for a call with a deadline. */
+    private CallTimer deadlineTimer;
     private final long startNanos = System.nanoTime();
 
     private State state;
@@ -80,9 +82,10 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         this.pool = conn.settings.pool();
         this.requestHeaders = requestHeaders;
         this.deadline = timeoutNanos > 0 ? Deadline.after(timeoutNanos, TimeUnit.NANOSECONDS) : null;
-        this.outbound = new OutboundFlow(pool);
-        this.inbound = new InboundMessages(pool, conn.settings.maxMessageSize(), conn.settings.initialWindow());
-        this.drain = new SerializingDrain(this, conn.server.executor(), this::deliver, this::executorRejected);
+        this.outbound = conn.parts.takeOutbound();
+        this.inbound = conn.parts.takeInbound();
+        Delivery delivery = new Delivery();
+        this.drain = new SerializingDrain(this, conn.server.executor(), delivery, delivery);
         this.state = halfClosed ? State.HALF_CLOSED_REMOTE : State.OPEN;
     }
 
@@ -104,6 +107,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             outbound.bind(conn.out, id, peer.initialWindow(), Math.min(conn.out.preferredChunkSize(), peer.maxFramePayload()));
             wasReady = outbound.isReady();
             if (deadline != null) {
+                deadlineTimer = new CallTimer();
                 deadlineTimer.arm(deadline.remainingNanos(), this::onDeadline);
             }
             run = drain.requestLocked();
@@ -128,7 +132,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         boolean run;
         synchronized (this) {
             requested = (int) Math.min(Integer.MAX_VALUE, (long) requested + n);
-            if (requested > inbound.queued() && state == State.OPEN) {
+            if (state == State.OPEN && requested > inbound.queued()) {
                 inbound.onDemand();
                 credit = inbound.takeCredit();
             }
@@ -197,7 +201,9 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                 headersSent = true;
                 outbound.control(Frames.responseHeaders(pool, id, null), false);
             }
-            outbound.awaitRoom(this, framed.length(), ended);
+            if (outbound.mustAwaitRoom(framed.length())) {
+                outbound.awaitRoom(this, framed.length(), () -> cancelled);
+            }
             if (state == State.CANCELLED) {
                 framed.release();
                 return;
@@ -228,7 +234,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                 trailers = null;
             }
             state = State.CLOSED;
-            deadlineTimer.disarm();
+            disarmDeadline();
             finalStatus = status.getCode().name();
             if (outbound.isEmpty()) {
                 conn.trailersSending(this); // they go out now: the stream's slot is free for the client's next one
@@ -362,7 +368,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         boolean remove;
         boolean run;
         synchronized (this) {
-            if (state == State.CANCELLED) {
+            if (state == State.CANCELLED || outbound == null) {
                 return;
             }
             if (fromWindow) {
@@ -423,12 +429,12 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
 
     /** With the lock held: moves to CANCELLED and tells the client; false if the call had already ended. */
     private boolean cancelLocked(Status tellClient) {
-        if (state == State.CANCELLED || (state == State.CLOSED && outbound.isEmpty())) {
+        if (state == State.CANCELLED || (state == State.CLOSED && (outbound == null || outbound.isEmpty()))) {
             return false;
         }
         state = State.CANCELLED;
         cancelled = true;
-        deadlineTimer.disarm();
+        disarmDeadline();
         outbound.discard();
         if (tellClient != null && !conn.isClosed()) {
             finalStatus = tellClient.getCode().name();
@@ -448,7 +454,9 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         cancelInternal(Status.UNAVAILABLE.withDescription("the server could not run the call: its executor rejected it ("
                 + e.getMessage() + ")"));
         synchronized (this) {
-            inbound.releaseAll();
+            if (inbound != null) {
+                inbound.releaseAll();
+            }
         }
     }
 
@@ -493,12 +501,12 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                     drain.idleLocked();
                     return;
                 } else if (state == State.CANCELLED) {
-                    inbound.releaseAll();
                     if (cancelDelivered || completeDelivered) {
                         drain.idleLocked();
                         return;
                     }
                     cancelDelivered = true;
+                    recyclePartsLocked();
                     action = CANCEL;
                 } else if (state == State.CLOSED) {
                     if (completeDelivered || !outbound.isEmpty()) {
@@ -506,7 +514,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                         return;
                     }
                     completeDelivered = true;
-                    inbound.releaseAll();
+                    recyclePartsLocked();
                     action = COMPLETE;
                 } else if (requested > 0 && inbound.hasMessage()) {
                     message = inbound.poll();
@@ -562,6 +570,45 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                 listener = l != null ? l : new Listener<>() {
                 };
             }
+        }
+    }
+
+    private void disarmDeadline() {
+        if (deadlineTimer != null) {
+            deadlineTimer.disarm();
+        }
+    }
+
+    /**
+     * With the lock held, once onCancel or onComplete is chosen: gives the flow-control parts back to the connection
+     * for its next call. Every later event (a late frame, request, a WINDOW, the connection becoming writable) finds the
+     * call ended before it would touch them, and the fields are cleared first, so this call keeps no reference to parts
+     * another call may now hold. A send side still queueing (cancelled mid-message) or with a waiting sender is left
+     * to the garbage collector instead.
+     */
+    private void recyclePartsLocked() {
+        InboundMessages in = inbound;
+        OutboundFlow out = outbound;
+        inbound = null;
+        outbound = null;
+        if (in != null) {
+            conn.parts.recycle(in);
+        }
+        if (out != null) {
+            conn.parts.recycle(out);
+        }
+    }
+
+    /** Runs the drain's loop, and fails the call when the executor refuses it (one object for both, made once per call). */
+    private final class Delivery implements Runnable, SerializingDrain.Rejection {
+        @Override
+        public void run() {
+            deliver();
+        }
+
+        @Override
+        public void rejected(java.util.concurrent.RejectedExecutionException e) {
+            executorRejected(e);
         }
     }
 

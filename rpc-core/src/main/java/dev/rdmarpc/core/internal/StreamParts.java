@@ -1,0 +1,98 @@
+package dev.rdmarpc.core.internal;
+
+import dev.rdmarpc.core.buffer.SlabPool;
+
+/**
+ * Recycles the per-call halves of a stream's flow control ({@link InboundMessages}, {@link OutboundFlow}) between the
+ * calls of one channel or one server connection, so that a call in steady state allocates neither. A stream takes
+ * its parts when it is created and gives each back once, under its own lock, at the point after which it never
+ * touches that part again (it clears its field first, so no stale reference to a recycled part remains). A part
+ * given back twice, or one still holding work, is refused rather than shared. Bounded: past {@link #CAPACITY}
+ * parts of a kind, a given-back part is left to the garbage collector. Thread-safe.
+ */
+final class StreamParts {
+    /** Parts of each kind kept at most. */
+    static final int CAPACITY = 32;
+
+    private final SlabPool pool;
+    private final int maxMessageSize;
+    private final int initialWindow;
+    private final InboundMessages[] inbound = new InboundMessages[CAPACITY];
+    private final OutboundFlow[] outbound = new OutboundFlow[CAPACITY];
+    private int inboundCount;
+    private int outboundCount;
+
+    StreamParts(SlabPool pool, int maxMessageSize, int initialWindow) {
+        this.pool = pool;
+        this.maxMessageSize = maxMessageSize;
+        this.initialWindow = initialWindow;
+    }
+
+    /** A reassembler for a new stream: a recycled one, reset, or a new one. */
+    InboundMessages takeInbound() {
+        synchronized (this) {
+            if (inboundCount > 0) {
+                InboundMessages m = inbound[--inboundCount];
+                inbound[inboundCount] = null;
+                return m;
+            }
+        }
+        return new InboundMessages(pool, maxMessageSize, initialWindow);
+    }
+
+    /** A send side for a new stream: a recycled one, unbound, or a new one. */
+    OutboundFlow takeOutbound() {
+        synchronized (this) {
+            if (outboundCount > 0) {
+                OutboundFlow f = outbound[--outboundCount];
+                outbound[outboundCount] = null;
+                return f;
+            }
+        }
+        return new OutboundFlow(pool);
+    }
+
+    /** Frees what {@code m} holds and keeps it for the next stream; its stream must not use it again. */
+    void recycle(InboundMessages m) {
+        m.reset();
+        synchronized (this) {
+            if (inboundCount == CAPACITY || contains(inbound, inboundCount, m)) {
+                return;
+            }
+            inbound[inboundCount++] = m;
+        }
+    }
+
+    /** Keeps an idle {@code f} for the next stream (one still queueing or with a waiting sender is dropped). */
+    void recycle(OutboundFlow f) {
+        if (!f.isIdle()) {
+            return;
+        }
+        f.reset();
+        synchronized (this) {
+            if (outboundCount == CAPACITY || contains(outbound, outboundCount, f)) {
+                return;
+            }
+            outbound[outboundCount++] = f;
+        }
+    }
+
+    /** Parts of each kind waiting for a stream (for tests). */
+    synchronized int idleInbound() {
+        return inboundCount;
+    }
+
+    /** Send sides waiting for a stream (for tests). */
+    synchronized int idleOutbound() {
+        return outboundCount;
+    }
+
+    private static boolean contains(Object[] parts, int count, Object part) {
+        for (int i = 0; i < count; i++) {
+            if (parts[i] == part) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
