@@ -23,6 +23,8 @@ import java.util.concurrent.CompletableFuture;
 final class ClientConnection extends Connection {
     private final String authority;
     private final StreamTable<ClientStream<?, ?>> streams = new StreamTable<>();
+    /** Reads this connection's HEADERS and TRAILERS payloads, one at a time on its I/O thread. */
+    private final dev.rdmarpc.core.protocol.WireReader reader = new dev.rdmarpc.core.protocol.WireReader();
     private final CompletableFuture<ClientConnection> ready = new CompletableFuture<>();
     private int nextStreamId = 1;
     private volatile boolean draining;
@@ -245,7 +247,7 @@ final class ClientConnection extends Connection {
             case FrameType.HEADERS -> {
                 Metadata md;
                 try {
-                    md = Frames.decodeResponseHeaders(memory, offset, length, settings.maxMetadataBytes());
+                    md = Frames.decodeResponseHeaders(reader, memory, offset, length, settings.maxMetadataBytes());
                 } catch (MetadataTooLargeException e) {
                     s.failLocally(e.toStatus());
                     return;
@@ -256,7 +258,7 @@ final class ClientConnection extends Connection {
             case FrameType.TRAILERS -> {
                 Trailers t;
                 try {
-                    t = Frames.decodeTrailers(memory, offset, length, settings.maxMetadataBytes());
+                    t = Frames.decodeTrailers(reader, memory, offset, length, settings.maxMetadataBytes());
                 } catch (MetadataTooLargeException e) {
                     t = new Trailers(e.toStatus(), new Metadata());
                 }

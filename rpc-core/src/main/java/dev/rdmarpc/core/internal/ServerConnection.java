@@ -37,6 +37,8 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     volatile boolean refusedAtAccept;
     /** Method paths and authorities of this connection's HEADERS, decoded once (frames arrive on one thread). */
     private final dev.rdmarpc.core.protocol.Utf8Cache headerStrings = new dev.rdmarpc.core.protocol.Utf8Cache(64);
+    /** Reads this connection's HEADERS payloads, one at a time on its I/O thread. */
+    private final dev.rdmarpc.core.protocol.WireReader reader = new dev.rdmarpc.core.protocol.WireReader();
     /** Guards {@link #lastStreamId} against {@link #goingAway} so the final GOAWAY names every stream accepted. */
     private final Object goAwayLock = new Object();
     private int lastStreamId;
@@ -224,7 +226,7 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
         }
         RequestHeaders rh;
         try {
-            rh = Frames.decodeRequestHeaders(memory, offset, length, headerStrings, settings.maxMetadataBytes());
+            rh = Frames.decodeRequestHeaders(reader, memory, offset, length, headerStrings, settings.maxMetadataBytes());
         } catch (MetadataTooLargeException e) {
             if (!refuse) {
                 refuseStream(streamId, "metadata_size", e.toStatus());

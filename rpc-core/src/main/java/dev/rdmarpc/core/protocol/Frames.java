@@ -7,6 +7,7 @@ import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -27,6 +28,13 @@ public final class Frames {
         FrameHeader.write(b.segment(), 0, payloadLength, type, flags, streamId, 0);
         b.setLength(FrameHeader.SIZE + payloadLength);
         return b;
+    }
+
+    /** Writes {@code bytes} with its u16 length in front at {@code pos}; returns the position after them. */
+    private static long putBytes(MemorySegment seg, long pos, byte[] bytes) {
+        seg.set(FrameHeader.SHORT, pos, (short) bytes.length);
+        MemorySegment.copy(bytes, 0, seg, ValueLayout.JAVA_BYTE, pos + 2, bytes.length);
+        return pos + 2 + bytes.length;
     }
 
     private static WireWriter payload(SlabBuffer b) {
@@ -56,6 +64,18 @@ public final class Frames {
             size += 2 + RawMetadata.nameAt(md, i).length() + 4 + RawMetadata.rawValueAt(md, i).length;
         }
         return size;
+    }
+
+    /**
+     * Writes a metadata block at {@code pos} of {@code seg}. An empty block (the common case) is written in place; only
+     * a block with entries goes through a {@link WireWriter}.
+     */
+    private static void writeMetadata(MemorySegment seg, long pos, Metadata md) {
+        if (md == null || md.size() == 0) {
+            seg.set(FrameHeader.SHORT, pos, (short) 0);
+            return;
+        }
+        writeMetadata(new WireWriter(seg, pos), md);
     }
 
     static void writeMetadata(WireWriter w, Metadata md) {
@@ -156,8 +176,12 @@ public final class Frames {
         }
         int size = (int) wanted;
         SlabBuffer b = frame(pool, size, FrameType.HEADERS, endStream ? FrameFlags.END_STREAM : 0, streamId);
-        WireWriter w = payload(b).i64(timeoutNanos).u16(p.length).bytes(p).u16(a.length).bytes(a);
-        writeMetadata(w, md);
+        MemorySegment seg = b.segment();
+        long pos = FrameHeader.SIZE;
+        seg.set(FrameHeader.LONG, pos, timeoutNanos);
+        pos = putBytes(seg, pos + 8, p);
+        pos = putBytes(seg, pos, a);
+        writeMetadata(seg, pos, md);
         return b;
     }
 
@@ -184,7 +208,13 @@ public final class Frames {
      */
     public static RequestHeaders decodeRequestHeaders(MemorySegment memory, long offset, int length, Utf8Cache strings,
                                                       int maxMetadataBytes) {
-        WireReader r = new WireReader(memory, offset, length, "HEADERS");
+        return decodeRequestHeaders(new WireReader(), memory, offset, length, strings, maxMetadataBytes);
+    }
+
+    /** As {@link #decodeRequestHeaders(MemorySegment, long, int, Utf8Cache, int)}, reading through {@code r} (reset here). */
+    public static RequestHeaders decodeRequestHeaders(WireReader r, MemorySegment memory, long offset, int length,
+                                                      Utf8Cache strings, int maxMetadataBytes) {
+        r.reset(memory, offset, length, "HEADERS");
         long timeout = r.i64();
         if (timeout < 0) {
             throw new ProtocolException("negative timeout in HEADERS");
@@ -212,7 +242,7 @@ public final class Frames {
             throw new FrameTooLargeException("response HEADERS", saturated(wanted), maxPayload);
         }
         SlabBuffer b = frame(pool, (int) wanted, FrameType.HEADERS, 0, streamId);
-        writeMetadata(payload(b), md);
+        writeMetadata(b.segment(), FrameHeader.SIZE, md);
         return b;
     }
 
@@ -227,7 +257,13 @@ public final class Frames {
 
     /** Decodes server HEADERS whose metadata may count at most {@code maxMetadataBytes}, else {@link MetadataTooLargeException}. */
     public static Metadata decodeResponseHeaders(MemorySegment memory, long offset, int length, int maxMetadataBytes) {
-        WireReader r = new WireReader(memory, offset, length, "HEADERS");
+        return decodeResponseHeaders(new WireReader(), memory, offset, length, maxMetadataBytes);
+    }
+
+    /** As {@link #decodeResponseHeaders(MemorySegment, long, int, int)}, reading through {@code r} (reset here). */
+    public static Metadata decodeResponseHeaders(WireReader r, MemorySegment memory, long offset, int length,
+                                                 int maxMetadataBytes) {
+        r.reset(memory, offset, length, "HEADERS");
         Metadata md = readMetadata(r, maxMetadataBytes, "HEADERS");
         r.end();
         return md;
@@ -304,7 +340,11 @@ public final class Frames {
             d = truncateUtf8(d, (int) (maxPayload - fixed));
         }
         SlabBuffer b = frame(pool, (int) fixed + d.length, FrameType.TRAILERS, 0, streamId);
-        writeMetadata(payload(b).u8(status.getCode().value()).i32(d.length).bytes(d), md);
+        MemorySegment seg = b.segment();
+        seg.set(ValueLayout.JAVA_BYTE, FrameHeader.SIZE, (byte) status.getCode().value());
+        seg.set(FrameHeader.INT, FrameHeader.SIZE + 1, d.length);
+        MemorySegment.copy(d, 0, seg, ValueLayout.JAVA_BYTE, FrameHeader.SIZE + 5, d.length);
+        writeMetadata(seg, FrameHeader.SIZE + 5 + d.length, md);
         return b;
     }
 
@@ -322,7 +362,12 @@ public final class Frames {
      * {@link MetadataTooLargeException} (which carries the status the trailers did carry).
      */
     public static Trailers decodeTrailers(MemorySegment memory, long offset, int length, int maxMetadataBytes) {
-        WireReader r = new WireReader(memory, offset, length, "TRAILERS");
+        return decodeTrailers(new WireReader(), memory, offset, length, maxMetadataBytes);
+    }
+
+    /** As {@link #decodeTrailers(MemorySegment, long, int, int)}, reading through {@code r} (reset here). */
+    public static Trailers decodeTrailers(WireReader r, MemorySegment memory, long offset, int length, int maxMetadataBytes) {
+        r.reset(memory, offset, length, "TRAILERS");
         Status s = readStatus(r);
         Metadata md;
         try {

@@ -6,10 +6,10 @@ import java.nio.charset.StandardCharsets;
 
 /** A bounds-checked little-endian cursor over a received payload; overruns are protocol errors. */
 public final class WireReader {
-    private final MemorySegment seg;
-    private final String what;
-    private final long start;
-    private final long limit;
+    private MemorySegment seg;
+    private String what;
+    private long start;
+    private long limit;
     private long pos;
 
     public WireReader(MemorySegment seg, String what) {
@@ -18,11 +18,22 @@ public final class WireReader {
 
     /** A cursor over {@code length} bytes of {@code seg} from {@code offset}. */
     public WireReader(MemorySegment seg, long offset, long length, String what) {
+        reset(seg, offset, length, what);
+    }
+
+    /** A cursor over nothing yet, to be pointed at each payload with {@link #reset} (one per reading thread). */
+    public WireReader() {
+        this(MemorySegment.NULL, 0, 0, "");
+    }
+
+    /** Points this cursor at {@code length} bytes of {@code seg} from {@code offset}, naming the payload {@code what}. */
+    public WireReader reset(MemorySegment seg, long offset, long length, String what) {
         this.seg = seg;
         this.what = what;
         this.start = offset;
         this.limit = offset + length;
         this.pos = offset;
+        return this;
     }
 
     private void need(long n) {
