@@ -21,6 +21,7 @@ import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
@@ -39,7 +40,9 @@ import java.util.concurrent.locks.LockSupport;
  * both sides' allocation): rdmarpc's native API and grpc-java over rdmarpc (grpc-compat) against stock
  * grpc-java, blocking stubs and async stubs with a reused observer, handlers and callbacks on the I/O threads. {@link #userMessagesOnly}
  * is the allocation a call cannot avoid (parse the request, build the response, parse the
- * response); what a call allocates beyond it is the framework's.
+ * response); what a call allocates beyond it is the framework's. The server-streaming methods count one operation per
+ * response message ({@value #STREAM_MESSAGES} per call, from a response built once), beside
+ * {@link #streamMessageOnly}, the parse each of them costs.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -48,6 +51,9 @@ import java.util.concurrent.locks.LockSupport;
 @Measurement(iterations = 5, time = 2)
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-Xms1g", "-Xmx1g"})
 public class UnaryCallBenchmark {
+
+    /** Response messages of one server-streaming call. */
+    static final int STREAM_MESSAGES = 100;
 
     /** Payload bytes of request and response. */
     @Param({"64"})
@@ -65,6 +71,7 @@ public class UnaryCallBenchmark {
     private ManagedChannel compatChannel;
     private BenchServiceGrpc.BenchServiceStub compatAsync;
     private BenchRequest request;
+    private BenchRequest streamRequest;
     private final Waiter nativeWaiter = new Waiter();
     private final Waiter grpcWaiter = new Waiter();
     private final Waiter compatWaiter = new Waiter();
@@ -78,16 +85,18 @@ public class UnaryCallBenchmark {
     @Setup(Level.Trial)
     public void setUp() throws Exception {
         request = BenchRequest.newBuilder().setPayload(Payloads.of(payload)).build();
+        streamRequest = BenchRequest.newBuilder().setResponseSize(payload).setResponseCount(STREAM_MESSAGES).build();
+        BenchResponse streamed = BenchResponse.newBuilder().setPayload(Payloads.of(payload)).build();
 
         nativeServer = RpcServer.forAddress(new InetSocketAddress("127.0.0.1", 0)).transportMode(TransportMode.TCP)
-                .addService(new EchoNative()).directExecutor().build().start();
+                .addService(new EchoNative(streamed)).directExecutor().build().start();
         nativeChannel = RpcChannel.forAddress("127.0.0.1", nativeServer.getPort()).transportMode(TransportMode.TCP)
                 .directExecutor().build();
         nativeBlocking = BenchServiceRpc.newBlockingStub(nativeChannel);
         nativeAsync = BenchServiceRpc.newStub(nativeChannel);
         nativeBlocking.unary(request);
 
-        grpcServer = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(new EchoGrpc())
+        grpcServer = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(new EchoGrpc(streamed))
                 .directExecutor().build().start();
         grpcChannel = NettyChannelBuilder.forAddress("127.0.0.1", grpcServer.getPort()).usePlaintext().directExecutor().build();
         grpcBlocking = BenchServiceGrpc.newBlockingStub(grpcChannel);
@@ -95,7 +104,7 @@ public class UnaryCallBenchmark {
         grpcBlocking.unary(request);
 
         compatServer = dev.rdmarpc.grpc.RdmaServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
-                .addService(new EchoGrpc()).directExecutor().build().start();
+                .addService(new EchoGrpc(streamed)).directExecutor().build().start();
         compatChannel = dev.rdmarpc.grpc.RdmaChannelBuilder.forAddress("127.0.0.1", compatServer.getPort())
                 .directExecutor().build();
         compatAsync = BenchServiceGrpc.newStub(compatChannel);
@@ -164,6 +173,42 @@ public class UnaryCallBenchmark {
         return w.await();
     }
 
+    /** rdmarpc, generated async stub: one server-streaming call of {@value #STREAM_MESSAGES} responses; per message. */
+    @Benchmark
+    @OperationsPerInvocation(STREAM_MESSAGES)
+    public Object nativeServerStreaming() {
+        Waiter w = nativeWaiter;
+        w.arm();
+        nativeAsync.serverStream(streamRequest, w);
+        return w.await();
+    }
+
+    /** grpc-java over Netty: one server-streaming call of {@value #STREAM_MESSAGES} responses; per message. */
+    @Benchmark
+    @OperationsPerInvocation(STREAM_MESSAGES)
+    public Object grpcNettyServerStreaming() {
+        Waiter w = grpcWaiter;
+        w.arm();
+        grpcAsync.serverStream(streamRequest, w);
+        return w.await();
+    }
+
+    /** grpc-java over rdmarpc (grpc-compat): one server-streaming call of {@value #STREAM_MESSAGES} responses; per message. */
+    @Benchmark
+    @OperationsPerInvocation(STREAM_MESSAGES)
+    public Object grpcCompatServerStreaming() {
+        Waiter w = compatWaiter;
+        w.arm();
+        compatAsync.serverStream(streamRequest, w);
+        return w.await();
+    }
+
+    /** The message's own work in one streamed response: parse it (the server sends a response built once). */
+    @Benchmark
+    public BenchResponse streamMessageOnly() {
+        return responseMarshaller.parse(responseBytes.segment().asSlice(0, responseBytes.length()));
+    }
+
     /** The messages' own work in one call: parse the request, build the response, parse the response. */
     @Benchmark
     public BenchResponse userMessagesOnly() {
@@ -222,8 +267,22 @@ public class UnaryCallBenchmark {
         }
     }
 
-    /** Echo on rdmarpc's API. */
+    /** Echo on rdmarpc's API; a server stream repeats one response built beforehand. */
     static final class EchoNative extends BenchServiceRpc.BenchServiceImplBase {
+        private final BenchResponse streamed;
+
+        EchoNative(BenchResponse streamed) {
+            this.streamed = streamed;
+        }
+
+        @Override
+        public void serverStream(BenchRequest req, dev.rdmarpc.core.StreamObserver<BenchResponse> out) {
+            for (int i = 0; i < req.getResponseCount(); i++) {
+                out.onNext(streamed);
+            }
+            out.onCompleted();
+        }
+
         @Override
         public void unary(BenchRequest req, dev.rdmarpc.core.StreamObserver<BenchResponse> out) {
             out.onNext(BenchResponse.newBuilder().setPayload(req.getPayload()).build());
@@ -231,8 +290,22 @@ public class UnaryCallBenchmark {
         }
     }
 
-    /** Echo on grpc-java's API. */
+    /** Echo on grpc-java's API; a server stream repeats one response built beforehand. */
     static final class EchoGrpc extends BenchServiceGrpc.BenchServiceImplBase {
+        private final BenchResponse streamed;
+
+        EchoGrpc(BenchResponse streamed) {
+            this.streamed = streamed;
+        }
+
+        @Override
+        public void serverStream(BenchRequest req, io.grpc.stub.StreamObserver<BenchResponse> out) {
+            for (int i = 0; i < req.getResponseCount(); i++) {
+                out.onNext(streamed);
+            }
+            out.onCompleted();
+        }
+
         @Override
         public void unary(BenchRequest req, io.grpc.stub.StreamObserver<BenchResponse> out) {
             out.onNext(BenchResponse.newBuilder().setPayload(req.getPayload()).build());
