@@ -103,6 +103,11 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         conn.server.metrics().callStarted(method.getFullMethodName());
         boolean run;
         synchronized (this) {
+            if (state == State.CANCELLED) {
+                // the connection closed under the call before it started: its drain has ended it (and may have
+                // given its parts back), so there is nothing to bind or time
+                return;
+            }
             var peer = conn.peerHello;
             outbound.bind(conn.out, id, peer.initialWindow(), Math.min(conn.out.preferredChunkSize(), peer.maxFramePayload()));
             wasReady = outbound.isReady();
