@@ -33,8 +33,12 @@ public final class ClientCalls {
 
     private static <ReqT, RespT> void asyncOneRequest(ClientCall<ReqT, RespT> call, ReqT request,
                                                       StreamObserver<RespT> observer, boolean streaming) {
-        CallToObserver<ReqT, RespT> adapter = new CallToObserver<>(call, observer, streaming);
-        adapter.start();
+        if (observer instanceof ClientResponseObserver<?, ?>) {
+            new CallToObserver<>(call, observer, streaming).start();
+        } else {
+            // nobody can see a request-side observer: the response listener alone drives the call
+            ResponseListener.start(call, observer, streaming, null);
+        }
         try {
             call.sendMessage(request);
             call.halfClose();
@@ -59,7 +63,6 @@ public final class ClientCalls {
         private boolean autoInbound = true;
         private boolean started;
         private Runnable onReady;
-        private RespT unaryValue;
         private boolean halfClosed;
 
         CallToObserver(ClientCall<ReqT, RespT> call, StreamObserver<RespT> observer, boolean streamingResponse) {
@@ -75,45 +78,7 @@ public final class ClientCalls {
 
         void start() {
             started = true;
-            call.start(new ClientCall.Listener<>() {
-                @Override
-                public void onMessage(RespT message) {
-                    if (streamingResponse) {
-                        observer.onNext(message);
-                        if (autoInbound) {
-                            call.request(1);
-                        }
-                    } else if (unaryValue != null) {
-                        call.cancel("server sent more than one response to a unary call", null);
-                    } else {
-                        unaryValue = message;
-                    }
-                }
-
-                @Override
-                public void onClose(Status status, Metadata trailers) {
-                    if (!status.isOk()) {
-                        observer.onError(status.asException(trailers));
-                    } else if (!streamingResponse) {
-                        if (unaryValue == null) {
-                            observer.onError(Status.INTERNAL.withDescription("server closed the unary call with OK but sent no response").asException(trailers));
-                        } else {
-                            observer.onNext(unaryValue);
-                            observer.onCompleted();
-                        }
-                    } else {
-                        observer.onCompleted();
-                    }
-                }
-
-                @Override
-                public void onReady() {
-                    if (onReady != null) {
-                        onReady.run();
-                    }
-                }
-            }, new Metadata());
-            call.request(streamingResponse && autoInbound ? 1 : (streamingResponse ? 0 : 2));
+            ResponseListener.start(call, observer, streamingResponse, this);
         }
 
         @Override
@@ -162,6 +127,72 @@ public final class ClientCalls {
         @Override
         public void cancel(String message, Throwable cause) {
             call.cancel(message, cause);
+        }
+    }
+
+    /**
+     * Delivers a call's responses to an observer. The request-side observer ({@code requests}), when the caller can see
+     * one, decides inbound flow control and gets onReady; without one, every response is asked for automatically.
+     */
+    private static final class ResponseListener<ReqT, RespT> extends ClientCall.Listener<RespT> {
+        private final ClientCall<ReqT, RespT> call;
+        private final StreamObserver<RespT> observer;
+        private final boolean streamingResponse;
+        private final CallToObserver<ReqT, RespT> requests;
+        private RespT unaryValue;
+
+        private ResponseListener(ClientCall<ReqT, RespT> call, StreamObserver<RespT> observer, boolean streamingResponse,
+                                 CallToObserver<ReqT, RespT> requests) {
+            this.call = call;
+            this.observer = observer;
+            this.streamingResponse = streamingResponse;
+            this.requests = requests;
+        }
+
+        /** Starts {@code call} with a listener for {@code observer} and asks for the first responses. */
+        static <ReqT, RespT> void start(ClientCall<ReqT, RespT> call, StreamObserver<RespT> observer, boolean streamingResponse,
+                                        CallToObserver<ReqT, RespT> requests) {
+            call.start(new ResponseListener<>(call, observer, streamingResponse, requests), new Metadata());
+            boolean autoInbound = requests == null || requests.autoInbound;
+            call.request(streamingResponse && autoInbound ? 1 : (streamingResponse ? 0 : 2));
+        }
+
+        @Override
+        public void onMessage(RespT message) {
+            if (streamingResponse) {
+                observer.onNext(message);
+                if (requests == null || requests.autoInbound) {
+                    call.request(1);
+                }
+            } else if (unaryValue != null) {
+                call.cancel("server sent more than one response to a unary call", null);
+            } else {
+                unaryValue = message;
+            }
+        }
+
+        @Override
+        public void onClose(Status status, Metadata trailers) {
+            if (!status.isOk()) {
+                observer.onError(status.asException(trailers));
+            } else if (!streamingResponse) {
+                if (unaryValue == null) {
+                    observer.onError(Status.INTERNAL.withDescription("server closed the unary call with OK but sent no response").asException(trailers));
+                } else {
+                    observer.onNext(unaryValue);
+                    observer.onCompleted();
+                }
+            } else {
+                observer.onCompleted();
+            }
+        }
+
+        @Override
+        public void onReady() {
+            Runnable handler = requests != null ? requests.onReady : null;
+            if (handler != null) {
+                handler.run();
+            }
         }
     }
 
