@@ -6,8 +6,9 @@ import dev.rdmarpc.core.buffer.SlabPool;
  * Recycles the per-call halves of a stream's flow control ({@link InboundMessages}, {@link OutboundFlow}) between the
  * calls of one channel or one server connection, so that a call in steady state allocates neither. A stream takes
  * its parts when it is created and gives each back once, under its own lock, at the point after which it never
- * touches that part again (it clears its field first, so no stale reference to a recycled part remains). A part
- * given back twice, or one still holding work, is refused rather than shared. Bounded: past {@link #CAPACITY}
+ * touches that part again (it clears its field first, so no stale reference to a recycled part remains). A given-back
+ * reassembler's buffers are freed; a send side still holding work (queued frames, a waiting sender) and a part given
+ * back twice are refused rather than shared. Bounded: past {@link #CAPACITY}
  * parts of a kind, a given-back part is left to the garbage collector. Thread-safe.
  */
 final class StreamParts {
