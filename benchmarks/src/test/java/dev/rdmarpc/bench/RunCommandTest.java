@@ -29,7 +29,16 @@ class RunCommandTest {
         assertEquals(List.of(1, 64), c.concurrency());
         assertEquals(LoadMode.CLOSED, c.mode());
         assertEquals(List.of(CallKind.UNARY), c.calls());
-        assertTrue(c.directExecutor());
+        assertEquals(List.of(ExecutorMode.DIRECT, ExecutorMode.DEFAULT), c.executors());
+        assertEquals(2 * 4 * 3 * 2, c.cellCount());
+    }
+
+    @Test
+    void executorTakesOneModeOrAListAndQuickMeasuresDirectOnly() {
+        assertEquals(List.of(ExecutorMode.DEFAULT), parse("--executor", "default").executors());
+        assertEquals(List.of(ExecutorMode.DEFAULT, ExecutorMode.DIRECT), parse("--executor", "default,direct,default").executors());
+        assertEquals(List.of(ExecutorMode.DIRECT), parse("--quick").executors());
+        assertEquals(List.of(ExecutorMode.DIRECT, ExecutorMode.DEFAULT), parse("--quick", "--executor", "direct,default").executors());
     }
 
     @Test
