@@ -128,10 +128,10 @@ final class BenchRun {
                 if (cfg.tls() && t == Transport.NETTY_RAW) {
                     skipped.add(new Report.Skipped(t, "--tls: the raw Netty echo has no TLS"));
                     progress.println("skipping " + t + ": it has no TLS");
-                    cellIndex += cellsPerMode * cfg.executors().size();
+                    cellIndex += cellsPerMode * cfg.executorsOf(t).size();
                     continue;
                 }
-                for (ExecutorMode ex : cfg.executors()) {
+                for (ExecutorMode ex : cfg.executorsOf(t)) {
                     if (stop.isStopped()) {
                         break;
                     }

@@ -39,6 +39,18 @@ record RunConfig(List<Transport> transports, List<CallKind> calls, List<Integer>
 
     /** Number of cells the run measures. */
     int cellCount() {
-        return transports.size() * executors.size() * calls.size() * payloads.size() * concurrency.size();
+        int modes = 0;
+        for (Transport t : transports) {
+            modes += executorsOf(t).size();
+        }
+        return modes * calls.size() * payloads.size() * concurrency.size();
+    }
+
+    /**
+     * The executor modes a transport is measured in: netty-raw has no executor (it always answers on its I/O
+     * threads), so it is measured once, as direct.
+     */
+    List<ExecutorMode> executorsOf(Transport t) {
+        return t == Transport.NETTY_RAW ? List.of(ExecutorMode.DIRECT) : executors;
     }
 }

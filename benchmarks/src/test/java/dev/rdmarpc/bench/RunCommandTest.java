@@ -30,7 +30,9 @@ class RunCommandTest {
         assertEquals(LoadMode.CLOSED, c.mode());
         assertEquals(List.of(CallKind.UNARY), c.calls());
         assertEquals(List.of(ExecutorMode.DIRECT, ExecutorMode.DEFAULT), c.executors());
-        assertEquals(2 * 4 * 3 * 2, c.cellCount());
+        // netty-raw has no executor: measured once
+        assertEquals((3 * 2 + 1) * 3 * 2, c.cellCount());
+        assertEquals(List.of(ExecutorMode.DIRECT), c.executorsOf(Transport.NETTY_RAW));
     }
 
     @Test
