@@ -11,7 +11,8 @@ import java.util.concurrent.locks.LockSupport;
  * <p>The worker that holds the lane is its parked platform thread when that one is free (waking it is the cheapest
  * hand-off there is), otherwise a virtual thread. A run may block (a handler waiting for another call, a sender
  * waiting for flow-control room): the {@link StallWatchdog} watches every lane with runs waiting, and when the
- * lane's holder took no run for a whole tick it gives the lane to a fresh virtual thread. The stalled worker
+ * lane's holder stayed inside one run for a whole tick it gives the lane to a fresh virtual thread (a holder merely
+ * slow to get a CPU keeps the lane: another thread would wait for one too). The stalled worker
  * finishes its run and then leaves the lane (the platform thread parks again; a virtual one ends), so a blocked
  * handler never starves the other calls of its connection, and blocked handlers beyond the first hold no OS
  * thread. Guarded by this object's monitor.
@@ -38,6 +39,8 @@ final class CallbackLane {
     private boolean platformAlive;
     /** Runs taken so far: the watchdog's progress mark. */
     private long taken;
+    /** Whether the holder is inside a run (not merely woken and waiting for a CPU, which no other worker would fix). */
+    private boolean holderInRun;
     private long takenAtLastCheck;
     private boolean watched;
 
@@ -57,13 +60,16 @@ final class CallbackLane {
                     wake = idlePlatform;
                     idlePlatform = null;
                     holder = wake;
+                    holderInRun = false;
                 } else if (!platformAlive) {
                     platformAlive = true;
                     start = owner.newPlatformWorker(this::platformLoop);
                     holder = start;
+                    holderInRun = false;
                 } else {
                     start = owner.newVirtualWorker(this::virtualLoop);
                     holder = start;
+                    holderInRun = false;
                 }
             } else if (!watched) {
                 watched = true;
@@ -83,7 +89,8 @@ final class CallbackLane {
 
     /**
      * From the watchdog, once a tick: false when the lane no longer needs watching (empty, or nobody holds it).
-     * When the holder took no run since the last check while runs wait, a fresh virtual thread takes the lane over.
+     * When the holder has been inside the same run since the last check while runs wait, a fresh virtual thread
+     * takes the lane over.
      */
     boolean check() {
         Thread start = null;
@@ -92,9 +99,10 @@ final class CallbackLane {
                 watched = false;
                 return false;
             }
-            if (taken == takenAtLastCheck) {
+            if (taken == takenAtLastCheck && holderInRun) {
                 start = owner.newVirtualWorker(this::virtualLoop);
                 holder = start;
+                holderInRun = false;
             }
             takenAtLastCheck = taken;
         }
@@ -179,12 +187,14 @@ final class CallbackLane {
         }
         if (size == 0) {
             holder = null;
+            holderInRun = false;
             if (platform) {
                 idlePlatform = me;
             }
             return null;
         }
         taken++;
+        holderInRun = true;
         return pop();
     }
 

@@ -7,7 +7,7 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * Watches the {@link CallbackLane}s that have runs queued behind a busy worker, once a {@link #TICK_NANOS tick}, and
- * lets a lane whose worker took no run for a whole tick hand the rest to a fresh worker: a blocked callback delays
+ * lets a lane whose worker stayed inside one run for a whole tick hand the rest to a fresh worker: a blocked callback delays
  * the other calls of its lane by about a tick, never for as long as it blocks. Its thread sleeps while no lane needs
  * watching, and is started on the first lane that does.
  */
