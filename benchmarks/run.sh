@@ -3,7 +3,7 @@
 # builds benchmarks/target/rdmarpc-bench.jar first when it is missing or older than any source or pom
 # (or when REBUILD=1).
 #
-#   benchmarks/run.sh                 # the default run (under two minutes on 2 cores): plot in bench-results/latency.png
+#   benchmarks/run.sh                 # the default run, both executor modes (under four minutes on 2 cores): plot in bench-results/latency.png
 #   benchmarks/run.sh --quick         # a smoke run (under 40 s)
 #   benchmarks/run.sh --help          # every option; BENCH_JAVA_OPTS adds JVM flags (the server JVM gets them too)
 set -euo pipefail

@@ -120,6 +120,7 @@ final class BenchRun {
                     + "; output: " + cfg.out().toAbsolutePath());
             int failures = 0;
             int cellIndex = 0;
+            int cellsPerMode = cfg.calls().size() * cfg.payloads().size() * cfg.concurrency().size();
             for (Transport t : cfg.transports()) {
                 if (stop.isStopped()) {
                     break;
@@ -127,50 +128,55 @@ final class BenchRun {
                 if (cfg.tls() && t == Transport.NETTY_RAW) {
                     skipped.add(new Report.Skipped(t, "--tls: the raw Netty echo has no TLS"));
                     progress.println("skipping " + t + ": it has no TLS");
-                    cellIndex += cfg.calls().size() * cfg.payloads().size() * cfg.concurrency().size();
+                    cellIndex += cellsPerMode * cfg.executorsOf(t).size();
                     continue;
                 }
-                progress.status(t + ": starting its server and connecting");
-                BenchClient client;
-                try {
-                    int port = ctl.start(t, cfg.directExecutor(), cfg.tls());
-                    client = Drivers.connect(t, new ClientSettings(dataHost, port, maxMessage, cfg.directExecutor(),
-                            cfg.connections(), cfg.connectTimeout(), cfg.tls()));
-                } catch (BenchException e) {
+                for (ExecutorMode ex : cfg.executorsOf(t)) {
                     if (stop.isStopped()) {
                         break;
                     }
-                    skipped.add(new Report.Skipped(t, e.getMessage()));
-                    progress.println("skipping " + t + ": " + e.getMessage());
-                    failures++;
-                    cellIndex += cfg.calls().size() * cfg.payloads().size() * cfg.concurrency().size();
-                    stopQuietly(ctl);
-                    continue;
-                }
-                try {
-                    warmUp(t, client, progress);
-                    for (CallKind kind : cfg.calls()) {
-                        for (int payload : cfg.payloads()) {
-                            for (int conc : cfg.concurrency()) {
-                                if (stop.isStopped()) {
-                                    break;
-                                }
-                                CellSpec spec = new CellSpec(t, new Workload(kind, payload, cfg.streamLength()), conc,
-                                        cfg.mode(), cfg.rate(), cfg.warmup(), cfg.duration(), cfg.callsPerCell());
-                                progress.cell(++cellIndex, t + (t == Transport.NATIVE ? "(" + client.negotiated() + ")" : "")
-                                        + " " + spec.label());
-                                CellResult r = new CellRunner(spec, client, () -> serverCpu(ctl), stop, progress).run();
-                                results.add(r);
-                                progress.println(Report.line(r));
-                                if (r.error() != null) {
-                                    failures++;
+                    progress.status(t + " (" + ex + " executor): starting its server and connecting");
+                    BenchClient client;
+                    try {
+                        int port = ctl.start(t, ex.direct(), cfg.tls());
+                        client = Drivers.connect(t, new ClientSettings(dataHost, port, maxMessage, ex.direct(),
+                                cfg.connections(), cfg.connectTimeout(), cfg.tls()));
+                    } catch (BenchException e) {
+                        if (stop.isStopped()) {
+                            break;
+                        }
+                        skipped.add(new Report.Skipped(t, cfg.executors().size() > 1 ? ex + " executor: " + e.getMessage() : e.getMessage()));
+                        progress.println("skipping " + t + " (" + ex + " executor): " + e.getMessage());
+                        failures++;
+                        cellIndex += cellsPerMode;
+                        stopQuietly(ctl);
+                        continue;
+                    }
+                    try {
+                        warmUp(t, ex, client, progress);
+                        for (CallKind kind : cfg.calls()) {
+                            for (int payload : cfg.payloads()) {
+                                for (int conc : cfg.concurrency()) {
+                                    if (stop.isStopped()) {
+                                        break;
+                                    }
+                                    CellSpec spec = new CellSpec(t, ex, new Workload(kind, payload, cfg.streamLength()), conc,
+                                            cfg.mode(), cfg.rate(), cfg.warmup(), cfg.duration(), cfg.callsPerCell());
+                                    progress.cell(++cellIndex, t + (t == Transport.NATIVE ? "(" + client.negotiated() + ")" : "")
+                                            + " " + spec.label());
+                                    CellResult r = new CellRunner(spec, client, () -> serverCpu(ctl), stop, progress).run();
+                                    results.add(r);
+                                    progress.println(Report.line(r));
+                                    if (r.error() != null) {
+                                        failures++;
+                                    }
                                 }
                             }
                         }
+                    } finally {
+                        client.close();
+                        stopQuietly(ctl);
                     }
-                } finally {
-                    client.close();
-                    stopQuietly(ctl);
                 }
             }
             return failures == 0 ? 0 : BenchException.FAILED;
@@ -181,7 +187,7 @@ final class BenchRun {
      * Gets the transport's code compiled before its first cell: its smallest payload at the highest concurrency until
      * steady, then briefly its largest payload.
      */
-    private void warmUp(Transport t, BenchClient client, Progress progress) {
+    private void warmUp(Transport t, ExecutorMode ex, BenchClient client, Progress progress) {
         if (cfg.transportWarmup().isZero()) {
             return;
         }
@@ -192,7 +198,7 @@ final class BenchRun {
             if (stop.isStopped()) {
                 return;
             }
-            CellSpec spec = new CellSpec(t, new Workload(kind, payload, cfg.streamLength()), conc, cfg.mode(), cfg.rate(),
+            CellSpec spec = new CellSpec(t, ex, new Workload(kind, payload, cfg.streamLength()), conc, cfg.mode(), cfg.rate(),
                     each, java.time.Duration.ZERO, 0);
             progress.status(t + " JIT warmup: " + spec.label());
             CellRunner runner = new CellRunner(spec, client, () -> -1, stop, progress).untilSteady();
@@ -205,7 +211,7 @@ final class BenchRun {
                         steady < 0 ? String.format(java.util.Locale.ROOT, "not steady after %.1f s (measuring anyway)", each.toMillis() / 1e3)
                                 : String.format(java.util.Locale.ROOT, "steady after %.1f s", steady / 1e9)));
             }
-            warmUpLargest(t, client, kind, payload, each, progress);
+            warmUpLargest(t, ex, client, kind, payload, each, progress);
         }
     }
 
@@ -213,7 +219,7 @@ final class BenchRun {
      * A short run at the largest payload, one call at a time, so that the large-message paths (copies, big buffers,
      * the collector's sizing) are compiled and settled before their cells too, not measured while they warm up.
      */
-    private void warmUpLargest(Transport t, BenchClient client, CallKind kind, int warmedPayload, java.time.Duration each,
+    private void warmUpLargest(Transport t, ExecutorMode ex, BenchClient client, CallKind kind, int warmedPayload, java.time.Duration each,
                                Progress progress) {
         int largest = cfg.payloads().stream().mapToInt(Integer::intValue).max().orElse(warmedPayload);
         java.time.Duration time = each.dividedBy(4);
@@ -223,7 +229,7 @@ final class BenchRun {
         if (largest == warmedPayload || time.toMillis() < 300 || stop.isStopped()) {
             return;
         }
-        CellSpec spec = new CellSpec(t, new Workload(kind, largest, cfg.streamLength()), 1, cfg.mode(), cfg.rate(),
+        CellSpec spec = new CellSpec(t, ex, new Workload(kind, largest, cfg.streamLength()), 1, cfg.mode(), cfg.rate(),
                 time, java.time.Duration.ZERO, 0);
         progress.status(t + " JIT warmup: " + spec.label());
         CellResult r = new CellRunner(spec, client, () -> -1, stop, progress).run();

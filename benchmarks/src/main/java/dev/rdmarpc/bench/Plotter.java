@@ -85,13 +85,14 @@ final class Plotter {
         }
     }
 
-    /** One chart per workload (call, payload, concurrency, rate), in the order measured. */
+    /** One chart per workload (call, payload, concurrency, rate) and executor mode, in the order measured. */
     static List<XYChart> charts(List<CellResult> results) {
         Map<List<Object>, List<CellResult>> panels = new LinkedHashMap<>();
         for (CellResult r : results) {
             if (r.histogram().getTotalCount() > 0) {
                 CellSpec s = r.spec();
-                panels.computeIfAbsent(List.of(s.workload(), s.concurrency(), s.mode(), s.rate()), k -> new ArrayList<>()).add(r);
+                panels.computeIfAbsent(List.of(s.workload(), s.concurrency(), s.mode(), s.rate(), s.executor()),
+                        k -> new ArrayList<>()).add(r);
             }
         }
         List<XYChart> charts = new ArrayList<>();

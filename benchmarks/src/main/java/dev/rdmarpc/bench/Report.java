@@ -54,10 +54,11 @@ final class Report {
     private Report() {
     }
 
-    /** The grpc-netty result of the same workload, load and mode, or null. */
+    /** The grpc-netty result of the same workload, load, mode and executor mode, or null. */
     static CellResult baselineOf(List<CellResult> all, CellResult r) {
         for (CellResult b : all) {
-            if (b.spec().transport() == BASELINE && b.spec().workload().equals(r.spec().workload())
+            if (b.spec().transport() == BASELINE && b.spec().executor() == r.spec().executor()
+                    && b.spec().workload().equals(r.spec().workload())
                     && b.spec().concurrency() == r.spec().concurrency() && b.spec().mode() == r.spec().mode()
                     && b.spec().rate() == r.spec().rate() && b.calls() > 0) {
                 return b;
@@ -70,11 +71,12 @@ final class Report {
         return base == 0 || Double.isNaN(base) || Double.isNaN(value) ? Double.NaN : value / base;
     }
 
-    /** File name of a cell's histogram. */
+    /** File name of a cell's histogram ("_default" marks the default executor mode). */
     static String hgrmName(CellResult r) {
         CellSpec s = r.spec();
         return s.transport().cliName() + "_" + s.workload().kind().cliName() + "_" + s.workload().payloadSize() + "B_c"
-                + s.concurrency() + (s.mode() == LoadMode.OPEN ? "_open" + (long) s.rate() : "") + ".hgrm";
+                + s.concurrency() + (s.mode() == LoadMode.OPEN ? "_open" + (long) s.rate() : "")
+                + (s.executor().direct() ? "" : "_" + s.executor().cliName()) + ".hgrm";
     }
 
     /** Writes results.json, results.txt and the .hgrm files into {@code dir}. */
@@ -105,7 +107,7 @@ final class Report {
                 .name("latency").value("microseconds, from the call's send time (open loop: its intended send time)")
                 .name("mb_per_s").value("payload bytes of both directions per second / 10^6")
                 .name("cpu_us_per_call").value("process CPU time (user+system, from the OS) per completed call")
-                .name("ratio_to_grpc_netty").value("this figure divided by grpc-netty's for the same workload in the same run")
+                .name("ratio_to_grpc_netty").value("this figure divided by grpc-netty's for the same workload and executor mode in the same run")
                 .endObject();
         j.name("host").beginObject()
                 .name("client_cpus").value(Runtime.getRuntime().availableProcessors())
@@ -126,7 +128,11 @@ final class Report {
                 .name("warmup_s").jsonValue(figure(cfg.warmup().toMillis() / 1000.0))
                 .name("duration_s").jsonValue(figure(cfg.duration().toMillis() / 1000.0))
                 .name("calls_per_cell").jsonValue(figure(cfg.callsPerCell() > 0 ? cfg.callsPerCell() : Double.NaN))
-                .name("executor").value(cfg.directExecutor() ? "direct" : "default")
+                .name("executors").beginArray();
+        for (ExecutorMode m : cfg.executors()) {
+            j.value(m.cliName());
+        }
+        j.endArray()
                 .name("tls").value(cfg.tls())
                 .name("connections").value(cfg.connections())
                 .name("stream_length").value(cfg.streamLength())
@@ -137,6 +143,7 @@ final class Report {
             CellSpec s = r.spec();
             j.beginObject()
                     .name("transport").value(s.transport().cliName())
+                    .name("executor").value(s.executor().cliName())
                     .name("negotiated").value(r.negotiated())
                     .name("call").value(s.workload().kind().cliName())
                     .name("payload").value(s.workload().payloadSize())
@@ -197,26 +204,27 @@ final class Report {
         rows.sort(Comparator.<CellResult>comparingInt(r -> r.spec().workload().kind().ordinal())
                 .thenComparingInt(r -> r.spec().workload().payloadSize())
                 .thenComparingInt(r -> r.spec().concurrency())
-                .thenComparingDouble(r -> r.spec().rate()));
+                .thenComparingDouble(r -> r.spec().rate())
+                .thenComparingInt(r -> r.spec().executor().ordinal()));
         StringBuilder sb = new StringBuilder();
         sb.append(tls ? "TLS: on (every transport that can; netty-raw skipped; native-rdma unencrypted after a TLS handshake)\n"
                 : "TLS: off (plaintext)\n");
-        String head = String.format(Locale.ROOT, "%-22s %-13s %8s %5s %9s %9s %9s %9s %9s %10s %8s %8s %8s  %6s %6s %6s %6s%n",
-                "transport", "call", "payload", "conc", "p50 us", "p90 us", "p99 us", "p99.9 us", "max us",
+        String head = String.format(Locale.ROOT, "%-22s %-8s %-13s %8s %5s %9s %9s %9s %9s %9s %10s %8s %8s %8s  %6s %6s %6s %6s%n",
+                "transport", "executor", "call", "payload", "conc", "p50 us", "p90 us", "p99 us", "p99.9 us", "max us",
                 "calls/s", "MB/s", "cli us", "srv us", "p50 x", "p99 x", "cps x", "MBps x");
         sb.append(head);
         Object group = null;
         for (CellResult r : rows) {
             CellSpec s = r.spec();
-            Object g = List.of(s.workload(), s.concurrency(), s.rate());
+            Object g = List.of(s.workload(), s.concurrency(), s.rate(), s.executor());
             if (group != null && !Objects.equals(group, g)) {
                 sb.append('\n');
             }
             group = g;
             CellResult base = baselineOf(results, r);
             String name = s.transport().cliName() + (s.transport() == Transport.NATIVE ? "(" + r.negotiated() + ")" : "");
-            sb.append(String.format(Locale.ROOT, "%-22s %-13s %8s %5d %9s %9s %9s %9s %9s %10s %8s %8s %8s  %6s %6s %6s %6s",
-                    name, s.workload().kind().cliName() + (s.mode() == LoadMode.OPEN ? "@" + (long) s.rate() : ""),
+            sb.append(String.format(Locale.ROOT, "%-22s %-8s %-13s %8s %5d %9s %9s %9s %9s %9s %10s %8s %8s %8s  %6s %6s %6s %6s",
+                    name, s.executor().cliName(), s.workload().kind().cliName() + (s.mode() == LoadMode.OPEN ? "@" + (long) s.rate() : ""),
                     Sizes.format(s.workload().payloadSize()), s.concurrency(),
                     num(r.percentileUs(50)), num(r.percentileUs(90)), num(r.percentileUs(99)), num(r.percentileUs(99.9)),
                     num(r.maxUs()), num(r.callsPerSecond()), num(r.megabytesPerSecond()),
@@ -232,7 +240,8 @@ final class Report {
             sb.append('\n');
         }
         sb.append("\nlatency in microseconds; cli/srv us = CPU microseconds per call of the client/server JVM;\n")
-                .append("\"x\" columns = ratio to grpc-netty in this run (p50/p99: lower is better; calls/s, MB/s: higher is better)\n");
+                .append("executor: direct = handlers and callbacks on the I/O threads, default = each framework's default executor\n")
+                .append("\"x\" columns = ratio to grpc-netty with the same executor in this run (p50/p99: lower is better; calls/s, MB/s: higher is better)\n");
         for (Skipped s : skipped) {
             sb.append("skipped ").append(s.transport().cliName()).append(": ").append(s.reason()).append('\n');
         }
@@ -241,7 +250,7 @@ final class Report {
 
     /** One line about a finished cell, for the terminal. */
     static String line(CellResult r) {
-        String s = String.format(Locale.ROOT, "%-12s %-24s p50 %s us  p99 %s us  max %s us  %s calls/s  %s MB/s  cpu/call cli %s us srv %s us",
+        String s = String.format(Locale.ROOT, "%-12s %-32s p50 %s us  p99 %s us  max %s us  %s calls/s  %s MB/s  cpu/call cli %s us srv %s us",
                 r.spec().transport().cliName() + (r.spec().transport() == Transport.NATIVE ? "(" + r.negotiated() + ")" : ""),
                 r.spec().label(), num(r.percentileUs(50)), num(r.percentileUs(99)), num(r.maxUs()), num(r.callsPerSecond()),
                 num(r.megabytesPerSecond()), num(r.clientCpuUsPerCall()), num(r.serverCpuUsPerCall()));

@@ -89,10 +89,11 @@ public final class RunCommand implements Callable<Integer> {
             description = "Drive a remote server process (started there with: rdmarpc-bench server --port PORT) instead of starting one here.")
     String server;
 
-    @Option(names = "--executor", paramLabel = "direct|default", defaultValue = "direct",
-            description = "direct: handlers and callbacks run on the I/O threads (all transports); default: each framework's "
-                    + "default executor. Default: ${DEFAULT-VALUE}.")
-    String executor;
+    @Option(names = "--executor", split = ",", paramLabel = "direct|default", defaultValue = "direct,default",
+            description = "Executor modes, each transport measured in each: direct: handlers and callbacks run on the I/O "
+                    + "threads (all transports); default: each framework's default executor. Default: ${DEFAULT-VALUE} "
+                    + "(--quick: direct).")
+    List<String> executor;
 
     @Option(names = "--tls",
             description = "Run every transport that can with TLS (native, native-tcp, grpc-compat, grpc-netty; native-rdma "
@@ -153,6 +154,13 @@ public final class RunCommand implements Callable<Integer> {
             twu = given("--transport-warmup") ? twu : Duration.ofMillis(1500);
             dur = given("--duration") ? dur : Duration.ofSeconds(1);
         }
+        List<ExecutorMode> executors = new ArrayList<>();
+        for (String name : quick && !given("--executor") ? List.of("direct") : executor) {
+            ExecutorMode m = executorMode(name);
+            if (!executors.contains(m)) {
+                executors.add(m);
+            }
+        }
         for (int c : conc) {
             require(c >= 1 && c <= 100_000, "--concurrency must be between 1 and 100000, got " + c);
         }
@@ -161,7 +169,6 @@ public final class RunCommand implements Callable<Integer> {
         require(streamLength >= 1 && streamLength <= 1_000_000, "--stream-length must be between 1 and 1000000");
         require(connections >= 1 && connections <= 1024, "--connections must be between 1 and 1024");
         require(maxMessage >= 1024, "--max-message must be at least 1k");
-        require(executor.equals("direct") || executor.equals("default"), "--executor must be direct or default, got '" + executor + "'");
         double r = 0;
         if (mode == LoadMode.OPEN) {
             require(rate != null, "--mode open needs --rate CALLS/S");
@@ -177,8 +184,17 @@ public final class RunCommand implements Callable<Integer> {
         List<String> jvmArgs = serverJvmArgs == null || serverJvmArgs.isBlank() ? List.of() : List.of(serverJvmArgs.trim().split("\\s+"));
         return new RunConfig(List.copyOf(new LinkedHashSet<>(transports)), List.copyOf(new LinkedHashSet<>(calls)),
                 List.copyOf(new LinkedHashSet<>(pay)), List.copyOf(new LinkedHashSet<>(conc)), mode, r, streamLength, twu, wu, dur,
-                callsPerCell == null ? 0 : callsPerCell, out, server, executor.equals("direct"), connections, maxMessage, serverTimeout, connectTimeout, jvmArgs,
+                callsPerCell == null ? 0 : callsPerCell, out, server, List.copyOf(executors), connections, maxMessage, serverTimeout, connectTimeout, jvmArgs,
                 List.copyOf(serverArgs), !noPlot, tls);
+    }
+
+    private static ExecutorMode executorMode(String name) {
+        for (ExecutorMode m : ExecutorMode.values()) {
+            if (m.cliName().equalsIgnoreCase(name.trim())) {
+                return m;
+            }
+        }
+        throw new BenchException(BenchException.BAD_INPUT, "--executor takes direct, default or both (direct,default), got '" + name + "'");
     }
 
     private static void require(boolean ok, String message) {

@@ -20,7 +20,7 @@ import java.util.List;
  * @param callsPerCell   calls measured per cell, or 0 to measure for {@code duration}
  * @param out            output folder
  * @param server         "host:port" of a remote server process, or null to start one here
- * @param directExecutor callbacks and handlers on the I/O threads
+ * @param executors      executor modes each transport is measured in, in this order
  * @param connections    connections per transport
  * @param maxMessage     max message size of the local server and of the clients
  * @param serverTimeout  time the local server JVM has to come up (and a remote one to answer)
@@ -33,12 +33,24 @@ import java.util.List;
 record RunConfig(List<Transport> transports, List<CallKind> calls, List<Integer> payloads, List<Integer> concurrency,
                  LoadMode mode, double rate, int streamLength, Duration transportWarmup, Duration warmup, Duration duration,
                  long callsPerCell, Path out,
-                 String server, boolean directExecutor, int connections, int maxMessage, Duration serverTimeout,
+                 String server, List<ExecutorMode> executors, int connections, int maxMessage, Duration serverTimeout,
                  Duration connectTimeout, List<String> serverJvmArgs, List<String> serverArgs, boolean plot,
                  boolean tls) {
 
     /** Number of cells the run measures. */
     int cellCount() {
-        return transports.size() * calls.size() * payloads.size() * concurrency.size();
+        int modes = 0;
+        for (Transport t : transports) {
+            modes += executorsOf(t).size();
+        }
+        return modes * calls.size() * payloads.size() * concurrency.size();
+    }
+
+    /**
+     * The executor modes a transport is measured in: netty-raw has no executor (it always answers on its I/O
+     * threads), so it is measured once, as direct.
+     */
+    List<ExecutorMode> executorsOf(Transport t) {
+        return t == Transport.NETTY_RAW ? List.of(ExecutorMode.DIRECT) : executors;
     }
 }

@@ -64,8 +64,11 @@ class CliIT {
             assertEquals(0, p.exitCode(), p.both());
             String json = Files.readString(dir.resolve("results.json"));
             assertTrue(json.contains("\"server\": \"" + target + "\""), json);
-            assertEquals(2, count(json, "\"transport\": \""), json);
-            assertEquals(2, count(json, "\"calls\": 100,"), json);
+            // native-tcp in both executor modes (the default), netty-raw (no executor) once
+            assertEquals(3, count(json, "\"transport\": \""), json);
+            assertEquals(2, count(json, "\"executor\": \"direct\""), json);
+            assertEquals(1, count(json, "\"executor\": \"default\""), json);
+            assertEquals(3, count(json, "\"calls\": 100,"), json);
             assertTrue(server.out().contains("started the native-tcp server"), server.both());
         }
     }
@@ -78,10 +81,10 @@ class CliIT {
         assertEquals(0, p.exitCode(), p.both());
         String json = Files.readString(dir.resolve("results.json"));
         assertTrue(json.contains("\"tls\": true"), json);
-        assertEquals(1, count(json, "\"transport\": \"native-tcp\""), json);
-        assertEquals(1, count(json, "\"transport\": \"grpc-netty\""), json);
-        assertEquals(2, count(json, "\"calls\": 100,"), json);
-        assertEquals(2, count(json, "\"errors\": 0,"), json);
+        assertEquals(2, count(json, "\"transport\": \"native-tcp\""), json);
+        assertEquals(2, count(json, "\"transport\": \"grpc-netty\""), json);
+        assertEquals(4, count(json, "\"calls\": 100,"), json);
+        assertEquals(4, count(json, "\"errors\": 0,"), json);
         assertTrue(json.contains("\"skipped\": [") && json.contains("\"transport\": \"netty-raw\""), json);
         // a TLS client completes no call with a plaintext server (both frameworks refuse the mix), so the calls
         // counted above travelled over TLS
@@ -93,9 +96,9 @@ class CliIT {
         Assumptions.assumeFalse(Files.exists(Path.of("/dev/infiniband")), "this host has RDMA: native-rdma would connect");
         BenchProcess p = BenchProcess.run(LIMIT, "--transports", "native-rdma,netty-raw", "--payload", "64", "--concurrency", "1",
                 "--transport-warmup", "0.2s", "--warmup", "0.1s", "--calls", "50", "--duration", CALLS_BOUND, "--no-plot",
-                "--out", dir.toString());
+                "--executor", "direct", "--out", dir.toString());
         assertEquals(3, p.exitCode(), p.both());
-        assertTrue(p.err().contains("skipping native-rdma: native-rdma: first call to 127.0.0.1:"), p.both());
+        assertTrue(p.err().contains("skipping native-rdma (direct executor): native-rdma: first call to 127.0.0.1:"), p.both());
         String json = Files.readString(dir.resolve("results.json"));
         assertEquals(1, count(json, "\"transport\": \"netty-raw\""), json);
         assertEquals(1, count(json, "\"calls\": 50,"), json);

@@ -52,7 +52,7 @@ class DriversTest {
     void measuresCallsOverTls(Transport t) throws Exception {
         try (BenchServer server = Drivers.startServer(t, new ServerSettings("127.0.0.1", 0, MAX, true, true));
              BenchClient client = Drivers.connect(t, new ClientSettings("127.0.0.1", server.port(), MAX, true, 1, Duration.ofSeconds(10), true))) {
-            CellSpec spec = new CellSpec(t, new Workload(CallKind.UNARY, 4096, 3), 4, LoadMode.CLOSED, 0, Duration.ZERO, HUNG, CALLS);
+            CellSpec spec = new CellSpec(t, ExecutorMode.DIRECT, new Workload(CallKind.UNARY, 4096, 3), 4, LoadMode.CLOSED, 0, Duration.ZERO, HUNG, CALLS);
             CellResult r;
             try (Progress p = new Progress(System.err, false, 1)) {
                 r = new CellRunner(spec, client, () -> -1, new StopSignal(), p).run();
@@ -71,7 +71,7 @@ class DriversTest {
             // open loop at a rate every transport sustains here; closed loop with messages that take two frames
             int payload = kind == CallKind.SERVER_STREAM || mode == LoadMode.OPEN ? 1000 : 100_000;
             double rate = mode == LoadMode.OPEN ? RATE : 0;
-            CellSpec spec = new CellSpec(t, new Workload(kind, payload, 3), 4, mode, rate, Duration.ZERO, HUNG, CALLS);
+            CellSpec spec = new CellSpec(t, ExecutorMode.DIRECT, new Workload(kind, payload, 3), 4, mode, rate, Duration.ZERO, HUNG, CALLS);
             CellResult r;
             try (Progress p = new Progress(System.err, false, 1)) {
                 r = new CellRunner(spec, client, () -> -1, new StopSignal(), p).run();
@@ -96,7 +96,7 @@ class DriversTest {
         Transport t = Transport.NETTY_RAW;
         try (BenchServer server = Drivers.startServer(t, new ServerSettings("127.0.0.1", 0, MAX, true, false));
              BenchClient client = Drivers.connect(t, new ClientSettings("127.0.0.1", server.port(), MAX, true, 1, Duration.ofSeconds(10), false))) {
-            CellSpec spec = new CellSpec(t, new Workload(CallKind.UNARY, 64, 1), 3, LoadMode.CLOSED, 0,
+            CellSpec spec = new CellSpec(t, ExecutorMode.DIRECT, new Workload(CallKind.UNARY, 64, 1), 3, LoadMode.CLOSED, 0,
                     Duration.ofMillis(50), HUNG, 7);
             CellResult r;
             try (Progress p = new Progress(System.err, false, 1)) {

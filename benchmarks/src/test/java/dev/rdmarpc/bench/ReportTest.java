@@ -33,6 +33,28 @@ class ReportTest {
     }
 
     @Test
+    void eachExecutorModeIsComparedWithGrpcNettyInTheSameMode() throws Exception {
+        CellResult grpcDefault = TestResults.of(Transport.GRPC_NETTY, ExecutorMode.DEFAULT, 64, 1, 400, 2500);
+        CellResult natDefault = TestResults.of(Transport.NATIVE, ExecutorMode.DEFAULT, 64, 1, 100, 10000);
+        List<CellResult> all = List.of(grpc, nat, grpcDefault, natDefault);
+        assertSame(grpc, Report.baselineOf(all, nat));
+        assertSame(grpcDefault, Report.baselineOf(all, natDefault));
+        assertNull(Report.baselineOf(List.of(grpc, natDefault), natDefault));
+        assertEquals("native_unary_64B_c1_default.hgrm", Report.hgrmName(natDefault));
+        RunConfig cfg = new RunCommandTest().parse("--payload", "64", "--concurrency", "1");
+        JsonObject root = JsonParser.parseString(Report.json(cfg, new Report.RunInfo(Instant.EPOCH, Instant.EPOCH, false, "local",
+                Map.of(), List.of()), all, List.of())).getAsJsonObject();
+        assertEquals("[\"direct\",\"default\"]", root.getAsJsonObject("settings").get("executors").toString());
+        JsonObject cell = root.getAsJsonArray("results").get(3).getAsJsonObject();
+        assertEquals("default", cell.get("executor").getAsString());
+        assertEquals(10000, cell.get("calls").getAsLong());
+        assertEquals(4.0, cell.getAsJsonObject("ratio_to_grpc_netty").get("calls_per_s").getAsDouble(), 1e-9);
+        String table = Report.table(all, List.of(), false);
+        assertTrue(table.lines().anyMatch(l -> l.startsWith("native(tcp)") && l.contains(" default ") && l.contains("4.00")), table);
+        assertTrue(table.lines().anyMatch(l -> l.startsWith("native(tcp)") && l.contains(" direct ") && l.contains("4.00")), table);
+    }
+
+    @Test
     void figuresAreDerivedFromTheWindow() {
         assertEquals(20000, nat.callsPerSecond(), 1e-9);
         assertEquals(20000 * 128 / 1e6, nat.megabytesPerSecond(), 1e-9);

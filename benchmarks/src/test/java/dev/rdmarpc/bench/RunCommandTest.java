@@ -29,7 +29,18 @@ class RunCommandTest {
         assertEquals(List.of(1, 64), c.concurrency());
         assertEquals(LoadMode.CLOSED, c.mode());
         assertEquals(List.of(CallKind.UNARY), c.calls());
-        assertTrue(c.directExecutor());
+        assertEquals(List.of(ExecutorMode.DIRECT, ExecutorMode.DEFAULT), c.executors());
+        // netty-raw has no executor: measured once
+        assertEquals((3 * 2 + 1) * 3 * 2, c.cellCount());
+        assertEquals(List.of(ExecutorMode.DIRECT), c.executorsOf(Transport.NETTY_RAW));
+    }
+
+    @Test
+    void executorTakesOneModeOrAListAndQuickMeasuresDirectOnly() {
+        assertEquals(List.of(ExecutorMode.DEFAULT), parse("--executor", "default").executors());
+        assertEquals(List.of(ExecutorMode.DEFAULT, ExecutorMode.DIRECT), parse("--executor", "default,direct,default").executors());
+        assertEquals(List.of(ExecutorMode.DIRECT), parse("--quick").executors());
+        assertEquals(List.of(ExecutorMode.DIRECT, ExecutorMode.DEFAULT), parse("--quick", "--executor", "direct,default").executors());
     }
 
     @Test

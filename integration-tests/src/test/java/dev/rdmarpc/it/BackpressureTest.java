@@ -71,7 +71,9 @@ class BackpressureTest extends LoopbackTest {
             int threadsNow = ManagementFactory.getThreadMXBean().getThreadCount();
             assertTrue(threadsNow - threadsBefore < STREAMS / 2, STREAMS + " stalled streams took "
                     + (threadsNow - threadsBefore) + " more OS threads (" + threadsBefore + " -> " + threadsNow + ")");
-            assertTrue(service.firehoseThreads.stream().allMatch(Thread::isVirtual), "handlers run on virtual threads");
+            // the connection's lane worker may be stuck in the first handler; every other one waits on a virtual thread
+            assertTrue(service.firehoseThreads.stream().filter(t -> !t.isVirtual()).count() <= 1,
+                    "stalled handlers beyond the first run on virtual threads: " + service.firehoseThreads);
         }
         // the client went away: every handler sees its call cancelled and ends
         Await.until(() -> service.events.stream().filter("firehose-stopped"::equals).count() == STREAMS,

@@ -134,9 +134,10 @@ public final class RpcChannel implements Channel, AutoCloseable {
         }
 
         /**
-         * Where callbacks of async calls run. Default: a virtual thread per run of a call's callbacks (they may
-         * block without holding an OS thread). Any executor is safe: a call's callbacks run one at a time and never
-         * under a lock of rdmarpc's.
+         * Where callbacks of async calls run. Default: off the I/O threads, on a worker per I/O thread that drains
+         * the calls ready in a burst; a callback may block (when it holds up the calls queued behind it for a
+         * millisecond, a virtual thread takes them over). Any executor is safe: a call's callbacks run one at a time
+         * and never under a lock of rdmarpc's.
          */
         public Builder executor(Executor e) {
             this.executor = e;

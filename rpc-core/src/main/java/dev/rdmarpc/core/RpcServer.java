@@ -164,10 +164,11 @@ public final class RpcServer implements AutoCloseable {
         }
 
         /**
-         * Where handlers run. Default: a virtual thread per run of a call's callbacks, so a handler may block (a
-         * blocking stub, a {@code sendMessage} waiting for flow-control room) without holding an OS thread; the
-         * carriers are the JDK's work-stealing scheduler. Any executor is safe: a call's callbacks run one at a
-         * time and never under a lock of rdmarpc's.
+         * Where handlers run. Default: off the I/O threads, on a worker per I/O thread that drains the calls ready
+         * in a burst (one wake-up per burst); a handler may block (a blocking stub, a {@code sendMessage} waiting
+         * for flow-control room): when it holds up the calls queued behind it for a millisecond, a virtual thread
+         * takes them over. Any executor is safe: a call's callbacks run one at a time and never under a lock of
+         * rdmarpc's.
          */
         public Builder executor(Executor e) {
             this.executor = e;

@@ -15,11 +15,12 @@ public final class RpcExecutors {
     }
 
     /**
-     * Executor for call callbacks when the user gives none: a virtual thread per task. Handlers may block (a
-     * blocking stub, a sender waiting for flow-control room) without holding an OS thread: a blocked virtual thread
-     * unmounts from its carrier, so a thousand stalled streams cost a thousand small heap objects, not a thousand
-     * threads. The carriers are the JDK's work-stealing scheduler (one per core by default,
-     * {@code -Djdk.virtualThreadScheduler.parallelism} to change).
+     * Executor for call callbacks when the user gives none. Each thread handing runs off (an I/O thread) has a lane
+     * drained in bursts by a parked platform worker: one wake-up per burst of ready calls, not a thread start per
+     * call. Handlers may block (a blocking stub, a sender waiting for flow-control room): when a lane's worker takes
+     * no run for a millisecond while others wait, a virtual thread takes the lane over, so a blocked handler neither
+     * holds an I/O thread nor starves the other calls of its connection, and further blocked handlers hold no OS
+     * thread. Runs handed off from a virtual thread get a virtual thread each.
      */
     public static Executor defaultCallbackExecutor() {
         return CALLBACKS;
@@ -45,8 +46,7 @@ public final class RpcExecutors {
     }
 
     private static Executor newCallbackExecutor(String name) {
-        ThreadFactory virtual = Thread.ofVirtual().name(name).factory();
-        return task -> virtual.newThread(task).start();
+        return new CallbackExecutor(name);
     }
 
     private static ScheduledExecutorService newTimer() {
