@@ -96,6 +96,10 @@ public final class ChannelImpl {
         return settings.maxMessageSize();
     }
 
+    int maxInboundAttachmentSize() {
+        return settings.maxAttachmentBytes();
+    }
+
     int initialWindow() {
         return settings.initialWindow();
     }

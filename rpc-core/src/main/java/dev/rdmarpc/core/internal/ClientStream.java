@@ -78,6 +78,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private boolean readyPending;
     private boolean wasReady;
     private SlabBuffer heldSingleRequest;
+    private OutgoingAttachment heldAttachment;
     private long startNanos;
     private boolean counted;
     /** The status came in the server's TRAILERS: messages received before it are still delivered. */
@@ -95,7 +96,9 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         this.deadline = d;
         this.pool = channel.pool();
         this.outbound = new OutboundFlow(pool);
-        this.inbound = new InboundMessages(pool, channel.maxInboundMessageSize(), channel.initialWindow());
+        this.inbound = new InboundMessages(pool, channel.maxInboundMessageSize(), channel.maxInboundAttachmentSize(),
+                channel.initialWindow());
+        outbound.onAttachmentClosed(() -> Thread.ofVirtual().start(() -> finish(Attachments.CLOSED_WHILE_SENDING, null, true)));
         this.drain = new SerializingDrain(this, executor, this::deliver, this::executorRejected);
     }
 
@@ -223,16 +226,15 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     state = State.OPEN;
                     var peer = c.peerSettings();
                     outbound.bind(c.out, id, peer.initialWindow(), Math.min(c.out.preferredChunkSize(), peer.maxFramePayload()));
-                    if (halfCloseRequested) {
-                        sendHalfClose();
-                    }
-                    run = updateReadinessLocked();
+                    boolean refused = halfCloseRequested && sendHalfClose();
+                    run = updateReadinessLocked() || refused;
                 } else {
                     handled = false;
                 }
             }
         }
         if (run) {
+            leaveConnection(); // a no-op unless the held request's attachment was refused and ended the call
             drain.start();
         }
         return handled;
@@ -310,45 +312,71 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     @Override
     public void sendMessage(ReqT message) {
-        SlabBuffer framed = MessageFramer.frame(pool, method.getRequestMarshaller(), message);
-        channel.metrics().bytesSent(framed.length() - MessageFramer.PREFIX);
+        send(MessageFramer.frame(pool, method.getRequestMarshaller(), message), null);
+    }
+
+    @Override
+    public void sendMessage(ReqT message, MemorySegment attachment, Runnable onReleased) {
+        OutgoingAttachment att = OutgoingAttachment.of(attachment, onReleased);
+        SlabBuffer framed;
+        try {
+            framed = MessageFramer.frameWithAttachment(pool, method.getRequestMarshaller(), message, att.size());
+        } catch (RuntimeException | Error e) {
+            att.release();
+            throw e;
+        }
+        send(framed, att);
+    }
+
+    /** Sends a framed request, with its attachment or null; takes ownership of both. */
+    private void send(SlabBuffer framed, OutgoingAttachment att) {
+        channel.metrics().bytesSent(framed.length() - MessageFramer.PREFIX + (att == null ? 0 : att.size()));
         boolean run;
         synchronized (this) {
             if (!started) {
-                framed.release();
+                Attachments.drop(framed, att);
                 throw new IllegalStateException("sendMessage before start");
             }
             if (halfCloseRequested) {
-                framed.release();
+                Attachments.drop(framed, att);
                 throw new IllegalStateException("sendMessage after halfClose");
             }
             if (closeStatus != null) {
-                framed.release();
+                Attachments.drop(framed, att);
                 return;
             }
             if (method.getType().clientSendsOneMessage()) {
                 if (heldSingleRequest != null) {
-                    framed.release();
+                    Attachments.drop(framed, att);
                     throw new IllegalStateException(method.getType() + " call takes exactly one request message");
                 }
                 heldSingleRequest = framed;
+                heldAttachment = att;
                 return;
             }
-            outbound.awaitRoom(this, framed.length(), ended);
-            if (closeStatus != null) {
-                framed.release();
-                return;
+            Status refused = attachmentRefusal(att);
+            if (refused != null) {
+                Attachments.drop(framed, att);
+                run = finishLocked(refused, null, true);
+            } else {
+                outbound.awaitRoom(this, framed.length() + (att == null ? 0 : att.size()), ended);
+                if (closeStatus != null) {
+                    Attachments.drop(framed, att);
+                    return;
+                }
+                outbound.message(framed, att, false, true);
+                run = updateReadinessLocked();
             }
-            outbound.message(framed, false, true);
-            run = updateReadinessLocked();
         }
         if (run) {
+            leaveConnection(); // a no-op unless the attachment was refused and ended the call
             drain.start();
         }
     }
 
     @Override
     public void halfClose() {
+        boolean run;
         synchronized (this) {
             if (!started) {
                 throw new IllegalStateException("halfClose before start");
@@ -360,19 +388,47 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (closeStatus != null || !outbound.isBound()) {
                 return;
             }
-            sendHalfClose();
+            run = sendHalfClose();
+        }
+        if (run) {
+            leaveConnection();
+            drain.start();
         }
     }
 
-    private void sendHalfClose() {
+    /** With the lock held: half-closes, with the held single request if any; true when that failed the call (drain). */
+    private boolean sendHalfClose() {
         state = State.HALF_CLOSED_LOCAL;
         if (heldSingleRequest != null) {
             SlabBuffer b = heldSingleRequest;
             heldSingleRequest = null;
-            outbound.message(b, true, true);
+            OutgoingAttachment a = heldAttachment;
+            heldAttachment = null;
+            Status refused = attachmentRefusal(a);
+            if (refused != null) {
+                Attachments.drop(b, a);
+                return finishLocked(refused, null, true);
+            }
+            outbound.message(b, a, true, true);
         } else {
             outbound.control(Frames.endStream(pool, id), true);
         }
+        return false;
+    }
+
+    /** With the lock held, once on a connection: why the server would refuse {@code att} (RESOURCE_EXHAUSTED), or null. */
+    private Status attachmentRefusal(OutgoingAttachment att) {
+        if (att == null || conn == null) {
+            return null;
+        }
+        int peerMax = conn.peerLimits().maxAttachmentBytes();
+        if (att.size() <= peerMax) {
+            return null;
+        }
+        return Status.RESOURCE_EXHAUSTED.withDescription(peerMax < 0
+                ? "the server at " + channel.authority() + " takes no attachments; the message was not sent"
+                : Attachments.tooLarge("request", att.size(), peerMax) + " of the server at " + channel.authority()
+                        + "; the message was not sent");
     }
 
     @Override
@@ -448,8 +504,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             tooLarge = r == InboundMessages.TOO_LARGE;
             if (tooLarge) {
                 long size = inbound.rejectedSize();
-                run = finishLocked(Status.RESOURCE_EXHAUSTED.withDescription("response message of " + size
-                        + " bytes exceeds the maximum inbound message size " + channel.maxInboundMessageSize()), null, true);
+                run = finishLocked(Status.RESOURCE_EXHAUSTED.withDescription(inbound.rejectedAttachment()
+                        ? Attachments.tooLarge("response", size, channel.maxInboundAttachmentSize())
+                        : "response message of " + size + " bytes exceeds the maximum inbound message size "
+                                + channel.maxInboundMessageSize()), null, true);
             } else {
                 run = r == InboundMessages.COMPLETED && requestDrainLocked();
                 credit = inbound.takeCredit();
@@ -566,8 +624,9 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         deadlineTimer.disarm();
         outbound.discard();
         if (heldSingleRequest != null) {
-            heldSingleRequest.release();
+            Attachments.drop(heldSingleRequest, heldAttachment);
             heldSingleRequest = null;
+            heldAttachment = null;
         }
         if (waitingOn != null) {
             // not waiting any more: either removed here, or a slot is being handed to it and slotReady passes it on
@@ -625,6 +684,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             Metadata headers = null;
             SlabBuffer message = null;
             boolean compressed = false;
+            int split = -1;
             int credit = 0;
             synchronized (this) {
                 if (listenerClosed) {
@@ -642,6 +702,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 } else if (requested > 0 && inbound.hasMessage()) {
                     message = inbound.poll();
                     compressed = inbound.polledCompressed();
+                    split = inbound.polledSplit();
                     requested--;
                     credit = remoteClosed ? 0 : inbound.takeCredit();
                     action = MESSAGE;
@@ -664,7 +725,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                         listenerThrew(e);
                     }
                 }
-                case MESSAGE -> deliverMessage(message, compressed);
+                case MESSAGE -> deliverMessage(message, compressed, split);
                 case CLOSE -> {
                     if (counted) {
                         channel.metrics().callFinished(method.getFullMethodName(), closeStatus.getCode().name(),
@@ -692,10 +753,16 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    private void deliverMessage(SlabBuffer buf, boolean compressed) {
+    private void deliverMessage(SlabBuffer buf, boolean compressed, int split) {
         RespT value;
+        dev.rdmarpc.core.Attachment attachment = null;
         try {
-            value = method.getResponseMarshaller().parseOwned(buf, compressed);
+            if (split >= 0) {
+                attachment = Attachments.received(buf, split);
+                value = Attachments.parse(method.getResponseMarshaller(), buf, split, compressed, attachment);
+            } else {
+                value = method.getResponseMarshaller().parseOwned(buf, compressed);
+            }
         } catch (RuntimeException e) {
             Status s = Status.fromThrowable(e);
             if (s.getCode() == Status.Code.UNKNOWN) {
@@ -705,7 +772,11 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             return;
         }
         try {
-            listener.onMessage(value);
+            if (attachment != null) {
+                listener.onMessage(value, attachment);
+            } else {
+                listener.onMessage(value);
+            }
         } catch (RuntimeException e) {
             listenerThrew(e);
         }

@@ -49,6 +49,11 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     /** Server keepalive, or null when it is off; started after the HELLO exchange. */
     private final KeepAlive keepAlive;
 
+    /** The limits the client advertised in its HELLO. */
+    LimitsCapability peerLimits() {
+        return peerLimits;
+    }
+
     ServerConnection(ServerImpl server, ConnectionSettings settings, FrameConnection base) {
         super(settings, base, server.guards().newControlFrameBudget());
         this.server = server;

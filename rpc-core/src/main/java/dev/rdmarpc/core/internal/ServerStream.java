@@ -81,7 +81,9 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         this.requestHeaders = requestHeaders;
         this.deadline = timeoutNanos > 0 ? Deadline.after(timeoutNanos, TimeUnit.NANOSECONDS) : null;
         this.outbound = new OutboundFlow(pool);
-        this.inbound = new InboundMessages(pool, conn.settings.maxMessageSize(), conn.settings.initialWindow());
+        this.inbound = new InboundMessages(pool, conn.settings.maxMessageSize(), conn.settings.maxAttachmentBytes(),
+                conn.settings.initialWindow());
+        outbound.onAttachmentClosed(() -> Thread.ofVirtual().start(() -> abort(Attachments.CLOSED_WHILE_SENDING)));
         this.drain = new SerializingDrain(this, conn.server.executor(), this::deliver, this::executorRejected);
         this.state = halfClosed ? State.HALF_CLOSED_REMOTE : State.OPEN;
     }
@@ -181,28 +183,54 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
 
     @Override
     public void sendMessage(RespT message) {
-        SlabBuffer framed = MessageFramer.frame(pool, method.getResponseMarshaller(), message);
-        conn.server.metrics().bytesSent(framed.length() - MessageFramer.PREFIX);
+        send(MessageFramer.frame(pool, method.getResponseMarshaller(), message), null);
+    }
+
+    @Override
+    public void sendMessage(RespT message, MemorySegment attachment, Runnable onReleased) {
+        OutgoingAttachment att = OutgoingAttachment.of(attachment, onReleased);
+        int peerMax = conn.peerLimits().maxAttachmentBytes();
+        if (att.size() > peerMax) {
+            // not sent: the client would refuse it; the call ends here as when response metadata is too large
+            att.release();
+            abort(Status.RESOURCE_EXHAUSTED.withDescription(peerMax < 0
+                    ? "the client takes no attachments; the response was not sent"
+                    : Attachments.tooLarge("response", att.size(), peerMax) + "; the client refuses it, not sent"));
+            return;
+        }
+        SlabBuffer framed;
+        try {
+            framed = MessageFramer.frameWithAttachment(pool, method.getResponseMarshaller(), message, att.size());
+        } catch (RuntimeException | Error e) {
+            att.release();
+            throw e;
+        }
+        send(framed, att);
+    }
+
+    /** Sends a framed response, with its attachment or null; takes ownership of both. */
+    private void send(SlabBuffer framed, OutgoingAttachment att) {
+        conn.server.metrics().bytesSent(framed.length() - MessageFramer.PREFIX + (att == null ? 0 : att.size()));
         boolean run;
         synchronized (this) {
             if (closeCalled) {
-                framed.release();
+                Attachments.drop(framed, att);
                 throw new IllegalStateException("sendMessage after close");
             }
             if (state == State.CANCELLED) {
-                framed.release();
+                Attachments.drop(framed, att);
                 return;
             }
             if (!headersSent) {
                 headersSent = true;
                 outbound.control(Frames.responseHeaders(pool, id, null), false);
             }
-            outbound.awaitRoom(this, framed.length(), ended);
+            outbound.awaitRoom(this, framed.length() + (att == null ? 0 : att.size()), ended);
             if (state == State.CANCELLED) {
-                framed.release();
+                Attachments.drop(framed, att);
                 return;
             }
-            outbound.message(framed, false, !method.getType().serverSendsOneMessage());
+            outbound.message(framed, att, false, !method.getType().serverSendsOneMessage());
             run = updateReadinessLocked();
         }
         if (run) {
@@ -310,9 +338,10 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             int r = inbound.onFrame(flags, memory, offset, length, requested > inbound.queued());
             if (r == InboundMessages.TOO_LARGE) {
                 // cancelled under this lock, so a drain cannot deliver a half-close (END_STREAM came with it) first
-                tooLarge = cancelLocked(Status.RESOURCE_EXHAUSTED.withDescription("request message of "
-                        + inbound.rejectedSize() + " bytes exceeds the server's maximum inbound message size "
-                        + conn.settings.maxMessageSize()));
+                tooLarge = cancelLocked(Status.RESOURCE_EXHAUSTED.withDescription(inbound.rejectedAttachment()
+                        ? Attachments.tooLarge("request", inbound.rejectedSize(), conn.settings.maxAttachmentBytes())
+                        : "request message of " + inbound.rejectedSize()
+                                + " bytes exceeds the server's maximum inbound message size " + conn.settings.maxMessageSize()));
             } else {
                 credit = endStream ? 0 : inbound.takeCredit();
             }
@@ -484,6 +513,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             int action;
             SlabBuffer message = null;
             boolean compressed = false;
+            int split = -1;
             int credit = 0;
             synchronized (this) {
                 if (startPending) {
@@ -511,6 +541,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                 } else if (requested > 0 && inbound.hasMessage()) {
                     message = inbound.poll();
                     compressed = inbound.polledCompressed();
+                    split = inbound.polledSplit();
                     requested--;
                     credit = state == State.OPEN ? inbound.takeCredit() : 0;
                     action = MESSAGE;
@@ -533,7 +564,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                     case START -> start(definition.handler());
                     case CANCEL -> listener.onCancel();
                     case COMPLETE -> listener.onComplete();
-                    case MESSAGE -> deliverMessage(message, compressed);
+                    case MESSAGE -> deliverMessage(message, compressed, split);
                     case HALF_CLOSE -> listener.onHalfClose();
                     case READY -> listener.onReady();
                     default -> {
@@ -565,10 +596,16 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         }
     }
 
-    private void deliverMessage(SlabBuffer buf, boolean compressed) {
+    private void deliverMessage(SlabBuffer buf, boolean compressed, int split) {
         ReqT value;
+        dev.rdmarpc.core.Attachment attachment = null;
         try {
-            value = method.getRequestMarshaller().parseOwned(buf, compressed);
+            if (split >= 0) {
+                attachment = Attachments.received(buf, split);
+                value = Attachments.parse(method.getRequestMarshaller(), buf, split, compressed, attachment);
+            } else {
+                value = method.getRequestMarshaller().parseOwned(buf, compressed);
+            }
         } catch (RuntimeException e) {
             Status s = Status.fromThrowable(e);
             if (s.getCode() == Status.Code.UNKNOWN) {
@@ -577,7 +614,11 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             abort(s);
             return;
         }
-        listener.onMessage(value);
+        if (attachment != null) {
+            listener.onMessage(value, attachment);
+        } else {
+            listener.onMessage(value);
+        }
     }
 
     private void handlerFailed(Throwable e) {
