@@ -279,7 +279,7 @@ final class OutboundFlow {
             p.buf.release();
         }
         boolean flushNow = last && (p.flush || queue.isEmpty());
-        if (conn.sendsForeignMemory()) {
+        if (conn.sendsForeignMemory() && body.isNative()) {
             conn.send(head, body, att.retain().releaser(), flushNow);
         } else {
             SlabBuffer frame = pool.allocate(FrameHeader.SIZE + payload);

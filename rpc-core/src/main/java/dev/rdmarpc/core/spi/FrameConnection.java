@@ -30,8 +30,8 @@ public interface FrameConnection {
     }
 
     /**
-     * Sends {@code head} then the bytes of {@code body}, memory the transport does not own (an application's
-     * attachment), back to back; together they form whole frames. Takes ownership of {@code head}; {@code done} runs
+     * Sends {@code head} then the bytes of {@code body}, native memory the transport does not own (an application's
+     * attachment, possibly read-only), back to back; together they form whole frames. Takes ownership of {@code head}; {@code done} runs
      * exactly once when the transport no longer references {@code body}: once written, or when the connection fails or
      * is closed. Only called when {@link #sendsForeignMemory()} is true.
      */
