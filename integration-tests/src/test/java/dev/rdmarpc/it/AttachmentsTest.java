@@ -5,6 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.rdmarpc.core.Attachment;
+import dev.rdmarpc.core.AttachmentCalls;
+import dev.rdmarpc.core.ClientCalls;
+import dev.rdmarpc.core.ServerCalls;
+import dev.rdmarpc.core.StreamObserver;
+import dev.rdmarpc.core.WithAttachment;
 import dev.rdmarpc.core.CallOptions;
 import dev.rdmarpc.core.ClientCall;
 import dev.rdmarpc.core.Deadline;
@@ -50,6 +55,12 @@ class AttachmentsTest extends LoopbackTest {
     static final MethodDescriptor<byte[], byte[]> HOLD =
             MethodDescriptor.create("test.Attach/Hold", MethodType.BIDI_STREAMING, Bytes.MARSHALLER, Bytes.MARSHALLER);
 
+    /** Observer-style methods through {@link AttachmentCalls}: echo with the received attachment sent straight back. */
+    static final MethodDescriptor<byte[], byte[]> OBSERVED_ECHO =
+            MethodDescriptor.create("test.Attach/ObservedEcho", MethodType.UNARY, Bytes.MARSHALLER, Bytes.MARSHALLER);
+    static final MethodDescriptor<byte[], byte[]> OBSERVED_STREAM =
+            MethodDescriptor.create("test.Attach/ObservedStream", MethodType.BIDI_STREAMING, Bytes.MARSHALLER, Bytes.MARSHALLER);
+
     private static final int WINDOW = 64 * 1024;
 
     private final CompletableFuture<ServerCall<byte[], byte[]>> held = new CompletableFuture<>();
@@ -81,6 +92,27 @@ class AttachmentsTest extends LoopbackTest {
                         }
                     };
                 })
+                .addMethod(OBSERVED_ECHO, AttachmentCalls.server(ServerCalls.<WithAttachment<byte[]>, WithAttachment<byte[]>>asyncUnaryCall(
+                        (req, out) -> {
+                            out.onNext(req); // the received attachment goes back out; the call releases it once sent
+                            out.onCompleted();
+                        })))
+                .addMethod(OBSERVED_STREAM, AttachmentCalls.server(ServerCalls.<WithAttachment<byte[]>, WithAttachment<byte[]>>asyncBidiStreamingCall(
+                        out -> new StreamObserver<>() {
+                            @Override
+                            public void onNext(WithAttachment<byte[]> value) {
+                                out.onNext(value);
+                            }
+
+                            @Override
+                            public void onError(Throwable t) {
+                            }
+
+                            @Override
+                            public void onCompleted() {
+                                out.onCompleted();
+                            }
+                        })))
                 .addMethod(HOLD, (call, headers) -> {
                     held.complete(call);
                     return new ServerCall.Listener<>() {
@@ -364,6 +396,59 @@ class AttachmentsTest extends LoopbackTest {
             server.shutdownNow();
             assertEquals(Status.Code.UNAVAILABLE, r.status().getCode(), () -> r.closed.join().toString());
             sent.assertReleasedOnce();
+        }
+    }
+
+    /** Collects WithAttachment values, copying and releasing each attachment. */
+    static final class Observed implements StreamObserver<WithAttachment<byte[]>> {
+        final List<byte[]> messages = new CopyOnWriteArrayList<>();
+        final List<byte[]> attachments = new CopyOnWriteArrayList<>();
+        final CompletableFuture<Throwable> done = new CompletableFuture<>();
+
+        @Override
+        public void onNext(WithAttachment<byte[]> value) {
+            messages.add(value.message());
+            attachments.add(value.attachment() == null ? null : value.attachment().toByteArray());
+            value.release();
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            done.complete(t);
+        }
+
+        @Override
+        public void onCompleted() {
+            done.complete(null);
+        }
+    }
+
+    @Test
+    void theObserverApiCarriesAttachmentsOnUnaryAndStreamingCalls() throws Exception {
+        try (Sent sent = new Sent(1 << 20, 11)) {
+            Observed unary = new Observed();
+            ClientCalls.asyncUnaryCall(AttachmentCalls.client(channel.newCall(OBSERVED_ECHO, CallOptions.DEFAULT)),
+                    WithAttachment.of(new byte[]{5}, sent.segment, sent.onReleased()), unary);
+            assertEquals(null, unary.done.get(60, TimeUnit.SECONDS));
+            assertArrayEquals(new byte[]{5}, unary.messages.get(0));
+            assertArrayEquals(sent.bytes, unary.attachments.get(0));
+            sent.assertReleasedOnce();
+        }
+        try (Sent a = new Sent(16 << 20, 12); Sent b = new Sent(1, 13)) {
+            Observed streamed = new Observed();
+            StreamObserver<WithAttachment<byte[]>> requests = ClientCalls.asyncBidiStreamingCall(
+                    AttachmentCalls.client(channel.newCall(OBSERVED_STREAM, CallOptions.DEFAULT)), streamed);
+            requests.onNext(WithAttachment.of(new byte[]{1}, a.segment, a.onReleased()));
+            requests.onNext(WithAttachment.of(new byte[]{2}));
+            requests.onNext(WithAttachment.of(new byte[]{3}, b.segment, b.onReleased()));
+            requests.onCompleted();
+            assertEquals(null, streamed.done.get(60, TimeUnit.SECONDS));
+            assertEquals(3, streamed.messages.size());
+            assertArrayEquals(a.bytes, streamed.attachments.get(0));
+            assertEquals(null, streamed.attachments.get(1));
+            assertArrayEquals(b.bytes, streamed.attachments.get(2));
+            a.assertReleasedOnce();
+            b.assertReleasedOnce();
         }
     }
 }

@@ -11,6 +11,15 @@ import java.lang.foreign.MemorySegment;
  */
 public interface Attachment {
 
+    /**
+     * An attachment to send: the caller's {@code segment} (native memory is sent without a copy where the transport
+     * allows it), and {@code onReleased} (may be null), run exactly once when the call releases it, that is when
+     * nothing references the segment any more. The caller keeps the segment open until then.
+     */
+    static Attachment of(MemorySegment segment, Runnable onReleased) {
+        return new LocalAttachment(segment, onReleased);
+    }
+
     /** The attachment's bytes, read-only; valid until {@link #release()}. */
     MemorySegment segment();
 
