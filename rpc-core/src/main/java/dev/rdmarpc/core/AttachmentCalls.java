@@ -125,6 +125,47 @@ public final class AttachmentCalls {
         };
     }
 
+    /** An observer of plain values that passes each on to {@code observer} without an attachment. */
+    public static <T> StreamObserver<T> plain(StreamObserver<WithAttachment<T>> observer) {
+        return new StreamObserver<>() {
+            @Override
+            public void onNext(T value) {
+                observer.onNext(WithAttachment.of(value));
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                observer.onError(t);
+            }
+
+            @Override
+            public void onCompleted() {
+                observer.onCompleted();
+            }
+        };
+    }
+
+    /** An observer that releases each value's attachment and passes the message on to {@code observer}. */
+    public static <T> StreamObserver<WithAttachment<T>> withoutAttachments(StreamObserver<T> observer) {
+        return new StreamObserver<>() {
+            @Override
+            public void onNext(WithAttachment<T> value) {
+                value.release();
+                observer.onNext(value.message());
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                observer.onError(t);
+            }
+
+            @Override
+            public void onCompleted() {
+                observer.onCompleted();
+            }
+        };
+    }
+
     /** A server call sending {@link WithAttachment} responses through the plain call. */
     private static final class Attaching<ReqT, RespT> extends ServerCall<WithAttachment<ReqT>, WithAttachment<RespT>> {
         private final ServerCall<ReqT, RespT> call;
