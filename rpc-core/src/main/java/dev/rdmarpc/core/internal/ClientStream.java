@@ -98,7 +98,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         this.outbound = new OutboundFlow(pool);
         this.inbound = new InboundMessages(pool, channel.maxInboundMessageSize(), channel.maxInboundAttachmentSize(),
                 channel.initialWindow());
-        outbound.onAttachmentClosed(() -> Thread.ofVirtual().start(() -> finish(Attachments.CLOSED_WHILE_SENDING, null, true)));
+        outbound.onAttachmentFailed(s -> Thread.ofVirtual().start(() -> finish(s, null, true)));
         this.drain = new SerializingDrain(this, executor, this::deliver, this::executorRejected);
     }
 

@@ -1,5 +1,6 @@
 package dev.rdmarpc.core.internal;
 
+import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameHeader;
@@ -55,9 +56,9 @@ final class OutboundFlow {
     private int maxChunk;
     private long queuedBytes;
     private int waiters;
-    /** Run (under the owning stream's lock) when an attachment's segment turned out closed by its owner mid-send. */
-    private Runnable attachmentClosed;
-    private boolean attachmentFailed;
+    /** Run (under the owning stream's lock) when an attachment cannot be sent: its owner closed it, or the transport refused it. */
+    private java.util.function.Consumer<Status> attachmentFailed;
+    private Status attachmentFailure;
 
     OutboundFlow(SlabPool pool) {
         this.pool = pool;
@@ -76,9 +77,12 @@ final class OutboundFlow {
         return conn != null;
     }
 
-    /** Sets what runs, under the owning stream's lock, when an attachment's segment is found closed while sending. */
-    void onAttachmentClosed(Runnable hook) {
-        this.attachmentClosed = hook;
+    /**
+     * Sets what runs, under the owning stream's lock, when an attachment cannot be sent (its segment found closed, or
+     * the transport refusing its memory), with the status the call should end with; everything queued is dropped.
+     */
+    void onAttachmentFailed(java.util.function.Consumer<Status> hook) {
+        this.attachmentFailed = hook;
     }
 
     /**
@@ -155,10 +159,11 @@ final class OutboundFlow {
         if (drainUntilBlocked()) {
             conn.flush();
         }
-        if (attachmentFailed) {
-            attachmentFailed = false;
-            if (attachmentClosed != null) {
-                attachmentClosed.run();
+        Status failure = attachmentFailure;
+        if (failure != null) {
+            attachmentFailure = null;
+            if (attachmentFailed != null) {
+                attachmentFailed.accept(failure);
             }
         }
     }
@@ -263,7 +268,7 @@ final class OutboundFlow {
         }
         if (!att.isAlive()) {
             discard();
-            attachmentFailed = true;
+            attachmentFailure = Attachments.CLOSED_WHILE_SENDING;
             return 1;
         }
         boolean last = payload == attLeft;
@@ -280,7 +285,19 @@ final class OutboundFlow {
         }
         boolean flushNow = last && (p.flush || queue.isEmpty());
         if (conn.sendsForeignMemory() && body.isNative()) {
-            conn.send(head, body, att.retain().releaser(), flushNow);
+            try {
+                conn.send(head, body, att.retain().releaser(), flushNow);
+            } catch (RuntimeException e) {
+                // the transport could not use the memory (e.g. registering it hit RLIMIT_MEMLOCK): this call fails,
+                // the connection carries on
+                if (last) {
+                    att.release(); // the stream's reference: the message already left the queue
+                }
+                discard();
+                attachmentFailure = Status.RESOURCE_EXHAUSTED.withDescription("the attachment could not be sent: "
+                        + e.getMessage());
+                return 1;
+            }
         } else {
             SlabBuffer frame = pool.allocate(FrameHeader.SIZE + payload);
             MemorySegment.copy(head.segment(), 0, frame.segment(), 0, FrameHeader.SIZE);

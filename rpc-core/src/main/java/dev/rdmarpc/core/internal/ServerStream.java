@@ -83,7 +83,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         this.outbound = new OutboundFlow(pool);
         this.inbound = new InboundMessages(pool, conn.settings.maxMessageSize(), conn.settings.maxAttachmentBytes(),
                 conn.settings.initialWindow());
-        outbound.onAttachmentClosed(() -> Thread.ofVirtual().start(() -> abort(Attachments.CLOSED_WHILE_SENDING)));
+        outbound.onAttachmentFailed(s -> Thread.ofVirtual().start(() -> abort(s)));
         this.drain = new SerializingDrain(this, conn.server.executor(), this::deliver, this::executorRejected);
         this.state = halfClosed ? State.HALF_CLOSED_REMOTE : State.OPEN;
     }

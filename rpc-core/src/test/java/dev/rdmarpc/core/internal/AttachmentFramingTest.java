@@ -42,7 +42,7 @@ class AttachmentFramingTest {
     private FlowControlTest.CollectingConnection send(byte[] message, MemorySegment attachment) {
         FlowControlTest.CollectingConnection c = new FlowControlTest.CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
-        out.onAttachmentClosed(closedHook::incrementAndGet);
+        out.onAttachmentFailed(s -> closedHook.incrementAndGet());
         out.bind(c, 1, 1 << 20, 1000);
         OutgoingAttachment att = OutgoingAttachment.of(attachment, releases::incrementAndGet);
         out.message(MessageFramer.frameWithAttachment(pool, FlowControlTest.BYTES, message, att.size()), att, false, true);
@@ -136,7 +136,7 @@ class AttachmentFramingTest {
     void aSegmentClosedBeforeItsBytesLeaveFailsTheSendAndReleasesOnce() {
         FlowControlTest.CollectingConnection c = new FlowControlTest.CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
-        out.onAttachmentClosed(closedHook::incrementAndGet);
+        out.onAttachmentFailed(s -> closedHook.incrementAndGet());
         out.bind(c, 1, 200, 1000); // room for the message, none for the attachment
         Arena arena = Arena.ofConfined();
         OutgoingAttachment att = OutgoingAttachment.of(arena.allocate(5_000), releases::incrementAndGet);

@@ -140,6 +140,62 @@ final class SendPath {
         afterUnlock(failure);
     }
 
+    /**
+     * Sends a frame whose header is {@code head} (takes ownership) and whose payload is application memory: copied into
+     * staging when it fits a SEND, else offered by rendezvous straight from that memory (registered through the
+     * connection's registration cache); {@code done} runs once nothing references the memory. A registration the
+     * device refuses throws to the caller (that call fails; the connection carries on), after running {@code done}.
+     */
+    void sendForeign(SlabBuffer head, MemorySegment body, Runnable done, boolean flush) {
+        RuntimeException failure = null;
+        RuntimeException refused = null;
+        boolean runDone = true;
+        int len = (int) body.byteSize();
+        lock.lock();
+        try {
+            if (!closing) {
+                MemorySegment hs = head.segment();
+                if (FrameHeader.SIZE + len <= stagingLimit) {
+                    ensureRoom(FrameHeader.SIZE + len);
+                    MemorySegment ss = staging.segment();
+                    int sl = staging.length();
+                    MemorySegment.copy(hs, 0, ss, sl, FrameHeader.SIZE);
+                    MemorySegment.copy(body, 0, ss, sl + FrameHeader.SIZE, len);
+                    staging.setLength(sl + FrameHeader.SIZE + len);
+                } else {
+                    int streamId = FrameHeader.streamId(hs, 0);
+                    Grant g = null;
+                    try {
+                        g = grants.openForeign(body, streamId, done);
+                    } catch (RuntimeException e) {
+                        refused = e;
+                    }
+                    if (g != null) {
+                        runDone = false;
+                        offer(g, FrameHeader.type(hs, 0), FrameHeader.flags(hs, 0), streamId, len);
+                    }
+                }
+                if (refused == null && flush) {
+                    pushStaging();
+                    drain();
+                }
+                updateWritability();
+            }
+        } catch (RuntimeException e) {
+            failure = e;
+        } finally {
+            lock.unlock();
+            head.release();
+            if (runDone) {
+                done.run();
+            }
+        }
+        if (refused != null) {
+            throw refused;
+        }
+        afterUnlock(failure);
+    }
+
     /** Posts whatever is staged. */
     void flush() {
         RuntimeException failure = null;
@@ -291,7 +347,11 @@ final class SendPath {
         int type = FrameHeader.type(hs, hoff);
         int flags = FrameHeader.flags(hs, hoff);
         int streamId = FrameHeader.streamId(hs, hoff);
-        Grant g = grants.open(payload, poff, len, streamId);
+        offer(grants.open(payload, poff, len, streamId), type, flags, streamId, len);
+    }
+
+    /** Offers a grant by RTS: binds its window first (now, or queued ahead of the RTS). */
+    private void offer(Grant g, int type, int flags, int streamId, int len) {
         if (g.bindPending) {
             if (localOpCanPostNow()) {
                 postBind(g);
@@ -302,7 +362,7 @@ final class SendPath {
         }
         ensureRoom(RendezvousFrames.RTS_FRAME);
         int sl = staging.length();
-        RendezvousFrames.writeRts(staging.segment(), sl, streamId, type, flags, len, g.buffer.address(), g.rkey,
+        RendezvousFrames.writeRts(staging.segment(), sl, streamId, type, flags, len, g.address(), g.rkey,
                 g.token);
         staging.setLength(sl + RendezvousFrames.RTS_FRAME);
         RdmaMetrics.RENDEZVOUS_SENDS.increment();
@@ -503,12 +563,12 @@ final class SendPath {
     }
 
     private void postBind(Grant g) {
-        MemoryRegion mr = MemoryRegistry.region(g.buffer);
+        MemoryRegion mr = g.bindRegion();
         if (mr == null) {
             throw new IllegalStateException("a rendezvous buffer's slab is not registered for RDMA");
         }
         wr.clear().wrId(slots.nextWrId()).flags(slots.signalFlag()).bindMemoryWindow(g.window.mw, g.rkey, mr,
-                g.buffer.address(), g.buffer.length(), AccessFlags.REMOTE_READ);
+                g.address(), g.length, AccessFlags.REMOTE_READ);
         slots.post(wr, SendSlots.BIND, g, null);
         g.window.mw.recordBoundRkey(g.rkey);
         g.bindPending = false;
