@@ -100,8 +100,8 @@ final class RendezvousGrants {
 
     /**
      * Opens a grant over application memory (an attachment's chunk), which stays the application's: with windows its
-     * pages are registered through the cache (the window bound over exactly {@code body}), else a region with remote
-     * read is registered over it. {@code done} runs once the grant is released. A registration the device refuses
+     * pages are registered through the cache (the window bound over exactly {@code body}), else (and for read-only
+     * memory, which a window's region cannot pin) a region with remote read is registered over it. {@code done} runs once the grant is released. A registration the device refuses
      * (RLIMIT_MEMLOCK) throws before anything changed, without running {@code done}.
      */
     Grant openForeign(java.lang.foreign.MemorySegment body, int streamId, Runnable done) {
@@ -110,7 +110,9 @@ final class RendezvousGrants {
             g = new Grant();
         }
         try {
-            if (windows) {
+            // a window needs a region with MW_BIND, which the kernel pins as writable: read-only memory (an mmap'd
+            // file opened read-only) gets a region with remote read of its own instead
+            if (windows && !body.isReadOnly()) {
                 g.foreign = registrations.acquire(body);
                 Window w = freeWindows.pollLast();
                 if (w == null) {

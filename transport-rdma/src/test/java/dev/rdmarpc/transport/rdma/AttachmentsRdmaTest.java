@@ -29,6 +29,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -103,6 +104,7 @@ class AttachmentsRdmaTest extends RdmaEndToEndBase {
     }
 
     @Override
+    @AfterEach // an overriding method is run only when it is annotated itself
     void closeAndCheckBaseline() throws InterruptedException {
         super.closeAndCheckBaseline();
         RdmaTests.await(RdmaTests.timeout(10_000), () -> RdmaMetrics.ATTACHMENT_REGIONS.get() == 0,
