@@ -149,4 +149,42 @@ class AttachmentFramingTest {
         assertTrue(out.isEmpty());
         assertEquals(1, c.frames.size(), "no byte of the closed segment was sent");
     }
+
+    /** A transport that sends application memory itself, and refuses it (as an RDMA device refusing a registration). */
+    static final class RefusingConnection extends FlowControlTest.CollectingConnection {
+        int refused;
+
+        @Override
+        public boolean sendsForeignMemory() {
+            return true;
+        }
+
+        @Override
+        public void send(SlabBuffer head, MemorySegment body, Runnable done, boolean flush) {
+            refused++;
+            head.release();
+            done.run();
+            throw new IllegalStateException("cannot register a " + body.byteSize() + "-byte attachment for RDMA: RLIMIT_MEMLOCK");
+        }
+    }
+
+    @Test
+    void aTransportRefusingTheMemoryFailsThatCallWithResourceExhaustedAndReleasesOnce() {
+        RefusingConnection c = new RefusingConnection();
+        OutboundFlow out = new OutboundFlow(pool);
+        java.util.List<dev.rdmarpc.core.Status> failures = new java.util.ArrayList<>();
+        out.onAttachmentFailed(failures::add);
+        out.bind(c, 1, 1 << 20, 1000);
+        try (Arena arena = Arena.ofConfined()) {
+            OutgoingAttachment att = OutgoingAttachment.of(arena.allocate(5_000), releases::incrementAndGet);
+            out.message(MessageFramer.frameWithAttachment(pool, FlowControlTest.BYTES, pattern(10, 1), att.size()), att, false, true);
+        }
+        assertEquals(1, c.refused);
+        assertEquals(1, failures.size());
+        assertEquals(dev.rdmarpc.core.Status.Code.RESOURCE_EXHAUSTED, failures.get(0).getCode());
+        assertTrue(failures.get(0).getDescription().contains("RLIMIT_MEMLOCK"), failures.get(0)::toString);
+        assertEquals(1, releases.get(), "released once");
+        assertTrue(out.isEmpty());
+        assertEquals(1, c.frames.size(), "only the message's own frame went out");
+    }
 }
