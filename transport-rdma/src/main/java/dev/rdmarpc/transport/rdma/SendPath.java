@@ -11,6 +11,7 @@ import dev.rdmarpc.transport.rdma.verbs.MemoryRegion;
 import dev.rdmarpc.transport.rdma.verbs.RegisteredMemory;
 import dev.rdmarpc.transport.rdma.verbs.SendQueueTarget;
 import dev.rdmarpc.transport.rdma.verbs.SendWorkRequest;
+import dev.rdmarpc.transport.rdma.verbs.VerbsException;
 import dev.rdmarpc.transport.rdma.verbs.WorkCompletion;
 
 import java.lang.foreign.Arena;
@@ -168,11 +169,24 @@ final class SendPath {
                     try {
                         g = grants.openForeign(body, streamId, done);
                     } catch (RuntimeException e) {
-                        refused = e;
+                        if (errno(e) != EFAULT) {
+                            refused = e;
+                        }
                     }
                     if (g != null) {
                         runDone = false;
                         offer(g, FrameHeader.type(hs, 0), FrameHeader.flags(hs, 0), streamId, len);
+                    } else if (refused == null) {
+                        // memory the device cannot pin (EFAULT: e.g. some file mappings): copied once into a slab,
+                        // offered from there
+                        SlabBuffer copy = pool.allocate(len);
+                        try {
+                            MemorySegment.copy(body, 0, copy.segment(), 0, len);
+                            copy.setLength(len);
+                            frame(head, 0, copy, 0, len);
+                        } finally {
+                            copy.release();
+                        }
                     }
                 }
                 if (refused == null && flush) {
@@ -194,6 +208,19 @@ final class SendPath {
             throw refused;
         }
         afterUnlock(failure);
+    }
+
+    /** errno of a registration of memory the device cannot pin. */
+    private static final int EFAULT = 14;
+
+    /** The errno of the verbs call that caused {@code e}, or 0. */
+    private static int errno(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof VerbsException v) {
+                return v.errno();
+            }
+        }
+        return 0;
     }
 
     /** Posts whatever is staged. */
