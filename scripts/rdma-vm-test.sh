@@ -13,7 +13,8 @@
 #   4. boots ONE guest (scripts/rxe-vm/run-rxe.sh) and runs one test JVM per module there with the console
 #      launcher: --include-tag rdma, XML reports in <module>/target/rdma-reports/;
 #      --perf then runs, in the same boot, perftest's ib_send_lat -e and ib_read_bw -e against rxe0 and our own
-#      RdmaPerfMain (64 B unary round trips in event mode, 1 MiB rendezvous unary and streaming throughput);
+#      RdmaPerfMain (64 B unary round trips in event mode, 1 MiB rendezvous unary and streaming throughput,
+#      unary calls with 1 MiB and 16 MiB attachments sent from native memory);
 #      --kv builds the samples jar, starts the key-value sample server over rxe0 (192.168.77.1) and runs the
 #      KV client with --transport RDMA against it, then prints the transport used and the server's RDMA meters;
 #      --cmd runs any shell command in the guest after the above (cwd = project root; $JAVA is the JDK's java,
@@ -52,7 +53,7 @@ while [ $# -gt 0 ]; do
     --cmd) USER_CMD=$2; shift 2;;
     --modules) MODULES=$2; shift 2;;
     --no-build) BUILD=0; shift;;
-    -h|--help) sed -n '2,36p' "$0"; exit 0;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0;;
     *) echo "rdma-vm-test: unknown argument $1 (see --help)" >&2; exit 2;;
   esac
 done
@@ -370,7 +371,8 @@ if [ "$PERF" = 1 ]; then
       say "  ratio: same with directExecutor, median $direct us / (2 x $typical us) = $(awk -v m="$direct" -v t="$typical" 'BEGIN {printf "%.1f", m / (2 * t)}')"
     fi
     bw=$(awk '/^ *1048576 +[0-9]+ +[0-9.]+ / {print $4; exit}' "$WORK/perf-ib_read_bw-1048576.txt" 2>/dev/null || true)
-    for kind in "unary 1 MiB requests" "server streaming 1 MiB messages"; do
+    # attachments travel in 1 MiB frames, each its own READ: compared with ib_read_bw at 1 MiB too
+    for kind in "unary 1 MiB requests" "server streaming 1 MiB messages" "unary 1 MiB attachments" "unary 16 MiB attachments"; do
       ours=$(sed -n "s/^rdmarpc-perf: $kind: \([0-9.]*\) MB\/s.*/\1/p" "$WORK/perf-rdmarpc.txt")
       if [ -n "$bw" ] && [ -n "$ours" ]; then
         say "  ratio: $kind $ours MB/s / ib_read_bw 1 MiB BW average $bw MB/s = $(awk -v o="$ours" -v b="$bw" 'BEGIN {printf "%.2f", o / b}')"

@@ -24,6 +24,10 @@ final class ServiceGenerator {
     private static final String CLIENT_CALLS = CORE + "ClientCalls";
     private static final String SERVER_CALLS = CORE + "ServerCalls";
     private static final String PROTO_MARSHALLER = CORE + "protobuf.ProtoMarshaller";
+    private static final String WITH_ATTACHMENT = CORE + "WithAttachment";
+    private static final String ATTACHMENT_CALLS = CORE + "AttachmentCalls";
+    /** Suffix of the generated methods whose messages carry attachments. */
+    static final String ATTACHMENT_SUFFIX = "WithAttachment";
 
     /** The class-name suffix of generated service classes. */
     static final String CLASS_SUFFIX = "Rpc";
@@ -83,11 +87,18 @@ final class ServiceGenerator {
             String javaName = JavaNames.methodName(m.getName());
             String getter = JavaNames.descriptorGetterName(m.getName());
             requireUnique(javaNamesSeen, javaName, m.getName(), "Java method name");
+            requireUnique(javaNamesSeen, attachmentName(javaName), m.getName(), "Java method name");
             requireUnique(javaNamesSeen, getter + "()", m.getName(), "descriptor getter");
             methods.add(new Method(m, i, javaName, getter,
                     types.javaName(m.getInputType()), types.javaName(m.getOutputType()),
                     m.getOptions().getDeprecated()));
         }
+    }
+
+    /** The name of an rpc's attachment-aware method: its Java name (without a keyword's escape) and the suffix. */
+    private static String attachmentName(String javaName) {
+        String base = javaName.endsWith("_") ? javaName.substring(0, javaName.length() - 1) : javaName;
+        return base + ATTACHMENT_SUFFIX;
     }
 
     /** Fails when another rpc of the service already maps to {@code javaName}. */
@@ -214,6 +225,7 @@ final class ServiceGenerator {
                 w.line(SERVER_CALLS + ".asyncUnimplementedUnaryCall(" + qualified(m) + ", responseObserver);");
             }
             w.close("}");
+            implBaseWithAttachment(w, m);
         }
         w.blank();
         w.line("@java.lang.Override");
@@ -223,12 +235,58 @@ final class ServiceGenerator {
         } else {
             w.line("return " + CORE + "ServiceDefinition.builder(SERVICE_NAME)");
             for (Method m : methods) {
-                w.line("        .addMethod(" + qualified(m) + ", " + SERVER_CALLS + ".<" + m.request + ", " + m.response
+                String attached = withAttachment(m.request);
+                String attachedResponse = withAttachment(m.response);
+                w.line("        .addMethod(" + qualified(m) + ", overrides(\"" + attachmentName(m.javaName) + "\")");
+                w.line("                ? " + ATTACHMENT_CALLS + ".server(" + SERVER_CALLS + ".<" + attached + ", " + attachedResponse
+                        + ">async" + m.kind() + "Call(this::" + attachmentName(m.javaName) + "))");
+                w.line("                : " + SERVER_CALLS + ".<" + m.request + ", " + m.response
                         + ">async" + m.kind() + "Call(this::" + m.javaName + "))");
             }
             w.line("        .build();");
         }
         w.close("}");
+        w.blank();
+        w.javadoc("Whether the implementation overrides {@code method} (an attachment-aware handler).", List.of());
+        w.open("private boolean overrides(java.lang.String method) {");
+        w.open("for (java.lang.Class<?> c = getClass(); c != " + implBaseName() + ".class; c = c.getSuperclass()) {");
+        w.open("for (java.lang.reflect.Method declared : c.getDeclaredMethods()) {");
+        w.open("if (declared.getName().equals(method)) {");
+        w.line("return true;");
+        w.close("}");
+        w.close("}");
+        w.close("}");
+        w.line("return false;");
+        w.close("}");
+        w.close("}");
+    }
+
+    private static String withAttachment(String type) {
+        return WITH_ATTACHMENT + "<" + type + ">";
+    }
+
+    /**
+     * The attachment-aware handler of one rpc: overriding it makes the service receive and send attachments for that
+     * rpc; the default hands the plain handler the message (its attachment released).
+     */
+    private void implBaseWithAttachment(SourceWriter w, Method m) {
+        w.blank();
+        w.javadoc("Handles {@code " + m.proto.getName() + "} with the attachments beside its messages; override it"
+                + " instead of {@code " + m.javaName + "} to receive and send them. The default releases each request's"
+                + " attachment and calls {@code " + m.javaName + "}.", List.of());
+        deprecated(w, m.deprecated);
+        String name = attachmentName(m.javaName);
+        if (m.clientStreaming()) {
+            w.open("public " + observer(withAttachment(m.request)) + " " + name + "(" + observer(withAttachment(m.response))
+                    + " responseObserver) {");
+            w.line("return " + ATTACHMENT_CALLS + ".withoutAttachments(" + m.javaName + "(" + ATTACHMENT_CALLS
+                    + ".plain(responseObserver)));");
+        } else {
+            w.open("public void " + name + "(" + withAttachment(m.request) + " request, "
+                    + observer(withAttachment(m.response)) + " responseObserver) {");
+            w.line("request.release();");
+            w.line(m.javaName + "(request.message(), " + ATTACHMENT_CALLS + ".plain(responseObserver));");
+        }
         w.close("}");
     }
 
@@ -269,6 +327,27 @@ final class ServiceGenerator {
                 w.line(CLIENT_CALLS + ".async" + m.kind() + "Call(" + newCall(m) + ", request, responseObserver);");
             }
             w.close("}");
+            asyncStubWithAttachment(w, m);
+        }
+        w.close("}");
+    }
+
+    /** The async stub's method whose messages carry attachments (sent from the caller's memory, received as views). */
+    private void asyncStubWithAttachment(SourceWriter w, Method m) {
+        w.blank();
+        w.javadoc("Starts a " + kindText(m) + " call of {@code " + m.proto.getName() + "} whose messages carry"
+                + " attachments; whoever receives one releases it.", List.of());
+        deprecated(w, m.deprecated);
+        String call = ATTACHMENT_CALLS + ".client(" + newCall(m) + ")";
+        String name = attachmentName(m.javaName);
+        if (m.clientStreaming()) {
+            w.open("public " + observer(withAttachment(m.request)) + " " + name + "(" + observer(withAttachment(m.response))
+                    + " responseObserver) {");
+            w.line("return " + CLIENT_CALLS + ".async" + m.kind() + "Call(" + call + ", responseObserver);");
+        } else {
+            w.open("public void " + name + "(" + withAttachment(m.request) + " request, "
+                    + observer(withAttachment(m.response)) + " responseObserver) {");
+            w.line(CLIENT_CALLS + ".async" + m.kind() + "Call(" + call + ", request, responseObserver);");
         }
         w.close("}");
     }

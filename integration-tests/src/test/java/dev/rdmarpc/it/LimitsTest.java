@@ -125,7 +125,7 @@ class LimitsTest {
     void theServerAdvertisesItsLimitsInHello() throws IOException {
         RpcServer s = start(RpcServer.forPort(0).maxConcurrentCallsPerConnection(3).maxInboundMetadataSize(4096));
         RawClient r = raw(s);
-        assertEquals(new LimitsCapability(3, 4096), LimitsCapability.of(r.serverHello));
+        assertEquals(new LimitsCapability(3, 4096, 64 << 20), LimitsCapability.of(r.serverHello));
     }
 
     @Test
@@ -274,7 +274,7 @@ class LimitsTest {
             RawPeer server = new RawPeer(accepted);
             RawPeer.Frame hello = server.read();
             assertEquals(FrameType.HELLO, hello.type());
-            assertEquals(new LimitsCapability(0, 256), LimitsCapability.of(Frames.decodeHello(MemorySegment.ofArray(hello.payload()))),
+            assertEquals(new LimitsCapability(0, 256, 64 << 20), LimitsCapability.of(Frames.decodeHello(MemorySegment.ofArray(hello.payload()))),
                     "the client advertises its metadata limit");
             server.send(FrameType.HELLO, 0, 0, RawPeer.hello());
 

@@ -16,6 +16,18 @@ public abstract class ClientCall<ReqT, RespT> {
         public void onMessage(T message) {
         }
 
+        /**
+         * A response message arrived with an attachment, which the listener now owns and must {@link Attachment#release()}.
+         * The default hands the message to {@link #onMessage(Object)} and releases the attachment.
+         */
+        public void onMessage(T message, Attachment attachment) {
+            try {
+                onMessage(message);
+            } finally {
+                attachment.release();
+            }
+        }
+
         /** The call finished; nothing follows. */
         public void onClose(Status status, Metadata trailers) {
         }
@@ -39,6 +51,19 @@ public abstract class ClientCall<ReqT, RespT> {
 
     /** Sends one request message. */
     public abstract void sendMessage(ReqT message);
+
+    /**
+     * Sends one request message with {@code attachment} beside it, read from the caller's memory without a copy where the
+     * transport allows it. {@code onReleased} (may be null) runs exactly once when the call no longer references the
+     * segment: after its bytes were handed to the network, or when the message is dropped (cancel, deadline, lost
+     * connection). The caller keeps the segment open until then; a segment closed earlier fails the call.
+     */
+    public void sendMessage(ReqT message, java.lang.foreign.MemorySegment attachment, Runnable onReleased) {
+        if (onReleased != null) {
+            onReleased.run();
+        }
+        throw new UnsupportedOperationException(getClass().getName() + " does not send attachments");
+    }
 
     /** True while the call can take a message without buffering past its flow-control window. */
     public boolean isReady() {

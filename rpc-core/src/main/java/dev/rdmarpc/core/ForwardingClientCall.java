@@ -35,6 +35,11 @@ public abstract class ForwardingClientCall<ReqT, RespT> extends ClientCall<ReqT,
     }
 
     @Override
+    public void sendMessage(ReqT message, java.lang.foreign.MemorySegment attachment, Runnable onReleased) {
+        delegate().sendMessage(message, attachment, onReleased);
+    }
+
+    @Override
     public boolean isReady() {
         return delegate().isReady();
     }

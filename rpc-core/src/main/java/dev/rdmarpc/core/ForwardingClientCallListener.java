@@ -20,6 +20,11 @@ public abstract class ForwardingClientCallListener<RespT> extends ClientCall.Lis
     }
 
     @Override
+    public void onMessage(RespT message, Attachment attachment) {
+        delegate().onMessage(message, attachment);
+    }
+
+    @Override
     public void onClose(Status status, Metadata trailers) {
         delegate().onClose(status, trailers);
     }

@@ -26,6 +26,11 @@ public abstract class ForwardingServerCall<ReqT, RespT> extends ServerCall<ReqT,
     }
 
     @Override
+    public void sendMessage(RespT message, java.lang.foreign.MemorySegment attachment, Runnable onReleased) {
+        delegate().sendMessage(message, attachment, onReleased);
+    }
+
+    @Override
     public void close(Status status, Metadata trailers) {
         delegate().close(status, trailers);
     }

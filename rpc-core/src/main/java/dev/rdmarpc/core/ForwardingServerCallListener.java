@@ -15,6 +15,11 @@ public abstract class ForwardingServerCallListener<ReqT> extends ServerCall.List
     }
 
     @Override
+    public void onMessage(ReqT message, Attachment attachment) {
+        delegate().onMessage(message, attachment);
+    }
+
+    @Override
     public void onHalfClose() {
         delegate().onHalfClose();
     }

@@ -118,6 +118,7 @@ public final class RpcChannel implements Channel, AutoCloseable {
         private Executor executor;
         private Duration defaultTimeout;
         private int maxInboundMessageSize = ConnectionSettings.DEFAULT_MAX_MESSAGE_SIZE;
+        private int maxInboundAttachmentSize = ConnectionSettings.DEFAULT_MAX_ATTACHMENT_BYTES;
         private int flowControlWindow = ConnectionSettings.DEFAULT_WINDOW;
         private TransportMode transportMode = TransportMode.AUTO;
         private Duration connectTimeout = Duration.ofSeconds(20);
@@ -162,6 +163,18 @@ public final class RpcChannel implements Channel, AutoCloseable {
                 throw new IllegalArgumentException("maxInboundMessageSize must be positive");
             }
             this.maxInboundMessageSize = bytes;
+            return this;
+        }
+
+        /**
+         * Largest attachment accepted with one response message (default 64 MiB), advertised to the peer in HELLO; a larger
+         * one fails the call with RESOURCE_EXHAUSTED before any of its bytes are read. 0 accepts only empty ones.
+         */
+        public Builder maxInboundAttachmentSize(int bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("maxInboundAttachmentSize must not be negative");
+            }
+            this.maxInboundAttachmentSize = bytes;
             return this;
         }
 
@@ -262,7 +275,7 @@ public final class RpcChannel implements Channel, AutoCloseable {
         private ChannelImpl newImpl() {
             ConnectionSettings settings = new ConnectionSettings(pool, flowControlWindow, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
                     maxInboundMessageSize, transportMode, UpgradePolicy.upgraders(transportMode, tls, rdmaUnderTls, false),
-                    0, maxInboundMetadataSize);
+                    0, maxInboundMetadataSize, maxInboundAttachmentSize);
             var transport = Transports.streamTransport().newClientTransport(
                     new TransportConfig(pool, ioThreads, System.getProperty("rdmarpc.io", "auto"), tls, 0));
             Executor e = executor != null ? executor : RpcExecutors.defaultCallbackExecutor();

@@ -120,6 +120,7 @@ public final class RpcServer implements AutoCloseable {
         private final List<ServiceDefinition> services = new ArrayList<>();
         private Executor executor;
         private int maxInboundMessageSize = ConnectionSettings.DEFAULT_MAX_MESSAGE_SIZE;
+        private int maxInboundAttachmentSize = ConnectionSettings.DEFAULT_MAX_ATTACHMENT_BYTES;
         private int flowControlWindow = ConnectionSettings.DEFAULT_WINDOW;
         private Object meterRegistry;
         private TransportMode transportMode = TransportMode.AUTO;
@@ -191,6 +192,18 @@ public final class RpcServer implements AutoCloseable {
                 throw new IllegalArgumentException("maxInboundMessageSize must be positive");
             }
             this.maxInboundMessageSize = bytes;
+            return this;
+        }
+
+        /**
+         * Largest attachment accepted with one request message (default 64 MiB), advertised to the peer in HELLO; a larger
+         * one fails the call with RESOURCE_EXHAUSTED before any of its bytes are read. 0 accepts only empty ones.
+         */
+        public Builder maxInboundAttachmentSize(int bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("maxInboundAttachmentSize must not be negative");
+            }
+            this.maxInboundAttachmentSize = bytes;
             return this;
         }
 
@@ -384,7 +397,7 @@ public final class RpcServer implements AutoCloseable {
         public RpcServer build() {
             ConnectionSettings settings = new ConnectionSettings(pool, flowControlWindow, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
                     maxInboundMessageSize, transportMode, UpgradePolicy.upgraders(transportMode, tls, rdmaUnderTls, true),
-                    maxConcurrentCallsPerConnection, maxInboundMetadataSize);
+                    maxConcurrentCallsPerConnection, maxInboundMetadataSize, maxInboundAttachmentSize);
             var transport = Transports.streamTransport().newServerTransport(
                     new TransportConfig(pool, ioThreads, System.getProperty("rdmarpc.io", "auto"), tls,
                             handshakeTimeout.toMillis()));

@@ -9,6 +9,18 @@ public abstract class ServerCall<ReqT, RespT> {
         public void onMessage(T message) {
         }
 
+        /**
+         * A request message arrived with an attachment, which the listener now owns and must {@link Attachment#release()}.
+         * The default hands the message to {@link #onMessage(Object)} and releases the attachment.
+         */
+        public void onMessage(T message, Attachment attachment) {
+            try {
+                onMessage(message);
+            } finally {
+                attachment.release();
+            }
+        }
+
         /** The client will send no more messages. */
         public void onHalfClose() {
         }
@@ -38,6 +50,19 @@ public abstract class ServerCall<ReqT, RespT> {
      * peer reads, so that a fast sender's buffered bytes stay bounded.
      */
     public abstract void sendMessage(RespT message);
+
+    /**
+     * Sends one response message with {@code attachment} beside it, read from the caller's memory without a copy where the
+     * transport allows it. {@code onReleased} (may be null) runs exactly once when the call no longer references the
+     * segment: after its bytes were handed to the network, or when the message is dropped (cancel, deadline, lost
+     * connection). The caller keeps the segment open until then; a segment closed earlier fails the call.
+     */
+    public void sendMessage(RespT message, java.lang.foreign.MemorySegment attachment, Runnable onReleased) {
+        if (onReleased != null) {
+            onReleased.run();
+        }
+        throw new UnsupportedOperationException(getClass().getName() + " does not send attachments");
+    }
 
     /** Ends the call with a status and trailers. */
     public abstract void close(Status status, Metadata trailers);

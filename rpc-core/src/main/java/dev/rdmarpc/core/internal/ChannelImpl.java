@@ -54,7 +54,8 @@ public final class ChannelImpl {
         this.executor = executor;
         this.defaultTimeout = defaultTimeout;
         this.connectTimeoutMillis = connectTimeoutMillis;
-        this.parts = new StreamParts(settings.pool(), settings.maxMessageSize(), settings.initialWindow());
+        this.parts = new StreamParts(settings.pool(), settings.maxMessageSize(), settings.maxAttachmentBytes(),
+                settings.initialWindow());
     }
 
     public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(MethodDescriptor<ReqT, RespT> method, CallOptions options) {
@@ -101,6 +102,10 @@ public final class ChannelImpl {
 
     int maxInboundMessageSize() {
         return settings.maxMessageSize();
+    }
+
+    int maxInboundAttachmentSize() {
+        return settings.maxAttachmentBytes();
     }
 
     int initialWindow() {

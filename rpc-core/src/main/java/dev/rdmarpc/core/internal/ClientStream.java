@@ -16,6 +16,7 @@ import dev.rdmarpc.core.protocol.ProtocolException;
 import dev.rdmarpc.core.protocol.Trailers;
 
 import java.lang.foreign.MemorySegment;
+import java.util.function.Consumer;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -80,6 +81,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private boolean readyPending;
     private boolean wasReady;
     private SlabBuffer heldSingleRequest;
+    private OutgoingAttachment heldAttachment;
     private long startNanos;
     private boolean counted;
     /** The status came in the server's TRAILERS: messages received before it are still delivered. */
@@ -99,6 +101,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         this.outbound = channel.parts().takeOutbound();
         this.inbound = channel.parts().takeInbound();
         Delivery delivery = new Delivery();
+        outbound.onAttachmentFailed(delivery);
         this.drain = new SerializingDrain(this, executor, delivery, delivery);
     }
 
@@ -227,16 +230,15 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     state = State.OPEN;
                     var peer = c.peerSettings();
                     outbound.bind(c.out, id, peer.initialWindow(), Math.min(c.out.preferredChunkSize(), peer.maxFramePayload()));
-                    if (halfCloseRequested) {
-                        sendHalfClose();
-                    }
-                    run = updateReadinessLocked();
+                    boolean refused = halfCloseRequested && sendHalfClose();
+                    run = updateReadinessLocked() || refused;
                 } else {
                     handled = false;
                 }
             }
         }
         if (run) {
+            leaveConnection(); // a no-op unless the held request's attachment was refused and ended the call
             drain.start();
         }
         return handled;
@@ -314,47 +316,74 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     @Override
     public void sendMessage(ReqT message) {
-        SlabBuffer framed = MessageFramer.frame(pool, method.getRequestMarshaller(), message);
-        channel.metrics().bytesSent(framed.length() - MessageFramer.PREFIX);
+        send(MessageFramer.frame(pool, method.getRequestMarshaller(), message), null);
+    }
+
+    @Override
+    public void sendMessage(ReqT message, MemorySegment attachment, Runnable onReleased) {
+        OutgoingAttachment att = OutgoingAttachment.of(attachment, onReleased);
+        SlabBuffer framed;
+        try {
+            framed = MessageFramer.frameWithAttachment(pool, method.getRequestMarshaller(), message, att.size());
+        } catch (RuntimeException | Error e) {
+            att.release();
+            throw e;
+        }
+        send(framed, att);
+    }
+
+    /** Sends a framed request, with its attachment or null; takes ownership of both. */
+    private void send(SlabBuffer framed, OutgoingAttachment att) {
+        channel.metrics().bytesSent(framed.length() - MessageFramer.PREFIX + (att == null ? 0 : att.size()));
         boolean run;
         synchronized (this) {
             if (!started) {
-                framed.release();
+                Attachments.drop(framed, att);
                 throw new IllegalStateException("sendMessage before start");
             }
             if (halfCloseRequested) {
-                framed.release();
+                Attachments.drop(framed, att);
                 throw new IllegalStateException("sendMessage after halfClose");
             }
             if (closeStatus != null) {
-                framed.release();
+                Attachments.drop(framed, att);
                 return;
             }
             if (method.getType().clientSendsOneMessage()) {
                 if (heldSingleRequest != null) {
-                    framed.release();
+                    Attachments.drop(framed, att);
                     throw new IllegalStateException(method.getType() + " call takes exactly one request message");
                 }
                 heldSingleRequest = framed;
+                heldAttachment = att;
                 return;
             }
-            if (outbound.mustAwaitRoom(framed.length())) {
-                outbound.awaitRoom(this, framed.length(), () -> closeStatus != null);
+            Status refused = attachmentRefusal(att);
+            if (refused != null) {
+                Attachments.drop(framed, att);
+                run = finishLocked(refused, null, true);
+            } else {
+                int need = framed.length() + (att == null ? 0 : att.size());
+                if (outbound.mustAwaitRoom(need)) {
+                    outbound.awaitRoom(this, need, () -> closeStatus != null);
+                }
+                if (closeStatus != null) {
+                    Attachments.drop(framed, att);
+                    return;
+                }
+                outbound.message(framed, att, false, true);
+                run = updateReadinessLocked();
             }
-            if (closeStatus != null) {
-                framed.release();
-                return;
-            }
-            outbound.message(framed, false, true);
-            run = updateReadinessLocked();
         }
         if (run) {
+            leaveConnection(); // a no-op unless the attachment was refused and ended the call
             drain.start();
         }
     }
 
     @Override
     public void halfClose() {
+        boolean run;
         synchronized (this) {
             if (!started) {
                 throw new IllegalStateException("halfClose before start");
@@ -366,19 +395,47 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             if (closeStatus != null || !outbound.isBound()) {
                 return;
             }
-            sendHalfClose();
+            run = sendHalfClose();
+        }
+        if (run) {
+            leaveConnection();
+            drain.start();
         }
     }
 
-    private void sendHalfClose() {
+    /** With the lock held: half-closes, with the held single request if any; true when that failed the call (drain). */
+    private boolean sendHalfClose() {
         state = State.HALF_CLOSED_LOCAL;
         if (heldSingleRequest != null) {
             SlabBuffer b = heldSingleRequest;
             heldSingleRequest = null;
-            outbound.message(b, true, true);
+            OutgoingAttachment a = heldAttachment;
+            heldAttachment = null;
+            Status refused = attachmentRefusal(a);
+            if (refused != null) {
+                Attachments.drop(b, a);
+                return finishLocked(refused, null, true);
+            }
+            outbound.message(b, a, true, true);
         } else {
             outbound.control(Frames.endStream(pool, id), true);
         }
+        return false;
+    }
+
+    /** With the lock held, once on a connection: why the server would refuse {@code att} (RESOURCE_EXHAUSTED), or null. */
+    private Status attachmentRefusal(OutgoingAttachment att) {
+        if (att == null || conn == null) {
+            return null;
+        }
+        int peerMax = conn.peerLimits().maxAttachmentBytes();
+        if (att.size() <= peerMax) {
+            return null;
+        }
+        return Status.RESOURCE_EXHAUSTED.withDescription(peerMax < 0
+                ? "the server at " + channel.authority() + " takes no attachments; the message was not sent"
+                : Attachments.tooLarge("request", att.size(), peerMax) + " of the server at " + channel.authority()
+                        + "; the message was not sent");
     }
 
     @Override
@@ -454,8 +511,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             tooLarge = r == InboundMessages.TOO_LARGE;
             if (tooLarge) {
                 long size = inbound.rejectedSize();
-                run = finishLocked(Status.RESOURCE_EXHAUSTED.withDescription("response message of " + size
-                        + " bytes exceeds the maximum inbound message size " + channel.maxInboundMessageSize()), null, true);
+                run = finishLocked(Status.RESOURCE_EXHAUSTED.withDescription(inbound.rejectedAttachment()
+                        ? Attachments.tooLarge("response", size, channel.maxInboundAttachmentSize())
+                        : "response message of " + size + " bytes exceeds the maximum inbound message size "
+                                + channel.maxInboundMessageSize()), null, true);
             } else {
                 run = r == InboundMessages.COMPLETED && requestDrainLocked();
                 credit = inbound.takeCredit();
@@ -574,8 +633,9 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         outbound.discard();
         if (heldSingleRequest != null) {
-            heldSingleRequest.release();
+            Attachments.drop(heldSingleRequest, heldAttachment);
             heldSingleRequest = null;
+            heldAttachment = null;
         }
         if (waitingOn != null) {
             // not waiting any more: either removed here, or a slot is being handed to it and slotReady passes it on
@@ -635,6 +695,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             Metadata headers = null;
             SlabBuffer message = null;
             boolean compressed = false;
+            int split = -1;
             int credit = 0;
             synchronized (this) {
                 if (listenerClosed) {
@@ -652,6 +713,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 } else if (requested > 0 && inbound.hasMessage()) {
                     message = inbound.poll();
                     compressed = inbound.polledCompressed();
+                    split = inbound.polledSplit();
                     requested--;
                     credit = remoteClosed ? 0 : inbound.takeCredit();
                     action = MESSAGE;
@@ -674,7 +736,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                         listenerThrew(e);
                     }
                 }
-                case MESSAGE -> deliverMessage(message, compressed);
+                case MESSAGE -> deliverMessage(message, compressed, split);
                 case CLOSE -> {
                     if (counted) {
                         channel.metrics().callFinished(method.getFullMethodName(), closeStatus.getCode().name(),
@@ -717,10 +779,16 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     }
 
     /** Runs the drain's loop, and ends the call when the executor refuses it (one object for both, made once per call). */
-    private final class Delivery implements Runnable, SerializingDrain.Rejection {
+    private final class Delivery implements Runnable, SerializingDrain.Rejection, Consumer<Status> {
         @Override
         public void run() {
             deliver();
+        }
+
+        /** The attachment being sent failed (its segment closed, or its memory refused): ends the call. */
+        @Override
+        public void accept(Status s) {
+            Thread.ofVirtual().start(() -> finish(s, null, true));
         }
 
         @Override
@@ -729,10 +797,16 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    private void deliverMessage(SlabBuffer buf, boolean compressed) {
+    private void deliverMessage(SlabBuffer buf, boolean compressed, int split) {
         RespT value;
+        dev.rdmarpc.core.Attachment attachment = null;
         try {
-            value = method.getResponseMarshaller().parseOwned(buf, compressed);
+            if (split >= 0) {
+                attachment = Attachments.received(buf, split);
+                value = Attachments.parse(method.getResponseMarshaller(), buf, split, compressed, attachment);
+            } else {
+                value = method.getResponseMarshaller().parseOwned(buf, compressed);
+            }
         } catch (RuntimeException e) {
             Status s = Status.fromThrowable(e);
             if (s.getCode() == Status.Code.UNKNOWN) {
@@ -742,7 +816,11 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             return;
         }
         try {
-            listener.onMessage(value);
+            if (attachment != null) {
+                listener.onMessage(value, attachment);
+            } else {
+                listener.onMessage(value);
+            }
         } catch (RuntimeException e) {
             listenerThrew(e);
         }

@@ -167,7 +167,7 @@ abstract class Connection implements FrameHandler {
             caps.put(serverUpgrader.capabilityId(), serverOffer.capability());
         }
         caps.put(Hello.CAP_LIMITS, new LimitsCapability(clientSide ? 0 : settings.maxConcurrentStreams(),
-                settings.maxMetadataBytes()).encode());
+                settings.maxMetadataBytes(), settings.maxAttachmentBytes()).encode());
         return new Hello(Hello.VERSION, settings.initialWindow(), settings.maxFramePayload(), settings.maxMessageSize(), caps);
     }
 

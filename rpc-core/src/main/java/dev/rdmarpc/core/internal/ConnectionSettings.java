@@ -18,10 +18,11 @@ import java.util.List;
  * @param upgraders            upgraders consulted unless mode is TCP
  * @param maxConcurrentStreams streams the peer may have open at once (a server's limit; a client advertises 0)
  * @param maxMetadataBytes     metadata bytes this side accepts in one HEADERS or TRAILERS
+ * @param maxAttachmentBytes   attachment bytes this side accepts with one message
  */
 public record ConnectionSettings(SlabPool pool, int initialWindow, int maxFramePayload, int maxMessageSize,
                                  TransportMode mode, List<ConnectionUpgrader> upgraders,
-                                 int maxConcurrentStreams, int maxMetadataBytes) {
+                                 int maxConcurrentStreams, int maxMetadataBytes, int maxAttachmentBytes) {
     public static final int DEFAULT_WINDOW = 2 << 20;
     public static final int DEFAULT_MAX_FRAME_PAYLOAD = 1 << 20;
     public static final int DEFAULT_MAX_MESSAGE_SIZE = 4 << 20;
@@ -29,6 +30,16 @@ public record ConnectionSettings(SlabPool pool, int initialWindow, int maxFrameP
     public static final int DEFAULT_MAX_CONCURRENT_STREAMS = 100;
     /** Metadata bytes one HEADERS or TRAILERS may carry: grpc-java's default {@code maxInboundMetadataSize}. */
     public static final int DEFAULT_MAX_METADATA_BYTES = 8 << 10;
+    /** Attachment bytes one message may carry. */
+    public static final int DEFAULT_MAX_ATTACHMENT_BYTES = 64 << 20;
+
+    /** Settings with the default attachment limit. */
+    public ConnectionSettings(SlabPool pool, int initialWindow, int maxFramePayload, int maxMessageSize,
+                              TransportMode mode, List<ConnectionUpgrader> upgraders,
+                              int maxConcurrentStreams, int maxMetadataBytes) {
+        this(pool, initialWindow, maxFramePayload, maxMessageSize, mode, upgraders, maxConcurrentStreams,
+                maxMetadataBytes, DEFAULT_MAX_ATTACHMENT_BYTES);
+    }
 
     /** Settings with the default stream and metadata limits. */
     public ConnectionSettings(SlabPool pool, int initialWindow, int maxFramePayload, int maxMessageSize,
@@ -40,6 +51,6 @@ public record ConnectionSettings(SlabPool pool, int initialWindow, int maxFrameP
     /** The same settings without upgraders (a client's retry after its side of the upgrade failed). */
     public ConnectionSettings withoutUpgraders() {
         return new ConnectionSettings(pool, initialWindow, maxFramePayload, maxMessageSize, mode, List.of(),
-                maxConcurrentStreams, maxMetadataBytes);
+                maxConcurrentStreams, maxMetadataBytes, maxAttachmentBytes);
     }
 }

@@ -39,6 +39,7 @@ final class InboundMessages {
 
     private final SlabPool pool;
     private final int maxMessageSize;
+    private final int maxAttachmentSize;
     private final int window;
     private int recvWindow;
     private int pendingCredit;
@@ -52,7 +53,13 @@ final class InboundMessages {
     private int assembled;
     private int expected;
     private long rejectedSize;
+    private boolean rejectedAttachment;
     private boolean discarding;
+    /** Where the message being reassembled ends and its attachment begins; -1 when it has no attachment. */
+    private int assemblingSplit = -1;
+    private int firstSplit;
+    private int[] laterSplit;
+    private int polledSplit = -1;
 
     /** The oldest whole message waiting for the application and its deferred credit; null when none waits. */
     private SlabBuffer first;
@@ -71,8 +78,14 @@ final class InboundMessages {
     private int laterCount;
 
     InboundMessages(SlabPool pool, int maxMessageSize, int window) {
+        this(pool, maxMessageSize, -1, window);
+    }
+
+    /** With {@code maxAttachmentSize} bytes of attachment accepted per message (-1: none, the flag is refused). */
+    InboundMessages(SlabPool pool, int maxMessageSize, int maxAttachmentSize, int window) {
         this.pool = pool;
         this.maxMessageSize = maxMessageSize;
+        this.maxAttachmentSize = maxAttachmentSize;
         this.window = window;
         this.recvWindow = window;
     }
@@ -98,11 +111,28 @@ final class InboundMessages {
             }
             long total = Integer.toUnsignedLong(memory.get(INT, offset));
             dataOffset = 4;
-            if (total > maxMessageSize) {
-                rejectedSize = total;
+            long attachment = -1;
+            if ((flags & FrameFlags.ATTACHMENT) != 0) {
+                if (maxAttachmentSize < 0) {
+                    throw new ProtocolException("MESSAGE with an attachment, but this side takes no attachments");
+                }
+                if (len < 8) {
+                    throw new ProtocolException("MESSAGE BEGIN frame of " + len + " bytes with ATTACHMENT has no attachment length");
+                }
+                attachment = Integer.toUnsignedLong(memory.get(INT, offset + 4));
+                dataOffset = 8;
+            }
+            rejectedAttachment = total <= maxMessageSize && attachment >= 0
+                    && (attachment > maxAttachmentSize || total + attachment > SlabPool.MAX_BLOCK);
+            if (total > maxMessageSize || rejectedAttachment) {
+                rejectedSize = rejectedAttachment ? attachment : total;
                 discarding = !end;
                 pendingCredit += len;
                 return TOO_LARGE;
+            }
+            assemblingSplit = attachment < 0 ? -1 : (int) total;
+            if (attachment > 0) {
+                total += attachment;
             }
             expected = (int) total;
             assembled = 0;
@@ -118,6 +148,8 @@ final class InboundMessages {
             throw new ProtocolException("MESSAGE continuation without BEGIN");
         } else if ((flags & FrameFlags.COMPRESSED) != 0) {
             throw new ProtocolException("COMPRESSED flag on a MESSAGE continuation (it belongs on BEGIN)");
+        } else if ((flags & FrameFlags.ATTACHMENT) != 0) {
+            throw new ProtocolException("ATTACHMENT flag on a MESSAGE continuation (it belongs on BEGIN)");
         }
         long data = len - dataOffset;
         if (assembled + data > expected) {
@@ -145,7 +177,7 @@ final class InboundMessages {
         message.setLength(expected);
         assembling = null;
         inMessage = false;
-        enqueue(message, len + withheldPartial, assemblingCompressed);
+        enqueue(message, len + withheldPartial, assemblingCompressed, assemblingSplit);
         withheldPartial = 0;
         return COMPLETED;
     }
@@ -174,11 +206,12 @@ final class InboundMessages {
         return assembling == null ? 0 : assembling.capacity();
     }
 
-    private void enqueue(SlabBuffer message, int credit, boolean compressed) {
+    private void enqueue(SlabBuffer message, int credit, boolean compressed, int split) {
         if (first == null) {
             first = message;
             firstCredit = credit;
             firstCompressed = compressed;
+            firstSplit = split;
             return;
         }
         if (later == null || laterCount == later.length) {
@@ -188,6 +221,7 @@ final class InboundMessages {
         later[i] = message;
         laterCredit[i] = credit;
         laterCompressed[i] = compressed;
+        laterSplit[i] = split;
         laterCount++;
     }
 
@@ -196,16 +230,32 @@ final class InboundMessages {
         SlabBuffer[] buffers = new SlabBuffer[n];
         int[] credits = new int[n];
         boolean[] flags = new boolean[n];
+        int[] splits = new int[n];
         for (int k = 0; k < laterCount; k++) {
             int i = (laterHead + k) % later.length;
             buffers[k] = later[i];
             credits[k] = laterCredit[i];
             flags[k] = laterCompressed[i];
+            splits[k] = laterSplit[i];
         }
+        laterSplit = splits;
         later = buffers;
         laterCredit = credits;
         laterCompressed = flags;
         laterHead = 0;
+    }
+
+    /** Whether the last rejected message was rejected for its attachment (then {@link #rejectedSize()} is the attachment's). */
+    boolean rejectedAttachment() {
+        return rejectedAttachment;
+    }
+
+    /**
+     * Where the message {@link #poll} returned last ends and its attachment begins (the buffer holds the message's
+     * bytes then the attachment's), or -1 when it came without an attachment.
+     */
+    int polledSplit() {
+        return polledSplit;
     }
 
     /** Size announced by the last rejected message. */
@@ -236,10 +286,12 @@ final class InboundMessages {
         }
         pendingCredit += firstCredit;
         polledCompressed = firstCompressed;
+        polledSplit = firstSplit;
         if (laterCount > 0) {
             first = later[laterHead];
             firstCredit = laterCredit[laterHead];
             firstCompressed = laterCompressed[laterHead];
+            firstSplit = laterSplit[laterHead];
             later[laterHead] = null;
             laterHead = (laterHead + 1) % later.length;
             laterCount--;
@@ -304,5 +356,9 @@ final class InboundMessages {
         firstCredit = 0;
         firstCompressed = false;
         polledCompressed = false;
+        rejectedAttachment = false;
+        assemblingSplit = -1;
+        firstSplit = 0;
+        polledSplit = -1;
     }
 }

@@ -44,14 +44,43 @@ final class MessageFramer {
         }
     }
 
+    /**
+     * The framed message with an attachment of {@code attachmentSize} bytes to follow it:
+     * {@code [header 16][message length 4][attachment length 4][message bytes]}, the header's placeholder flags marking
+     * {@link FrameFlags#ATTACHMENT}. The attachment's bytes are sent from the caller's memory after these.
+     */
+    static <T> SlabBuffer frameWithAttachment(SlabPool pool, Marshaller<T> marshaller, T message, int attachmentSize) {
+        int size = marshaller.serializedSize(message);
+        if (size < 0 || size > SlabPool.MAX_BLOCK - PREFIX - 4) {
+            throw new IllegalArgumentException("message size " + size + " is not supported");
+        }
+        SlabBuffer buf = pool.allocate(PREFIX + 4 + size);
+        try {
+            MemorySegment seg = buf.segment();
+            int flags = FrameFlags.ATTACHMENT | (marshaller.isCompressed(message) ? FrameFlags.COMPRESSED : 0);
+            FrameHeader.write(seg, 0, 0, FrameType.MESSAGE, flags, 0, 0);
+            seg.set(LENGTH, FrameHeader.SIZE, size);
+            seg.set(LENGTH, PREFIX, attachmentSize);
+            marshaller.write(message, seg, PREFIX + 4, size);
+            buf.setLength(PREFIX + 4 + size);
+            return buf;
+        } catch (RuntimeException | Error e) {
+            buf.release();
+            throw e;
+        }
+    }
+
     /** Writes the header of a MESSAGE frame. */
     static void writeHeader(MemorySegment seg, long offset, int payloadLength, int flags, int streamId) {
         FrameHeader.write(seg, offset, payloadLength, FrameType.MESSAGE, flags, streamId, 0);
     }
 
-    /** FrameFlags.COMPRESSED if {@link #frame} marked this framed message's bytes as compressed, else 0. */
+    /**
+     * The flags of the BEGIN frame that {@link #frame} or {@link #frameWithAttachment} marked in the placeholder
+     * header: COMPRESSED if the message's bytes are compressed, ATTACHMENT if an attachment follows.
+     */
     static int compressedFlag(SlabBuffer framed) {
-        return FrameHeader.flags(framed.segment(), 0) & FrameFlags.COMPRESSED;
+        return FrameHeader.flags(framed.segment(), 0) & (FrameFlags.COMPRESSED | FrameFlags.ATTACHMENT);
     }
 
     static int flags(boolean begin, boolean end, boolean endStream) {

@@ -1,11 +1,13 @@
 package dev.rdmarpc.core.internal;
 
+import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameHeader;
 import dev.rdmarpc.core.protocol.ProtocolException;
 import dev.rdmarpc.core.spi.FrameConnection;
 
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 
 /**
@@ -28,11 +30,17 @@ final class OutboundFlow {
         final boolean control;
         final boolean endStream;
         final boolean flush;
+        final OutgoingAttachment attachment;
         boolean begun;
         int sent;
 
         Pending(SlabBuffer buf, boolean control, boolean endStream, boolean flush) {
+            this(buf, null, control, endStream, flush);
+        }
+
+        Pending(SlabBuffer buf, OutgoingAttachment attachment, boolean control, boolean endStream, boolean flush) {
             this.buf = buf;
+            this.attachment = attachment;
             this.control = control;
             this.endStream = endStream;
             this.flush = flush;
@@ -48,6 +56,9 @@ final class OutboundFlow {
     private int maxChunk;
     private long queuedBytes;
     private int waiters;
+    /** Run (under the owning stream's lock) when an attachment cannot be sent: its owner closed it, or the transport refused it. */
+    private java.util.function.Consumer<Status> attachmentFailed;
+    private Status attachmentFailure;
 
     OutboundFlow(SlabPool pool) {
         this.pool = pool;
@@ -64,6 +75,28 @@ final class OutboundFlow {
 
     boolean isBound() {
         return conn != null;
+    }
+
+    /**
+     * Sets what runs, under the owning stream's lock, when an attachment cannot be sent (its segment found closed, or
+     * the transport refusing its memory), with the status the call should end with; everything queued is dropped.
+     */
+    void onAttachmentFailed(java.util.function.Consumer<Status> hook) {
+        this.attachmentFailed = hook;
+    }
+
+    /**
+     * Sends (or queues) a buffer from {@link MessageFramer#frameWithAttachment} followed by the attachment's bytes, in
+     * MESSAGE frames of their own sent from the attachment's memory; takes ownership of both.
+     */
+    void message(SlabBuffer framed, OutgoingAttachment attachment, boolean endStream, boolean flush) {
+        if (attachment == null) {
+            message(framed, endStream, flush);
+            return;
+        }
+        queue().add(new Pending(framed, attachment, false, endStream, flush));
+        queuedBytes += framed.length() - FrameHeader.SIZE + (long) attachment.size();
+        drain();
     }
 
     /** Sends (or queues) a buffer from {@link MessageFramer#frame}; takes ownership. */
@@ -126,6 +159,13 @@ final class OutboundFlow {
         if (drainUntilBlocked()) {
             conn.flush();
         }
+        Status failure = attachmentFailure;
+        if (failure != null) {
+            attachmentFailure = null;
+            if (attachmentFailed != null) {
+                attachmentFailed.accept(failure);
+            }
+        }
     }
 
     /**
@@ -148,16 +188,18 @@ final class OutboundFlow {
                 return true;
             }
             int dataLen = p.buf.length() - MessageFramer.PREFIX;
+            OutgoingAttachment att = p.attachment;
+            int attLeft = att == null ? 0 : att.remaining();
             if (!p.begun) {
-                // first frame: header + length prefix + as much data as fits
+                // first frame: header + length prefix (+ attachment length) + as much data as fits
                 int want = 4 + dataLen;
                 int room = Math.min(window, maxChunk);
-                if (room < 4 + Math.min(1, dataLen)) {
+                if (room < (att == null ? 4 + Math.min(1, dataLen) : 8)) {
                     return unflushed;
                 }
                 int payload = Math.min(want, room);
                 int data = payload - 4;
-                boolean last = data == dataLen;
+                boolean last = data == dataLen && attLeft == 0;
                 MessageFramer.writeHeader(p.buf.segment(), 0, payload,
                         MessageFramer.flags(true, last, last && p.endStream) | MessageFramer.compressedFlag(p.buf), streamId);
                 window -= payload;
@@ -165,6 +207,9 @@ final class OutboundFlow {
                 if (last) {
                     queue.poll();
                     conn.send(p.buf, null, p.flush || queue.isEmpty());
+                    if (att != null) {
+                        att.release();
+                    }
                     continue;
                 }
                 p.begun = true;
@@ -174,11 +219,19 @@ final class OutboundFlow {
                 continue;
             }
             int remaining = dataLen - p.sent;
+            if (remaining == 0) {
+                int sent = sendAttachmentChunk(p);
+                if (sent < 0) {
+                    return unflushed;
+                }
+                unflushed = sent == 0;
+                continue;
+            }
             int payload = Math.min(remaining, Math.min(window, maxChunk));
             if (payload <= 0) {
                 return unflushed;
             }
-            boolean last = payload == remaining;
+            boolean last = payload == remaining && attLeft == 0;
             SlabBuffer head = pool.allocate(FrameHeader.SIZE);
             MessageFramer.writeHeader(head.segment(), 0, payload, MessageFramer.flags(false, last, last && p.endStream), streamId);
             head.setLength(FrameHeader.SIZE);
@@ -189,12 +242,74 @@ final class OutboundFlow {
             if (last) {
                 queue.poll();
                 p.buf.release();
+                if (att != null) {
+                    att.release();
+                }
             }
             boolean flushNow = last && (p.flush || queue.isEmpty());
             conn.send(head, tail, flushNow);
             unflushed = !flushNow;
         }
         return false;
+    }
+
+    /**
+     * Sends the next chunk of the attachment of the message at the head of the queue (whose own bytes are all sent), as
+     * a MESSAGE continuation read from the attachment's memory; when it is the last, the message leaves the queue and
+     * leaves the queue. Returns -1 when the window has no room, 1 when the chunk was sent and flushed, 0 when sent
+     * without flush. A segment its owner closed drops everything queued and flags the failure for {@link #drain}.
+     */
+    private int sendAttachmentChunk(Pending p) {
+        OutgoingAttachment att = p.attachment;
+        int attLeft = att.remaining();
+        int payload = Math.min(attLeft, Math.min(window, maxChunk));
+        if (payload <= 0) {
+            return -1;
+        }
+        if (!att.isAlive()) {
+            discard();
+            attachmentFailure = Attachments.CLOSED_WHILE_SENDING;
+            return 1;
+        }
+        boolean last = payload == attLeft;
+        SlabBuffer head = pool.allocate(FrameHeader.SIZE);
+        MessageFramer.writeHeader(head.segment(), 0, payload, MessageFramer.flags(false, last, last && p.endStream), streamId);
+        head.setLength(FrameHeader.SIZE);
+        MemorySegment body = att.segment().asSlice(att.sent, payload);
+        att.sent += payload;
+        window -= payload;
+        queuedBytes -= payload;
+        if (last) {
+            queue.poll();
+            p.buf.release();
+        }
+        boolean flushNow = last && (p.flush || queue.isEmpty());
+        if (conn.sendsForeignMemory() && body.isNative()) {
+            try {
+                conn.send(head, body, att.retain().releaser(), flushNow);
+            } catch (RuntimeException e) {
+                // the transport could not use the memory (e.g. registering it hit RLIMIT_MEMLOCK): this call fails,
+                // the connection carries on
+                if (last) {
+                    att.release(); // the stream's reference: the message already left the queue
+                }
+                discard();
+                attachmentFailure = Status.RESOURCE_EXHAUSTED.withDescription("the attachment could not be sent: "
+                        + e.getMessage());
+                return 1;
+            }
+        } else {
+            SlabBuffer frame = pool.allocate(FrameHeader.SIZE + payload);
+            MemorySegment.copy(head.segment(), 0, frame.segment(), 0, FrameHeader.SIZE);
+            MemorySegment.copy(body, 0, frame.segment(), FrameHeader.SIZE, payload);
+            frame.setLength(FrameHeader.SIZE + payload);
+            head.release();
+            conn.send(frame, null, flushNow);
+        }
+        if (last) {
+            att.release();
+        }
+        return flushNow ? 1 : 0;
     }
 
     /**
@@ -260,6 +375,8 @@ final class OutboundFlow {
         streamId = 0;
         window = 0;
         maxChunk = 0;
+        attachmentFailure = null;
+        attachmentFailed = null;
     }
 
     /** Drops and frees everything queued (the stream ended). */
@@ -267,6 +384,9 @@ final class OutboundFlow {
         Pending p;
         while (queue != null && (p = queue.poll()) != null) {
             p.buf.release();
+            if (p.attachment != null) {
+                p.attachment.release();
+            }
         }
         queuedBytes = 0;
     }

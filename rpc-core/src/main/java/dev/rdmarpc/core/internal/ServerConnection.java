@@ -53,10 +53,16 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     /** Flow-control parts recycled between this connection's calls. */
     final StreamParts parts;
 
+    /** The limits the client advertised in its HELLO. */
+    LimitsCapability peerLimits() {
+        return peerLimits;
+    }
+
     ServerConnection(ServerImpl server, ConnectionSettings settings, FrameConnection base) {
         super(settings, base, server.guards().newControlFrameBudget());
         this.server = server;
-        this.parts = new StreamParts(settings.pool(), settings.maxMessageSize(), settings.initialWindow());
+        this.parts = new StreamParts(settings.pool(), settings.maxMessageSize(), settings.maxAttachmentBytes(),
+                settings.initialWindow());
         ConnectionGuards guards = server.guards();
         this.keepAlive = guards.keepAliveTimeNanos() > 0
                 ? new KeepAlive(this, guards.keepAliveTimeNanos(), guards.keepAliveTimeoutNanos(), server.metrics())

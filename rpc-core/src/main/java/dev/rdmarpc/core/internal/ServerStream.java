@@ -14,6 +14,7 @@ import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.ProtocolException;
 
 import java.lang.foreign.MemorySegment;
+import java.util.function.Consumer;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -85,6 +86,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         this.outbound = conn.parts.takeOutbound();
         this.inbound = conn.parts.takeInbound();
         Delivery delivery = new Delivery();
+        outbound.onAttachmentFailed(delivery);
         this.drain = new SerializingDrain(this, conn.server.executor(), delivery, delivery);
         this.state = halfClosed ? State.HALF_CLOSED_REMOTE : State.OPEN;
     }
@@ -190,30 +192,57 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
 
     @Override
     public void sendMessage(RespT message) {
-        SlabBuffer framed = MessageFramer.frame(pool, method.getResponseMarshaller(), message);
-        conn.server.metrics().bytesSent(framed.length() - MessageFramer.PREFIX);
+        send(MessageFramer.frame(pool, method.getResponseMarshaller(), message), null);
+    }
+
+    @Override
+    public void sendMessage(RespT message, MemorySegment attachment, Runnable onReleased) {
+        OutgoingAttachment att = OutgoingAttachment.of(attachment, onReleased);
+        int peerMax = conn.peerLimits().maxAttachmentBytes();
+        if (att.size() > peerMax) {
+            // not sent: the client would refuse it; the call ends here as when response metadata is too large
+            att.release();
+            abort(Status.RESOURCE_EXHAUSTED.withDescription(peerMax < 0
+                    ? "the client takes no attachments; the response was not sent"
+                    : Attachments.tooLarge("response", att.size(), peerMax) + "; the client refuses it, not sent"));
+            return;
+        }
+        SlabBuffer framed;
+        try {
+            framed = MessageFramer.frameWithAttachment(pool, method.getResponseMarshaller(), message, att.size());
+        } catch (RuntimeException | Error e) {
+            att.release();
+            throw e;
+        }
+        send(framed, att);
+    }
+
+    /** Sends a framed response, with its attachment or null; takes ownership of both. */
+    private void send(SlabBuffer framed, OutgoingAttachment att) {
+        conn.server.metrics().bytesSent(framed.length() - MessageFramer.PREFIX + (att == null ? 0 : att.size()));
         boolean run;
         synchronized (this) {
             if (closeCalled) {
-                framed.release();
+                Attachments.drop(framed, att);
                 throw new IllegalStateException("sendMessage after close");
             }
             if (state == State.CANCELLED) {
-                framed.release();
+                Attachments.drop(framed, att);
                 return;
             }
             if (!headersSent) {
                 headersSent = true;
                 outbound.control(Frames.responseHeaders(pool, id, null), false);
             }
-            if (outbound.mustAwaitRoom(framed.length())) {
-                outbound.awaitRoom(this, framed.length(), () -> cancelled);
+            int need = framed.length() + (att == null ? 0 : att.size());
+            if (outbound.mustAwaitRoom(need)) {
+                outbound.awaitRoom(this, need, () -> cancelled);
             }
             if (state == State.CANCELLED) {
-                framed.release();
+                Attachments.drop(framed, att);
                 return;
             }
-            outbound.message(framed, false, !method.getType().serverSendsOneMessage());
+            outbound.message(framed, att, false, !method.getType().serverSendsOneMessage());
             run = updateReadinessLocked();
         }
         if (run) {
@@ -321,9 +350,10 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             int r = inbound.onFrame(flags, memory, offset, length, requested > inbound.queued());
             if (r == InboundMessages.TOO_LARGE) {
                 // cancelled under this lock, so a drain cannot deliver a half-close (END_STREAM came with it) first
-                tooLarge = cancelLocked(Status.RESOURCE_EXHAUSTED.withDescription("request message of "
-                        + inbound.rejectedSize() + " bytes exceeds the server's maximum inbound message size "
-                        + conn.settings.maxMessageSize()));
+                tooLarge = cancelLocked(Status.RESOURCE_EXHAUSTED.withDescription(inbound.rejectedAttachment()
+                        ? Attachments.tooLarge("request", inbound.rejectedSize(), conn.settings.maxAttachmentBytes())
+                        : "request message of " + inbound.rejectedSize()
+                                + " bytes exceeds the server's maximum inbound message size " + conn.settings.maxMessageSize()));
             } else {
                 credit = endStream ? 0 : inbound.takeCredit();
             }
@@ -497,6 +527,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             int action;
             SlabBuffer message = null;
             boolean compressed = false;
+            int split = -1;
             int credit = 0;
             synchronized (this) {
                 if (startPending) {
@@ -524,6 +555,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                 } else if (requested > 0 && inbound.hasMessage()) {
                     message = inbound.poll();
                     compressed = inbound.polledCompressed();
+                    split = inbound.polledSplit();
                     requested--;
                     credit = state == State.OPEN ? inbound.takeCredit() : 0;
                     action = MESSAGE;
@@ -546,7 +578,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                     case START -> start(definition.handler());
                     case CANCEL -> listener.onCancel();
                     case COMPLETE -> listener.onComplete();
-                    case MESSAGE -> deliverMessage(message, compressed);
+                    case MESSAGE -> deliverMessage(message, compressed, split);
                     case HALF_CLOSE -> listener.onHalfClose();
                     case READY -> listener.onReady();
                     default -> {
@@ -605,10 +637,16 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
     }
 
     /** Runs the drain's loop, and fails the call when the executor refuses it (one object for both, made once per call). */
-    private final class Delivery implements Runnable, SerializingDrain.Rejection {
+    private final class Delivery implements Runnable, SerializingDrain.Rejection, Consumer<Status> {
         @Override
         public void run() {
             deliver();
+        }
+
+        /** The attachment being sent failed (its segment closed, or its memory refused): fails the call. */
+        @Override
+        public void accept(Status s) {
+            Thread.ofVirtual().start(() -> abort(s));
         }
 
         @Override
@@ -617,10 +655,16 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         }
     }
 
-    private void deliverMessage(SlabBuffer buf, boolean compressed) {
+    private void deliverMessage(SlabBuffer buf, boolean compressed, int split) {
         ReqT value;
+        dev.rdmarpc.core.Attachment attachment = null;
         try {
-            value = method.getRequestMarshaller().parseOwned(buf, compressed);
+            if (split >= 0) {
+                attachment = Attachments.received(buf, split);
+                value = Attachments.parse(method.getRequestMarshaller(), buf, split, compressed, attachment);
+            } else {
+                value = method.getRequestMarshaller().parseOwned(buf, compressed);
+            }
         } catch (RuntimeException e) {
             Status s = Status.fromThrowable(e);
             if (s.getCode() == Status.Code.UNKNOWN) {
@@ -629,7 +673,11 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             abort(s);
             return;
         }
-        listener.onMessage(value);
+        if (attachment != null) {
+            listener.onMessage(value, attachment);
+        } else {
+            listener.onMessage(value);
+        }
     }
 
     private void handlerFailed(Throwable e) {

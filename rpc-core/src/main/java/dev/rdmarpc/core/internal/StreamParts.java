@@ -17,15 +17,17 @@ final class StreamParts {
 
     private final SlabPool pool;
     private final int maxMessageSize;
+    private final int maxAttachmentBytes;
     private final int initialWindow;
     private final InboundMessages[] inbound = new InboundMessages[CAPACITY];
     private final OutboundFlow[] outbound = new OutboundFlow[CAPACITY];
     private int inboundCount;
     private int outboundCount;
 
-    StreamParts(SlabPool pool, int maxMessageSize, int initialWindow) {
+    StreamParts(SlabPool pool, int maxMessageSize, int maxAttachmentBytes, int initialWindow) {
         this.pool = pool;
         this.maxMessageSize = maxMessageSize;
+        this.maxAttachmentBytes = maxAttachmentBytes;
         this.initialWindow = initialWindow;
     }
 
@@ -38,7 +40,7 @@ final class StreamParts {
                 return m;
             }
         }
-        return new InboundMessages(pool, maxMessageSize, initialWindow);
+        return new InboundMessages(pool, maxMessageSize, maxAttachmentBytes, initialWindow);
     }
 
     /** A send side for a new stream: a recycled one, unbound, or a new one. */

@@ -14,11 +14,17 @@ public final class FrameFlags {
     public static final int COMPRESSED = 0x04;
     /** HEADERS or MESSAGE from the client: the client sends nothing more (half close). */
     public static final int END_STREAM = 0x08;
+    /**
+     * MESSAGE, BEGIN frame only: an attachment follows the message. The BEGIN payload then starts with the message's
+     * length (u32) and the attachment's length (u32); the frames of the message carry the message's bytes followed by
+     * the attachment's, and END marks the last byte of the attachment.
+     */
+    public static final int ATTACHMENT = 0x10;
     /** PING: this is the answer to a PING. */
     public static final int ACK = 0x01;
 
     /** Flags a MESSAGE frame may carry. */
-    public static final int MESSAGE_MASK = BEGIN | END | COMPRESSED | END_STREAM;
+    public static final int MESSAGE_MASK = BEGIN | END | COMPRESSED | END_STREAM | ATTACHMENT;
     /** Flags a HEADERS frame may carry. */
     public static final int HEADERS_MASK = END_STREAM;
 

@@ -21,6 +21,26 @@ public interface FrameConnection {
      */
     void send(SlabBuffer head, SlabBuffer tail, boolean flush);
 
+    /**
+     * Whether {@link #send(SlabBuffer, java.lang.foreign.MemorySegment, Runnable, boolean)} sends memory that is not a
+     * slab without copying it; when false, core copies such memory into a slab first.
+     */
+    default boolean sendsForeignMemory() {
+        return false;
+    }
+
+    /**
+     * Sends {@code head} then the bytes of {@code body}, native memory the transport does not own (an application's
+     * attachment, possibly read-only), back to back; together they form whole frames. Takes ownership of {@code head}; {@code done} runs
+     * exactly once when the transport no longer references {@code body}: once written, or when the connection fails or
+     * is closed. Only called when {@link #sendsForeignMemory()} is true.
+     */
+    default void send(SlabBuffer head, java.lang.foreign.MemorySegment body, Runnable done, boolean flush) {
+        head.release();
+        done.run();
+        throw new UnsupportedOperationException(transportName() + " does not send foreign memory");
+    }
+
     /** Sends one buffer holding whole frames and flushes. */
     default void send(SlabBuffer frames) {
         send(frames, null, true);

@@ -50,7 +50,7 @@ class FlowControlTest {
     };
 
     /** Collects what a stream sends, as whole frames copied out of the slabs. */
-    static final class CollectingConnection implements FrameConnection {
+    static class CollectingConnection implements FrameConnection {
         final List<byte[]> frames = new ArrayList<>();
         boolean writable = true;
 

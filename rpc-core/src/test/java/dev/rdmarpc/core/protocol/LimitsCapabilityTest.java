@@ -21,6 +21,22 @@ class LimitsCapabilityTest {
     }
 
     @Test
+    void anAttachmentLimitMakesTheBlockSixteenBytes() {
+        LimitsCapability limits = new LimitsCapability(100, 8192, 64 << 20);
+        byte[] block = limits.encode();
+        assertArrayEquals(new byte[]{1, 0, 0, 0, 100, 0, 0, 0, 0, 0x20, 0, 0, 0, 0, 0, 4}, block);
+        assertEquals(limits, LimitsCapability.decode(block));
+        assertTrue(limits.acceptsAttachments());
+        LimitsCapability without = LimitsCapability.decode(new LimitsCapability(100, 8192).encode());
+        assertEquals(LimitsCapability.NO_ATTACHMENTS, without.maxAttachmentBytes(), "a 12-byte block takes no attachments");
+        assertEquals(LimitsCapability.NO_ATTACHMENTS, LimitsCapability.NONE.maxAttachmentBytes());
+        byte[] negative = new LimitsCapability(1, 1, 0).encode();
+        negative[15] = (byte) 0x80;
+        assertRefused(negative, "attachment bytes");
+        assertRefused(new byte[14], "has 14 bytes, expected 12 or 16");
+    }
+
+    @Test
     void aHelloWithoutTheBlockAdvertisesNoLimit() {
         Hello hello = new Hello(Hello.VERSION, 1 << 20, 1 << 20, 4 << 20, Map.of(Hello.CAP_RDMA, new byte[48]));
         assertSame(LimitsCapability.NONE, LimitsCapability.of(hello));

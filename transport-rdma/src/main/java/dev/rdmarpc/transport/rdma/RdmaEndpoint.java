@@ -85,6 +85,17 @@ final class RdmaEndpoint implements FrameConnection, SendEvents {
     }
 
     @Override
+    public boolean sendsForeignMemory() {
+        return true;
+    }
+
+    /** An attachment's chunk: a rendezvous straight from the application's memory when it is larger than a SEND. */
+    @Override
+    public void send(SlabBuffer head, java.lang.foreign.MemorySegment body, Runnable done, boolean flush) {
+        send.sendForeign(head, body, done, flush);
+    }
+
+    @Override
     public void flush() {
         send.flush();
     }

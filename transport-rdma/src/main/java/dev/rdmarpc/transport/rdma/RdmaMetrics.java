@@ -34,6 +34,8 @@ public final class RdmaMetrics {
     static final AtomicLong CONNECTIONS = new AtomicLong();
     static final AtomicLong SLAB_REGIONS = new AtomicLong();
     static final AtomicLong RENDEZVOUS_REGIONS = new AtomicLong();
+    /** Registrations of application memory (attachments) held by the connections' registration caches. */
+    static final AtomicLong ATTACHMENT_REGIONS = new AtomicLong();
     static final AtomicLong BOUND_WINDOWS = new AtomicLong();
     static final AtomicLong POSTED_RECEIVES = new AtomicLong();
     static final AtomicLong MIN_POSTED_RECEIVES = new AtomicLong(Long.MAX_VALUE);

@@ -28,6 +28,21 @@ final class RendezvousGrants {
         MemoryRegion region;
         /** Whether its BIND_MW still waits for room on the send queue. */
         boolean bindPending;
+        /** For application memory (an attachment): its cached registration (windows), else null. */
+        RegistrationCache.Entry<MemoryRegion> foreign;
+        /** For application memory: its address, and what runs once the grant no longer references it. */
+        long foreignAddress;
+        Runnable foreignDone;
+
+        /** Address of the granted bytes. */
+        long address() {
+            return buffer != null ? buffer.address() : foreignAddress;
+        }
+
+        /** The region a window over the granted bytes is bound through. */
+        MemoryRegion bindRegion() {
+            return foreign != null ? foreign.registration() : MemoryRegistry.region(buffer);
+        }
     }
 
     /** A type-2 window and the rkey of its last bind. */
@@ -44,6 +59,8 @@ final class RendezvousGrants {
 
     private final ProtectionDomain pd;
     private final boolean windows;
+    /** Registrations of application memory granted through windows (attachments), reused across grants. */
+    private final RegistrationCache<MemoryRegion> registrations;
     private final ArrayDeque<Window> freeWindows = new ArrayDeque<>();
     private final ArrayDeque<Window> allWindows = new ArrayDeque<>();
     private final ArrayDeque<Grant> freeGrants = new ArrayDeque<>();
@@ -55,6 +72,85 @@ final class RendezvousGrants {
     RendezvousGrants(ProtectionDomain pd, boolean windows) {
         this.pd = pd;
         this.windows = windows;
+        this.registrations = new RegistrationCache<>(new RegistrationCache.Registrar<>() {
+            @Override
+            public MemoryRegion register(java.lang.foreign.MemorySegment memory, int access) {
+                MemoryRegion mr = pd.registerMemory(memory, access);
+                RdmaMetrics.ATTACHMENT_REGIONS.incrementAndGet();
+                return mr;
+            }
+
+            @Override
+            public void deregister(MemoryRegion registration) {
+                registration.close();
+                RdmaMetrics.ATTACHMENT_REGIONS.decrementAndGet();
+            }
+        }, REGISTRATION_CACHE_BYTES, REGISTRATION_CACHE_ENTRIES, AccessFlags.MW_BIND, false);
+    }
+
+    /** Bytes of application memory one connection keeps registered for reuse. */
+    static final long REGISTRATION_CACHE_BYTES = Long.getLong("rdmarpc.rdma.attachmentCacheBytes", 256L << 20);
+    /** Registrations of application memory one connection keeps for reuse. */
+    static final int REGISTRATION_CACHE_ENTRIES = Integer.getInteger("rdmarpc.rdma.attachmentCacheEntries", 64);
+
+    /** The cache of application-memory registrations (for tests and meters). */
+    RegistrationCache<MemoryRegion> registrations() {
+        return registrations;
+    }
+
+    /**
+     * Opens a grant over application memory (an attachment's chunk), which stays the application's: with windows its
+     * pages are registered through the cache (the window bound over exactly {@code body}), else (and for read-only
+     * memory, which a window's region cannot pin) a region with remote read is registered over it. {@code done} runs once the grant is released. A registration the device refuses
+     * (RLIMIT_MEMLOCK) throws before anything changed, without running {@code done}.
+     */
+    Grant openForeign(java.lang.foreign.MemorySegment body, int streamId, Runnable done) {
+        Grant g = freeGrants.pollLast();
+        if (g == null) {
+            g = new Grant();
+        }
+        try {
+            // a window needs a region with MW_BIND, which the kernel pins as writable: read-only memory (an mmap'd
+            // file opened read-only) gets a region with remote read of its own instead
+            if (windows && !body.isReadOnly()) {
+                g.foreign = registrations.acquire(body);
+                Window w = freeWindows.pollLast();
+                if (w == null) {
+                    try {
+                        w = new Window(pd.allocMemoryWindow(MemoryWindow.TYPE_2));
+                    } catch (RuntimeException e) {
+                        registrations.release(g.foreign);
+                        g.foreign = null;
+                        throw e;
+                    }
+                    allWindows.add(w);
+                }
+                w.rkey = MemoryWindow.nextRkey(w.rkey);
+                g.window = w;
+                g.rkey = w.rkey;
+                g.bindPending = true;
+                RdmaMetrics.BOUND_WINDOWS.incrementAndGet();
+            } else {
+                g.region = pd.registerMemory(body, AccessFlags.REMOTE_READ);
+                g.rkey = g.region.rkey();
+                RdmaMetrics.RENDEZVOUS_REGIONS.incrementAndGet();
+            }
+        } catch (RuntimeException e) {
+            freeGrants.add(g);
+            throw e;
+        }
+        g.token = nextToken++;
+        if (nextToken == 0) {
+            nextToken = 1;
+        }
+        g.streamId = streamId;
+        g.foreignAddress = body.address();
+        g.foreignDone = done;
+        insert(g);
+        open++;
+        g.length = (int) body.byteSize();
+        openBytes += g.length;
+        return g;
     }
 
     /** Whether grants are memory windows (else regions). */
@@ -144,6 +240,16 @@ final class RendezvousGrants {
             g.buffer.release();
             g.buffer = null;
         }
+        if (g.foreign != null) {
+            registrations.release(g.foreign);
+            g.foreign = null;
+        }
+        Runnable done = g.foreignDone;
+        g.foreignDone = null;
+        g.foreignAddress = 0;
+        if (done != null) {
+            done.run();
+        }
         g.bindPending = false;
         open--;
         openBytes -= g.length;
@@ -176,6 +282,7 @@ final class RendezvousGrants {
         }
         allWindows.clear();
         freeWindows.clear();
+        registrations.clear();
     }
 
     private void insert(Grant g) {

@@ -11,6 +11,7 @@ import dev.rdmarpc.transport.rdma.verbs.MemoryRegion;
 import dev.rdmarpc.transport.rdma.verbs.RegisteredMemory;
 import dev.rdmarpc.transport.rdma.verbs.SendQueueTarget;
 import dev.rdmarpc.transport.rdma.verbs.SendWorkRequest;
+import dev.rdmarpc.transport.rdma.verbs.VerbsException;
 import dev.rdmarpc.transport.rdma.verbs.WorkCompletion;
 
 import java.lang.foreign.Arena;
@@ -138,6 +139,88 @@ final class SendPath {
             }
         }
         afterUnlock(failure);
+    }
+
+    /**
+     * Sends a frame whose header is {@code head} (takes ownership) and whose payload is application memory: copied into
+     * staging when it fits a SEND, else offered by rendezvous straight from that memory (registered through the
+     * connection's registration cache); {@code done} runs once nothing references the memory. A registration the
+     * device refuses throws to the caller (that call fails; the connection carries on), after running {@code done}.
+     */
+    void sendForeign(SlabBuffer head, MemorySegment body, Runnable done, boolean flush) {
+        RuntimeException failure = null;
+        RuntimeException refused = null;
+        boolean runDone = true;
+        int len = (int) body.byteSize();
+        lock.lock();
+        try {
+            if (!closing) {
+                MemorySegment hs = head.segment();
+                if (FrameHeader.SIZE + len <= stagingLimit) {
+                    ensureRoom(FrameHeader.SIZE + len);
+                    MemorySegment ss = staging.segment();
+                    int sl = staging.length();
+                    MemorySegment.copy(hs, 0, ss, sl, FrameHeader.SIZE);
+                    MemorySegment.copy(body, 0, ss, sl + FrameHeader.SIZE, len);
+                    staging.setLength(sl + FrameHeader.SIZE + len);
+                } else {
+                    int streamId = FrameHeader.streamId(hs, 0);
+                    Grant g = null;
+                    try {
+                        g = grants.openForeign(body, streamId, done);
+                    } catch (RuntimeException e) {
+                        if (errno(e) != EFAULT) {
+                            refused = e;
+                        }
+                    }
+                    if (g != null) {
+                        runDone = false;
+                        offer(g, FrameHeader.type(hs, 0), FrameHeader.flags(hs, 0), streamId, len);
+                    } else if (refused == null) {
+                        // memory the device cannot pin (EFAULT: e.g. some file mappings): copied once into a slab,
+                        // offered from there
+                        SlabBuffer copy = pool.allocate(len);
+                        try {
+                            MemorySegment.copy(body, 0, copy.segment(), 0, len);
+                            copy.setLength(len);
+                            frame(head, 0, copy, 0, len);
+                        } finally {
+                            copy.release();
+                        }
+                    }
+                }
+                if (refused == null && flush) {
+                    pushStaging();
+                    drain();
+                }
+                updateWritability();
+            }
+        } catch (RuntimeException e) {
+            failure = e;
+        } finally {
+            lock.unlock();
+            head.release();
+            if (runDone) {
+                done.run();
+            }
+        }
+        if (refused != null) {
+            throw refused;
+        }
+        afterUnlock(failure);
+    }
+
+    /** errno of a registration of memory the device cannot pin. */
+    private static final int EFAULT = 14;
+
+    /** The errno of the verbs call that caused {@code e}, or 0. */
+    private static int errno(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof VerbsException v) {
+                return v.errno();
+            }
+        }
+        return 0;
     }
 
     /** Posts whatever is staged. */
@@ -291,7 +374,11 @@ final class SendPath {
         int type = FrameHeader.type(hs, hoff);
         int flags = FrameHeader.flags(hs, hoff);
         int streamId = FrameHeader.streamId(hs, hoff);
-        Grant g = grants.open(payload, poff, len, streamId);
+        offer(grants.open(payload, poff, len, streamId), type, flags, streamId, len);
+    }
+
+    /** Offers a grant by RTS: binds its window first (now, or queued ahead of the RTS). */
+    private void offer(Grant g, int type, int flags, int streamId, int len) {
         if (g.bindPending) {
             if (localOpCanPostNow()) {
                 postBind(g);
@@ -302,7 +389,7 @@ final class SendPath {
         }
         ensureRoom(RendezvousFrames.RTS_FRAME);
         int sl = staging.length();
-        RendezvousFrames.writeRts(staging.segment(), sl, streamId, type, flags, len, g.buffer.address(), g.rkey,
+        RendezvousFrames.writeRts(staging.segment(), sl, streamId, type, flags, len, g.address(), g.rkey,
                 g.token);
         staging.setLength(sl + RendezvousFrames.RTS_FRAME);
         RdmaMetrics.RENDEZVOUS_SENDS.increment();
@@ -503,12 +590,12 @@ final class SendPath {
     }
 
     private void postBind(Grant g) {
-        MemoryRegion mr = MemoryRegistry.region(g.buffer);
+        MemoryRegion mr = g.bindRegion();
         if (mr == null) {
             throw new IllegalStateException("a rendezvous buffer's slab is not registered for RDMA");
         }
         wr.clear().wrId(slots.nextWrId()).flags(slots.signalFlag()).bindMemoryWindow(g.window.mw, g.rkey, mr,
-                g.buffer.address(), g.buffer.length(), AccessFlags.REMOTE_READ);
+                g.address(), g.length, AccessFlags.REMOTE_READ);
         slots.post(wr, SendSlots.BIND, g, null);
         g.window.mw.recordBoundRkey(g.rkey);
         g.bindPending = false;

@@ -38,6 +38,8 @@ final class SlabByteBuf extends AbstractReferenceCountedByteBuf {
     /** The slab block; only {@code [0, length)} is reachable through this ByteBuf (its capacity). */
     private MemorySegment segment;
     private int length;
+    /** For memory the transport does not own (see {@link #initForeign}): what runs on release instead; else null. */
+    private Runnable foreignDone;
 
     /** Next send in a {@link WriteQueue} (written before publication, read after taking). */
     SlabByteBuf next;
@@ -63,16 +65,39 @@ final class SlabByteBuf extends AbstractReferenceCountedByteBuf {
         markReaderIndex().markWriterIndex();
     }
 
+    /**
+     * Points this (new or reused) wrapper at native memory the transport does not own, such as an application's
+     * attachment; its release runs {@code done} (once) instead of releasing a slab buffer.
+     */
+    void initForeign(MemorySegment body, Runnable done) {
+        int len = (int) body.byteSize();
+        this.buffer = null;
+        this.foreignDone = done;
+        this.segment = body;
+        this.length = len;
+        maxCapacity(len);
+        resetRefCnt();
+        setIndex(0, len);
+        markReaderIndex().markWriterIndex();
+    }
+
     @Override
     protected void deallocate() {
         SlabBuffer b = buffer;
+        Runnable done = foreignDone;
         buffer = null;
+        foreignDone = null;
         segment = null;
         next = null;
         tail = null;
         own = false;
-        b.release();
+        if (b != null) {
+            b.release();
+        }
         pool.giveBack(this);
+        if (done != null) {
+            done.run();
+        }
     }
 
     @Override

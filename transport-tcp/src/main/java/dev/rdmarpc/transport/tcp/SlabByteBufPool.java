@@ -31,6 +31,25 @@ final class SlabByteBufPool {
         return w;
     }
 
+    /**
+     * A wrapper over memory the transport does not own (native, possibly read-only): Netty reads it in place, and its
+     * release runs {@code done} instead of releasing a slab buffer.
+     */
+    SlabByteBuf wrapForeign(java.lang.foreign.MemorySegment body, Runnable done) {
+        SlabByteBuf w = null;
+        synchronized (this) {
+            if (count > 0) {
+                w = spare[--count];
+                spare[count] = null;
+            }
+        }
+        if (w == null) {
+            w = new SlabByteBuf(this);
+        }
+        w.initForeign(body, done);
+        return w;
+    }
+
     /** Keeps a released wrapper for reuse, unless enough are kept already. */
     void giveBack(SlabByteBuf w) {
         synchronized (this) {

@@ -1,5 +1,6 @@
 package dev.rdmarpc.transport.tcp;
 
+
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameHeader;
@@ -185,6 +186,25 @@ final class TcpFrameConnection implements FrameConnection {
         boolean own = !pauseOnAnyBacklog && !isReply(head);
         SlabByteBuf h = wrappers.wrap(head);
         SlabByteBuf t = tail == null ? null : wrappers.wrap(tail);
+        write(h, t, own, flush);
+    }
+
+    @Override
+    public boolean sendsForeignMemory() {
+        return true;
+    }
+
+    /**
+     * Writes {@code body} from the caller's memory without a copy: a ByteBuf over its native address whose release
+     * (once written, or when the write fails or the channel closes) runs {@code done}.
+     */
+    @Override
+    public void send(SlabBuffer head, MemorySegment body, Runnable done, boolean flush) {
+        write(wrappers.wrap(head), wrappers.wrapForeign(body, done), !pauseOnAnyBacklog, flush);
+    }
+
+    /** Writes (on the I/O thread) or queues one send: {@code h} then {@code t} (may be null); takes ownership of both. */
+    private void write(SlabByteBuf h, SlabByteBuf t, boolean own, boolean flush) {
         if (closing != null) {
             release(h, t);
             return;

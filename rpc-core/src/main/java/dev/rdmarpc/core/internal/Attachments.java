@@ -1,0 +1,45 @@
+package dev.rdmarpc.core.internal;
+
+import dev.rdmarpc.core.Attachment;
+import dev.rdmarpc.core.Marshaller;
+import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.buffer.SlabBuffer;
+
+/** What both stream sides do with attachments: drop an unsent one, describe refusals, hand a received one over. */
+final class Attachments {
+    /** The status of a call whose attachment segment its owner closed while the call was still sending it. */
+    static final Status CLOSED_WHILE_SENDING = Status.FAILED_PRECONDITION.withDescription(
+            "the attachment's memory segment was closed by its owner while the call was sending it");
+
+    private Attachments() {
+    }
+
+    /** Frees a framed message that will not be sent and lets its attachment (may be null) go. */
+    static void drop(SlabBuffer framed, OutgoingAttachment attachment) {
+        framed.release();
+        if (attachment != null) {
+            attachment.release();
+        }
+    }
+
+    /** The description of a refused attachment. */
+    static String tooLarge(String side, long size, int max) {
+        return side + " attachment of " + size + " bytes exceeds the maximum inbound attachment size " + max
+                + " (none of its bytes were read)";
+    }
+
+    /** The attachment of a received buffer holding the message then the attachment; takes ownership of the buffer. */
+    static Attachment received(SlabBuffer buffer, int split) {
+        return new ReceivedAttachment(buffer, split, buffer.length() - (long) split);
+    }
+
+    /** Parses the message part of {@code buffer}; on failure releases {@code attachment} (which owns the buffer). */
+    static <T> T parse(Marshaller<T> marshaller, SlabBuffer buffer, int split, boolean compressed, Attachment attachment) {
+        try {
+            return marshaller.parse(buffer.segment(), 0, split, compressed);
+        } catch (RuntimeException | Error e) {
+            attachment.release();
+            throw e;
+        }
+    }
+}

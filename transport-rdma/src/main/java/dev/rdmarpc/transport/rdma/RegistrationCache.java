@@ -1,0 +1,290 @@
+package dev.rdmarpc.transport.rdma;
+
+import dev.rdmarpc.transport.rdma.verbs.AccessFlags;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Registrations of application memory (attachments sent from the caller's own memory), kept for reuse: a pin-down cache
+ * keyed by address range. A lookup finds a live entry whose range contains the one asked for and that belongs to the
+ * same memory (the segment's {@link MemorySegment.Scope}: memory freed and mapped again at the same address under
+ * another arena never hits an old entry); otherwise it registers the range's pages. The cache is bounded by bytes and
+ * by entries and evicts the least recently used entries that no send holds. An entry whose memory its owner closed is
+ * invalidated: deregistered as soon as no send holds it ({@link #sweep}, and on every miss). While a send holds an
+ * entry its pages stay pinned by the registration, so the device never reads memory given to someone else.
+ * Registration uses on-demand paging when the device reports it (no pinning). Not thread-safe: the endpoint's send
+ * lock guards it.
+ *
+ * @param <R> the registration (a memory region; a fake one in unit tests)
+ */
+final class RegistrationCache<R> {
+    /** Registers and deregisters memory; a verbs protection domain in production. */
+    interface Registrar<R> {
+        /** Registers {@code memory} with {@code access}; throws when the device refuses (e.g. RLIMIT_MEMLOCK). */
+        R register(MemorySegment memory, int access);
+
+        /** Deregisters; the device can no longer reach the memory when this returns. */
+        void deregister(R registration);
+    }
+
+    /** One registered range. */
+    static final class Entry<R> {
+        final long start;
+        final long end;
+        final MemorySegment.Scope scope;
+        final R registration;
+        /** Sends holding the entry. */
+        int holds;
+        long lastUse;
+        /** False for a registration the cache could not keep (over its bounds with every entry held). */
+        boolean cached;
+
+        Entry(long start, long end, MemorySegment.Scope scope, R registration) {
+            this.start = start;
+            this.end = end;
+            this.scope = scope;
+            this.registration = registration;
+        }
+
+        /** The registration, for the lkey or the window bind. */
+        R registration() {
+            return registration;
+        }
+
+        long bytes() {
+            return end - start;
+        }
+    }
+
+    static final long PAGE = 4096;
+
+    private final Registrar<R> registrar;
+    private final long maxBytes;
+    private final int maxEntries;
+    private final int access;
+    private final TreeMap<Long, List<Entry<R>>> byStart = new TreeMap<>();
+    private long bytes;
+    private int entries;
+    private long tick;
+    private long hits;
+    private long misses;
+
+    /**
+     * @param maxBytes       registered bytes the cache keeps at most
+     * @param maxEntries     registrations it keeps at most
+     * @param access         access flags of every registration (local access and window binding)
+     * @param onDemandPaging whether the device reports on-demand paging: registrations then pin nothing
+     */
+    RegistrationCache(Registrar<R> registrar, long maxBytes, int maxEntries, int access, boolean onDemandPaging) {
+        this.registrar = registrar;
+        this.maxBytes = maxBytes;
+        this.maxEntries = maxEntries;
+        this.access = access | (onDemandPaging ? AccessFlags.ON_DEMAND : 0);
+    }
+
+    /** The access flags registrations use (with ON_DEMAND where the device pages on demand). */
+    int access() {
+        return access;
+    }
+
+    /**
+     * An entry covering {@code memory}, held until {@link #release}: a cached one, or a new registration of the pages
+     * that contain it. A registration the device refuses fails with a message naming RLIMIT_MEMLOCK when that is the
+     * cause, after dropping every entry no send holds and trying once more.
+     */
+    Entry<R> acquire(MemorySegment memory) {
+        if (!memory.isNative()) {
+            throw new IllegalArgumentException("only native memory can be registered for RDMA");
+        }
+        long address = memory.address();
+        long end = address + memory.byteSize();
+        MemorySegment.Scope scope = memory.scope();
+        Entry<R> hit = find(address, end, scope);
+        tick++;
+        if (hit != null) {
+            hits++;
+            hit.holds++;
+            hit.lastUse = tick;
+            return hit;
+        }
+        misses++;
+        sweep();
+        long start = address & -PAGE;
+        long stop = (end + PAGE - 1) & -PAGE;
+        // the whole pages around the range: later sends of neighbouring ranges hit this entry
+        MemorySegment pages = MemorySegment.ofAddress(start).reinterpret(stop - start);
+        R registration;
+        try {
+            registration = registrar.register(pages, access);
+        } catch (RuntimeException first) {
+            if (evictUnheld(Long.MAX_VALUE, 0) == 0) {
+                throw refused(first, stop - start);
+            }
+            try {
+                registration = registrar.register(pages, access);
+            } catch (RuntimeException second) {
+                throw refused(second, stop - start);
+            }
+        }
+        Entry<R> e = new Entry<>(start, stop, scope, registration);
+        e.holds = 1;
+        e.lastUse = tick;
+        makeRoomFor(e.bytes());
+        if (bytes + e.bytes() <= maxBytes && entries < maxEntries) {
+            e.cached = true;
+            byStart.computeIfAbsent(start, k -> new ArrayList<>(1)).add(e);
+            bytes += e.bytes();
+            entries++;
+        }
+        return e;
+    }
+
+    /** Drops a send's hold; an entry the cache does not keep, or whose memory was closed, is deregistered now. */
+    void release(Entry<R> e) {
+        if (e.holds <= 0) {
+            throw new IllegalStateException("registration released more often than acquired");
+        }
+        e.holds--;
+        if (e.holds == 0 && (!e.cached || !e.scope.isAlive())) {
+            if (e.cached) {
+                remove(e);
+            }
+            registrar.deregister(e.registration);
+        }
+    }
+
+    /** Deregisters every entry whose memory its owner has closed and that no send holds; returns how many. */
+    int sweep() {
+        List<Entry<R>> dead = new ArrayList<>();
+        for (List<Entry<R>> list : byStart.values()) {
+            for (Entry<R> e : list) {
+                if (e.holds == 0 && !e.scope.isAlive()) {
+                    dead.add(e);
+                }
+            }
+        }
+        for (Entry<R> e : dead) {
+            remove(e);
+            registrar.deregister(e.registration);
+        }
+        return dead.size();
+    }
+
+    /**
+     * Invalidation hook, to call before the memory {@code [address, address+length)} is unmapped or reused: every
+     * entry overlapping it that no send holds is deregistered now, and a held one as soon as it is released. Returns
+     * the entries still held (the caller must not unmap before they are released).
+     */
+    int invalidate(long address, long length) {
+        long end = address + length;
+        List<Entry<R>> hit = new ArrayList<>();
+        for (Map.Entry<Long, List<Entry<R>>> m : byStart.headMap(end, false).entrySet()) {
+            for (Entry<R> e : m.getValue()) {
+                if (e.end > address) {
+                    hit.add(e);
+                }
+            }
+        }
+        int held = 0;
+        for (Entry<R> e : hit) {
+            remove(e);
+            if (e.holds == 0) {
+                registrar.deregister(e.registration);
+            } else {
+                e.cached = false; // deregistered by its last release
+                held++;
+            }
+        }
+        return held;
+    }
+
+    /** Deregisters every entry no send holds (connection or device teardown); held ones go on their release. */
+    void clear() {
+        invalidate(0, Long.MAX_VALUE);
+    }
+
+    /** Registrations the cache keeps. */
+    int entries() {
+        return entries;
+    }
+
+    /** Bytes of the registrations the cache keeps. */
+    long bytes() {
+        return bytes;
+    }
+
+    long hits() {
+        return hits;
+    }
+
+    long misses() {
+        return misses;
+    }
+
+    private Entry<R> find(long address, long end, MemorySegment.Scope scope) {
+        // entries start at or before the address; the cache is small, so walking back through them is cheap
+        for (List<Entry<R>> list : byStart.headMap(address, true).descendingMap().values()) {
+            for (Entry<R> e : list) {
+                if (e.end >= end && e.scope.equals(scope) && scope.isAlive()) {
+                    return e;
+                }
+            }
+        }
+        return null;
+    }
+
+    /** Evicts least recently used unheld entries until {@code need} more bytes and one more entry fit. */
+    private void makeRoomFor(long need) {
+        while (bytes + need > maxBytes || entries >= maxEntries) {
+            if (evictUnheld(1, need) == 0) {
+                return;
+            }
+        }
+    }
+
+    /** Evicts up to {@code count} least recently used entries no send holds; returns how many. */
+    private int evictUnheld(long count, long need) {
+        int evicted = 0;
+        while (evicted < count) {
+            Entry<R> lru = null;
+            for (List<Entry<R>> list : byStart.values()) {
+                for (Entry<R> e : list) {
+                    if (e.holds == 0 && (lru == null || e.lastUse < lru.lastUse)) {
+                        lru = e;
+                    }
+                }
+            }
+            if (lru == null) {
+                break;
+            }
+            remove(lru);
+            registrar.deregister(lru.registration);
+            evicted++;
+        }
+        return evicted;
+    }
+
+    private void remove(Entry<R> e) {
+        List<Entry<R>> list = byStart.get(e.start);
+        if (list != null && list.remove(e)) {
+            if (list.isEmpty()) {
+                byStart.remove(e.start);
+            }
+            bytes -= e.bytes();
+            entries--;
+            e.cached = false;
+        }
+    }
+
+    private static RuntimeException refused(RuntimeException cause, long length) {
+        String why = cause.getMessage();
+        if (cause instanceof dev.rdmarpc.transport.rdma.verbs.VerbsException ve && (ve.errno() == 12 || ve.errno() == 1)) {
+            why += " (the locked-memory limit RLIMIT_MEMLOCK is too low to register it: raise it, e.g. ulimit -l unlimited)";
+        }
+        return new IllegalStateException("cannot register a " + length + "-byte attachment for RDMA: " + why, cause);
+    }
+}
