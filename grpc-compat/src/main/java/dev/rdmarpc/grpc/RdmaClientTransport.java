@@ -53,6 +53,7 @@ final class RdmaClientTransport implements ConnectionClientTransport,
     private final InetSocketAddress address;
     private final String authority;
     private final String userAgent;
+    private final byte[] userAgentBytes;
     private final Attributes eagAttrs;
     private final ClientSettings settings;
     private final MethodCache methods;
@@ -78,6 +79,7 @@ final class RdmaClientTransport implements ConnectionClientTransport,
         this.address = address;
         this.authority = authority;
         this.userAgent = userAgent;
+        this.userAgentBytes = userAgent.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
         this.eagAttrs = eagAttrs;
         this.settings = settings;
         this.methods = methods;
@@ -209,7 +211,9 @@ final class RdmaClientTransport implements ConnectionClientTransport,
     @Override
     public ClientStream newStream(MethodDescriptor<?, ?> method, Metadata headers, CallOptions callOptions,
                                   ClientStreamTracer[] tracers) {
-        StatsTraceContext stats = StatsTraceContext.newClientContext(tracers, attributes, headers);
+        // No tracers (the usual case): grpc's shared no-op context, as its server uses for no tracer factories.
+        StatsTraceContext stats = tracers.length == 0 ? StatsTraceContext.NOOP
+                : StatsTraceContext.newClientContext(tracers, attributes, headers);
         return new RdmaClientStream(this, method, headers, callOptions, stats);
     }
 
@@ -276,8 +280,9 @@ final class RdmaClientTransport implements ConnectionClientTransport,
         return methods.get(method.getFullMethodName(), method.getType());
     }
 
-    String userAgent() {
-        return userAgent;
+    /** The user-agent header's value as sent with every call (shared: not to be modified). */
+    byte[] userAgentBytes() {
+        return userAgentBytes;
     }
 
     int maxInboundMessageSize() {
