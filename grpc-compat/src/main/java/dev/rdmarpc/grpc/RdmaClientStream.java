@@ -65,6 +65,10 @@ final class RdmaClientStream implements ClientStream {
     /** The response's decompressor, from its grpc-encoding header; null while identity. */
     private volatile Decompressor decompressor;
     private ClientStreamListener listener;
+    /** Links in the transport's {@link OpenStreams}; guarded by the transport's lock. */
+    RdmaClientStream prevOpen;
+    RdmaClientStream nextOpen;
+    boolean listed;
     private int outboundSeqNo;
     private int inboundSeqNo;
 

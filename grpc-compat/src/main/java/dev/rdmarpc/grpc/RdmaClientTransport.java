@@ -28,10 +28,7 @@ import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
@@ -71,7 +68,7 @@ final class RdmaClientTransport implements ConnectionClientTransport,
     // guarded by lock
     private Status shutdownStatus;
     private boolean terminated;
-    private final Set<RdmaClientStream> streams = new HashSet<>();
+    private final OpenStreams streams = new OpenStreams();
     private int inUseStreams;
 
     RdmaClientTransport(InetSocketAddress address, String authority, String userAgent, Attributes eagAttrs,
@@ -379,7 +376,7 @@ final class RdmaClientTransport implements ConnectionClientTransport,
         shutdown(reason, error);
         List<RdmaClientStream> copy;
         synchronized (lock) {
-            copy = new ArrayList<>(streams);
+            copy = streams.snapshot();
         }
         for (RdmaClientStream s : copy) {
             s.cancel(reason);
