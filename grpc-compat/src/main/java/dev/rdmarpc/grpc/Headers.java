@@ -6,6 +6,7 @@ import io.grpc.Metadata;
 import io.grpc.internal.GrpcUtil;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Set;
 
 /**
@@ -36,7 +37,44 @@ final class Headers {
     static final Set<String> RECEIVED_REQUEST_EXCLUDED = Set.of(
             GrpcUtil.TIMEOUT, GrpcUtil.CONTENT_ENCODING, GrpcUtil.CONTENT_ACCEPT_ENCODING);
 
+    /**
+     * Names nearly every call carries (grpc's own headers): converted without a new string or array each time. Their
+     * byte forms are shared with grpc's metadata, which never changes a name's bytes.
+     */
+    private static final String[] COMMON_NAMES = {
+        "grpc-accept-encoding", "grpc-encoding", "user-agent", "content-type", "te", GrpcUtil.TIMEOUT,
+        "grpc-status", "grpc-message", "content-encoding", "content-accept-encoding", "authorization",
+        "grpc-previous-rpc-attempts", "grpc-retry-pushback-ms",
+    };
+    private static final byte[][] COMMON_NAME_BYTES = new byte[COMMON_NAMES.length][];
+
+    static {
+        for (int i = 0; i < COMMON_NAMES.length; i++) {
+            COMMON_NAME_BYTES[i] = COMMON_NAMES[i].getBytes(StandardCharsets.US_ASCII);
+        }
+    }
+
     private Headers() {
+    }
+
+    /** A name as grpc serializes it (lower-case ASCII bytes), as a string. */
+    private static String name(byte[] raw) {
+        for (int i = 0; i < COMMON_NAME_BYTES.length; i++) {
+            if (Arrays.equals(COMMON_NAME_BYTES[i], raw)) {
+                return COMMON_NAMES[i];
+            }
+        }
+        return new String(raw, StandardCharsets.US_ASCII);
+    }
+
+    /** A name's bytes for grpc (not to be modified: a common name's are shared). */
+    private static byte[] nameBytes(String name) {
+        for (int i = 0; i < COMMON_NAMES.length; i++) {
+            if (COMMON_NAMES[i].equals(name)) {
+                return COMMON_NAME_BYTES[i];
+            }
+        }
+        return name.getBytes(StandardCharsets.US_ASCII);
     }
 
     /**
@@ -54,12 +92,17 @@ final class Headers {
             if (kv[i] == null) {
                 break;
             }
-            String name = new String(kv[i], StandardCharsets.US_ASCII);
+            String name = name(kv[i]);
             if (!excluded.contains(name)) {
                 RawMetadata.putRaw(out, name, kv[i + 1]);
             }
         }
         return out;
+    }
+
+    /** As {@link #toCore}, but null when grpc's metadata has no entries (core then sends none). */
+    static dev.rdmarpc.core.Metadata toCoreOrNull(Metadata grpc, Set<String> excluded) {
+        return grpc == null || InternalMetadata.headerCount(grpc) == 0 ? null : toCore(grpc, excluded);
     }
 
     /** rdmarpc metadata as grpc metadata, without the excluded keys. */
@@ -75,7 +118,7 @@ final class Headers {
             if (excluded.contains(name)) {
                 continue;
             }
-            kv[used * 2] = name.getBytes(StandardCharsets.US_ASCII);
+            kv[used * 2] = nameBytes(name);
             kv[used * 2 + 1] = RawMetadata.rawValueAt(md, i);
             used++;
         }

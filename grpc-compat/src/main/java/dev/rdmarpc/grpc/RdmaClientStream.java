@@ -22,9 +22,10 @@ import io.grpc.internal.StatsTraceContext;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A grpc client stream carried by one rdmarpc {@link ClientCall}: grpc's messages pass through as
@@ -32,12 +33,25 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * call's callbacks (delivered one at a time, outside the call's lock, see {@link Deliveries}) become stream-listener calls.
  */
 final class RdmaClientStream implements ClientStream {
+    /** The options of every call without a deadline: callbacks run where they become ready. */
+    private static final dev.rdmarpc.core.CallOptions CALL_OPTIONS = dev.rdmarpc.core.CallOptions.DEFAULT.withExecutor(Deliveries.EXECUTOR);
+    private static final VarHandle LISTENER_CLOSED;
+
+    static {
+        try {
+            LISTENER_CLOSED = MethodHandles.lookup().findVarHandle(RdmaClientStream.class, "listenerClosed", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final RdmaClientTransport transport;
     private final MethodDescriptor<?, ?> method;
     private final Metadata headers;
     private final boolean countsForInUse;
     private final StatsTraceContext stats;
-    private final AtomicBoolean listenerClosed = new AtomicBoolean();
+    /** Set once, by the first {@link #closeListener}. */
+    private volatile boolean listenerClosed;
 
     private volatile Deadline deadline;
     private volatile int maxInboundMessageSize = -1;
@@ -51,6 +65,10 @@ final class RdmaClientStream implements ClientStream {
     /** The response's decompressor, from its grpc-encoding header; null while identity. */
     private volatile Decompressor decompressor;
     private ClientStreamListener listener;
+    /** Links in the transport's {@link OpenStreams}; guarded by the transport's lock. */
+    RdmaClientStream prevOpen;
+    RdmaClientStream nextOpen;
+    boolean listed;
     private int outboundSeqNo;
     private int inboundSeqNo;
 
@@ -83,13 +101,13 @@ final class RdmaClientStream implements ClientStream {
         dev.rdmarpc.core.Metadata md;
         try {
             md = Headers.toCore(headers, Headers.REQUEST_EXCLUDED);
-            RawMetadata.putRaw(md, "user-agent", transport.userAgent().getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            RawMetadata.putRaw(md, "user-agent", transport.userAgentBytes());
         } catch (IllegalArgumentException e) {
             closeListener(Status.INTERNAL.withDescription("request metadata cannot be sent: " + e.getMessage()).withCause(e),
                     RpcProgress.PROCESSED, new Metadata());
             return;
         }
-        dev.rdmarpc.core.CallOptions options = dev.rdmarpc.core.CallOptions.DEFAULT.withExecutor(Deliveries.EXECUTOR);
+        dev.rdmarpc.core.CallOptions options = CALL_OPTIONS;
         Deadline d = deadline;
         if (d != null) {
             options = options.withDeadline(dev.rdmarpc.core.Deadline.after(d.timeRemaining(TimeUnit.NANOSECONDS), TimeUnit.NANOSECONDS));
@@ -158,7 +176,7 @@ final class RdmaClientStream implements ClientStream {
     @Override
     public boolean isReady() {
         ClientCall<InputStream, InputStream> c = call;
-        return c != null && !listenerClosed.get() && c.isReady();
+        return c != null && !listenerClosed && c.isReady();
     }
 
     @Override
@@ -252,7 +270,7 @@ final class RdmaClientStream implements ClientStream {
     }
 
     private void closeListener(Status status, RpcProgress progress, Metadata trailers) {
-        if (!listenerClosed.compareAndSet(false, true)) {
+        if (!LISTENER_CLOSED.compareAndSet(this, false, true)) {
             return;
         }
         stats.streamClosed(status);
@@ -294,7 +312,7 @@ final class RdmaClientStream implements ClientStream {
         @Override
         public void onMessage(InputStream message) {
             transport.dataReceived();
-            if (listenerClosed.get() || cancelReason != null) {
+            if (listenerClosed || cancelReason != null) {
                 GrpcUtil.closeQuietly(message); // nobody will read it: free its slab now
                 return;
             }
@@ -358,7 +376,7 @@ final class RdmaClientStream implements ClientStream {
 
         @Override
         public void onReady() {
-            if (!listenerClosed.get()) {
+            if (!listenerClosed) {
                 listener.onReady();
             }
         }

@@ -28,10 +28,7 @@ import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
@@ -53,6 +50,7 @@ final class RdmaClientTransport implements ConnectionClientTransport,
     private final InetSocketAddress address;
     private final String authority;
     private final String userAgent;
+    private final byte[] userAgentBytes;
     private final Attributes eagAttrs;
     private final ClientSettings settings;
     private final MethodCache methods;
@@ -70,7 +68,7 @@ final class RdmaClientTransport implements ConnectionClientTransport,
     // guarded by lock
     private Status shutdownStatus;
     private boolean terminated;
-    private final Set<RdmaClientStream> streams = new HashSet<>();
+    private final OpenStreams streams = new OpenStreams();
     private int inUseStreams;
 
     RdmaClientTransport(InetSocketAddress address, String authority, String userAgent, Attributes eagAttrs,
@@ -78,6 +76,7 @@ final class RdmaClientTransport implements ConnectionClientTransport,
         this.address = address;
         this.authority = authority;
         this.userAgent = userAgent;
+        this.userAgentBytes = userAgent.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
         this.eagAttrs = eagAttrs;
         this.settings = settings;
         this.methods = methods;
@@ -209,7 +208,9 @@ final class RdmaClientTransport implements ConnectionClientTransport,
     @Override
     public ClientStream newStream(MethodDescriptor<?, ?> method, Metadata headers, CallOptions callOptions,
                                   ClientStreamTracer[] tracers) {
-        StatsTraceContext stats = StatsTraceContext.newClientContext(tracers, attributes, headers);
+        // No tracers (the usual case): grpc's shared no-op context, as its server uses for no tracer factories.
+        StatsTraceContext stats = tracers.length == 0 ? StatsTraceContext.NOOP
+                : StatsTraceContext.newClientContext(tracers, attributes, headers);
         return new RdmaClientStream(this, method, headers, callOptions, stats);
     }
 
@@ -276,8 +277,9 @@ final class RdmaClientTransport implements ConnectionClientTransport,
         return methods.get(method.getFullMethodName(), method.getType());
     }
 
-    String userAgent() {
-        return userAgent;
+    /** The user-agent header's value as sent with every call (shared: not to be modified). */
+    byte[] userAgentBytes() {
+        return userAgentBytes;
     }
 
     int maxInboundMessageSize() {
@@ -374,7 +376,7 @@ final class RdmaClientTransport implements ConnectionClientTransport,
         shutdown(reason, error);
         List<RdmaClientStream> copy;
         synchronized (lock) {
-            copy = new ArrayList<>(streams);
+            copy = streams.snapshot();
         }
         for (RdmaClientStream s : copy) {
             s.cancel(reason);

@@ -15,17 +15,29 @@ import io.grpc.internal.StatsTraceContext;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * A grpc server stream carried by one rdmarpc {@link ServerCall}: grpc's ServerImpl drives it, and
  * the rdmarpc call's callbacks (one at a time, see {@link Deliveries}) become stream-listener calls.
  */
 final class RdmaServerStream implements ServerStream {
+    private static final VarHandle LISTENER_CLOSED;
+
+    static {
+        try {
+            LISTENER_CLOSED = MethodHandles.lookup().findVarHandle(RdmaServerStream.class, "listenerClosed", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final RdmaServerTransport transport;
     private final ServerCall<InputStream, InputStream> call;
     private final StatsTraceContext stats;
-    private final AtomicBoolean listenerClosed = new AtomicBoolean();
+    /** Set once, by the first {@link #closeListener}. */
+    private volatile boolean listenerClosed;
     private final CallListener callListener = new CallListener();
 
     private volatile ServerStreamListener listener;
@@ -115,12 +127,12 @@ final class RdmaServerStream implements ServerStream {
         dev.rdmarpc.core.Status s = Statuses.toCore(status);
         dev.rdmarpc.core.Metadata md;
         try {
-            md = Headers.toCore(trailers, Headers.RESPONSE_EXCLUDED);
+            md = Headers.toCoreOrNull(trailers, Headers.RESPONSE_EXCLUDED);
         } catch (IllegalArgumentException e) {
             s = dev.rdmarpc.core.Status.INTERNAL.withDescription("response trailers cannot be sent: " + e.getMessage());
             md = null;
         }
-        if (!listenerClosed.get()) {
+        if (!listenerClosed) {
             // The stream's stats end here, before the trailers can reach the client (grpc-netty ends them when the
             // trailers are written, before it reads the connection's next request); otherwise a client's next call
             // could start on the server before this one's stats end. Only the first streamClosed counts.
@@ -136,7 +148,7 @@ final class RdmaServerStream implements ServerStream {
     /** grpc's transports tell a new stream it is ready once it exists; rdmarpc only reports changes. */
     void signalInitialReadiness() {
         ServerStreamListener l = listener;
-        if (l != null && call.isReady() && !listenerClosed.get()) {
+        if (l != null && call.isReady() && !listenerClosed) {
             l.onReady();
         }
     }
@@ -203,7 +215,7 @@ final class RdmaServerStream implements ServerStream {
     @Override
     public void triggerEvent(Object event) {
         ServerStreamListener l = listener;
-        if (l != null && !listenerClosed.get()) {
+        if (l != null && !listenerClosed) {
             l.triggerEvent(event);
         }
     }
@@ -224,7 +236,7 @@ final class RdmaServerStream implements ServerStream {
     }
 
     private void closeListener(Status status) {
-        if (!listenerClosed.compareAndSet(false, true)) {
+        if (!LISTENER_CLOSED.compareAndSet(this, false, true)) {
             return;
         }
         Status closed = closeStatus;
@@ -241,7 +253,7 @@ final class RdmaServerStream implements ServerStream {
         @Override
         public void onMessage(InputStream message) {
             transport.dataReceived();
-            if (listenerClosed.get()) {
+            if (listenerClosed) {
                 GrpcUtil.closeQuietly(message); // nobody will read it: free its slab now
                 return;
             }
@@ -270,7 +282,7 @@ final class RdmaServerStream implements ServerStream {
 
         @Override
         public void onHalfClose() {
-            if (!listenerClosed.get()) {
+            if (!listenerClosed) {
                 listener.halfClosed();
             }
         }
@@ -290,7 +302,7 @@ final class RdmaServerStream implements ServerStream {
 
         @Override
         public void onReady() {
-            if (!listenerClosed.get()) {
+            if (!listenerClosed) {
                 listener.onReady();
             }
         }

@@ -45,8 +45,41 @@ final class StreamMarshaller implements Marshaller<InputStream> {
         }
     }
 
+    /**
+     * Writes the message into the slab segment. Our own byte streams are copied straight from their array; other
+     * streams of up to {@link SendScratch#MAX_BYTES} are read whole into the thread's scratch array and copied from
+     * there (grpc's protobuf stream then encodes into that array directly, with no buffer of its own); larger ones,
+     * and every stream on a virtual thread, are drained into the segment.
+     */
     @Override
     public void write(InputStream value, MemorySegment target) {
+        long size = target.byteSize();
+        if (value instanceof Bytes b) {
+            b.copyTo(target);
+            return;
+        }
+        if (value instanceof Compressed c) {
+            c.copyTo(target);
+            return;
+        }
+        byte[] scratch = SendScratch.forSize((int) size);
+        try {
+            if (scratch != null) {
+                int n = value.readNBytes(scratch, 0, (int) size);
+                if (n != size || value.read() != -1) {
+                    throw new IllegalStateException("grpc message stream gave " + (n < size ? n : "more than " + n)
+                            + " bytes, " + size + " were announced");
+                }
+                MemorySegment.copy(scratch, 0, target, ValueLayout.JAVA_BYTE, 0, n);
+                return;
+            }
+            drain(value, target);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot serialize a grpc message", e);
+        }
+    }
+
+    private static void drain(InputStream value, MemorySegment target) throws IOException {
         ByteBuffer buf = target.asByteBuffer();
         try (SegmentOutputStream out = new SegmentOutputStream(buf)) {
             if (value instanceof Drainable d) {
@@ -54,8 +87,6 @@ final class StreamMarshaller implements Marshaller<InputStream> {
             } else {
                 value.transferTo(out);
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot serialize a grpc message", e);
         }
         if (buf.hasRemaining()) {
             throw new IllegalStateException("grpc message stream gave " + buf.position() + " bytes, "
@@ -121,6 +152,12 @@ final class StreamMarshaller implements Marshaller<InputStream> {
         Bytes(byte[] bytes) {
             super(bytes);
         }
+
+        /** Copies the unread bytes into {@code target}, which must be exactly that long; they count as read. */
+        void copyTo(MemorySegment target) {
+            copyUnread(buf, pos, count, target);
+            pos = count;
+        }
     }
 
     /** A compressed message, sent or received: the bytes as they travel, of known length. */
@@ -128,6 +165,21 @@ final class StreamMarshaller implements Marshaller<InputStream> {
         Compressed(byte[] bytes) {
             super(bytes);
         }
+
+        /** Copies the unread bytes into {@code target}, which must be exactly that long; they count as read. */
+        void copyTo(MemorySegment target) {
+            copyUnread(buf, pos, count, target);
+            pos = count;
+        }
+    }
+
+    private static void copyUnread(byte[] buf, int pos, int count, MemorySegment target) {
+        int n = count - pos;
+        if (n != target.byteSize()) {
+            throw new IllegalStateException("grpc message stream gave " + n + " bytes, " + target.byteSize()
+                    + " were announced");
+        }
+        MemorySegment.copy(buf, pos, target, ValueLayout.JAVA_BYTE, 0, n);
     }
 
     /** Writes into a fixed-size buffer over a slab segment; writing past its end is an error. */

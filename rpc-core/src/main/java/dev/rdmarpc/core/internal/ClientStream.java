@@ -211,7 +211,9 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                         + " bytes (keys and values plus " + Frames.METADATA_ENTRY_OVERHEAD + " per entry) exceeds the "
                         + peerMax + " bytes the server at " + channel.authority() + " accepts; the call was not sent"), null, false);
             } else {
-                boolean moreComing = heldSingleRequest != null || !outbound.isEmpty() || halfCloseRequested;
+                // A call that sends one request sends it next, flushed with its END_STREAM: the HEADERS go with it.
+                boolean moreComing = heldSingleRequest != null || !outbound.isEmpty() || halfCloseRequested
+                        || method.getType().clientSendsOneMessage();
                 headerTimeoutNanos = deadline == null ? 0 : Math.max(1, deadline.remainingNanos());
                 int result;
                 try {
