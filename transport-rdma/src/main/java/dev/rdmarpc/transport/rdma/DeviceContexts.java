@@ -29,6 +29,9 @@ final class DeviceContexts {
     private static final Object LOCK = new Object();
     private static final Map<String, RdmaDeviceContext> OPEN = new ConcurrentHashMap<>();
     private static final Map<String, Failure> FAILED = new ConcurrentHashMap<>();
+    /** How long a local address's GID lookup is reused (it reads sysfs: a few hundred small files). */
+    private static final long LOOKUP_NANOS = TimeUnit.SECONDS.toNanos(10);
+    private static final Map<Lookup, Found> LOOKUPS = new ConcurrentHashMap<>();
     private static volatile RdmaConfig config;
 
     /** The context and GID one connection uses. */
@@ -36,6 +39,12 @@ final class DeviceContexts {
     }
 
     private record Failure(DeviceSelector.Unavailable reason, long atNanos, boolean permanent) {
+    }
+
+    private record Lookup(InetAddress address, int port) {
+    }
+
+    private record Found(Optional<GidTable.Match> match, long atNanos) {
     }
 
     private DeviceContexts() {
@@ -63,7 +72,7 @@ final class DeviceContexts {
         int gidIndex = choice != null && choice.gidIndex() >= 0 ? choice.gidIndex() : base.gidIndex();
         InetAddress ip = PeerFallbacks.hostOf(local);
         if (gidIndex < 0 && ip != null && !ip.isLoopbackAddress() && !ip.isAnyLocalAddress()) {
-            Optional<GidTable.Match> m = GidTable.find(GidTable.SYSFS, ip, netdevOf(ip), port);
+            Optional<GidTable.Match> m = gidOf(ip, port);
             if (m.isPresent() && (device == null || device.equals(m.get().device()))) {
                 device = m.get().device();
                 port = m.get().port();
@@ -160,6 +169,21 @@ final class DeviceContexts {
             FAILED.remove(key);
             return c;
         }
+    }
+
+    /** The device, port and GID of a local address, looked up again after {@link #LOOKUP_NANOS}. */
+    private static Optional<GidTable.Match> gidOf(InetAddress ip, int port) {
+        Lookup key = new Lookup(ip, port);
+        long now = System.nanoTime();
+        Found f = LOOKUPS.get(key);
+        if (f == null || now - f.atNanos() > LOOKUP_NANOS) {
+            if (LOOKUPS.size() > 1024) {
+                LOOKUPS.clear();
+            }
+            f = new Found(GidTable.find(GidTable.SYSFS, ip, netdevOf(ip), port), now);
+            LOOKUPS.put(key, f);
+        }
+        return f.match();
     }
 
     /** The interface holding {@code ip}, or null when none does. */
