@@ -128,7 +128,7 @@ final class RdmaDeviceContext {
         int access = AccessFlags.LOCAL_WRITE | (windows ? AccessFlags.MW_BIND : 0);
         registry = new MemoryRegistry(pd, access);
         registry.addPool(SlabPool.shared());
-        receives = new ReceiveQueue(srq, SlabPool.shared(), config.receiveBufferSize(), srqDepth, arena);
+        receives = new ReceiveQueue(srq, SlabPool.shared(), config.receiveBufferSize(), srqDepth, arena, registry.device());
         receives.fill();
         if (registry.lastFailure() != null || receives.posted() == 0) {
             throw new DeviceSelector.Unavailable(Fallbacks.MEMLOCK, "memory registration failed: "
