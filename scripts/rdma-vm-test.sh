@@ -1,6 +1,7 @@
 #!/bin/bash
 # rdma-vm-test.sh - run the project's RDMA-tagged tests (JUnit @Tag("rdma")) on a real kernel verbs stack
-# (Soft-RoCE rxe0) inside a throwaway QEMU guest, for machines without an RDMA NIC. Also CI's entry point.
+# (Soft-RoCE rxe0, and rxe1 on a second interface) inside a throwaway QEMU guest, for machines without an
+# RDMA NIC. Also CI's entry point.
 #
 #   scripts/rdma-vm-test.sh [--perf] [--kv] [--cmd 'shell command'] [--modules "m1 m2"] [--no-build] [-h]
 #
@@ -52,7 +53,7 @@ while [ $# -gt 0 ]; do
     --cmd) USER_CMD=$2; shift 2;;
     --modules) MODULES=$2; shift 2;;
     --no-build) BUILD=0; shift;;
-    -h|--help) sed -n '2,36p' "$0"; exit 0;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0;;
     *) echo "rdma-vm-test: unknown argument $1 (see --help)" >&2; exit 2;;
   esac
 done

@@ -24,6 +24,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -38,6 +39,16 @@ class DevicePerConnectionRdmaTest extends RdmaEndToEndBase {
     private static final String FIRST_ADDRESS = "192.168.77.1";
     private static final String SECOND_ADDRESS = "192.168.78.1";
     private static final String SECOND_NETDEV = "dummy1";
+
+    /** Opens the second device's context before the baseline is taken: its SRQ holds receive buffers for good. */
+    @BeforeAll
+    static void openTheSecondDevice() throws IOException {
+        try {
+            DeviceContexts.context(deviceOf(SECOND_ADDRESS), 0);
+        } catch (DeviceSelector.Unavailable e) {
+            throw new AssertionError("the second RDMA device cannot be opened: " + e.getMessage(), e);
+        }
+    }
 
     @AfterEach
     void forgetFailedPeersAndBringTheSecondPortUp() throws Exception {
@@ -103,17 +114,8 @@ class DevicePerConnectionRdmaTest extends RdmaEndToEndBase {
         ip("link", "set", SECOND_NETDEV, "up");
         RdmaTests.await(30_000, () -> secondContext.unusableReason() == null,
                 () -> "IBV_EVENT_PORT_ACTIVE on " + second + " after " + SECOND_NETDEV + " came up");
-        log(run("ibv_devinfo", "-d", second) + run("ip", "addr", "show", SECOND_NETDEV)
-                + run("cat", "/sys/class/infiniband/" + second + "/ports/1/gids/1",
-                "/sys/class/infiniband/" + second + "/ports/1/gid_attrs/ndevs/1"));
         RpcChannel afterUp = channelTo(SECOND_ADDRESS, b -> b.transportMode(TransportMode.RDMA));
-        try {
-            assertEquals(-1, Bytes.mismatch(req, echo(afterUp, req, 4_000)));
-        } catch (RuntimeException | AssertionError failure) {
-            log("after the port came up: " + failure + "\n" + RdmaMetrics.snapshot() + "\n" + describeContexts()
-                    + run("rdma", "resource", "show", "qp") + threads());
-            throw failure;
-        }
+        assertEquals(-1, Bytes.mismatch(req, echo(afterUp, req, 30_000)));
         assertRdma(afterUp);
         assertEquals(second, deviceOfEndpointsAt(SECOND_ADDRESS), "the new connection's queue pair");
     }
@@ -178,42 +180,6 @@ class DevicePerConnectionRdmaTest extends RdmaEndToEndBase {
         }
         assertTrue(found >= 2, "both ends of a connection on " + address + " are RDMA endpoints: " + found);
         return device;
-    }
-
-    private static String describeContexts() {
-        StringBuilder b = new StringBuilder();
-        for (RdmaDeviceContext c : DeviceContexts.all()) {
-            b.append(c.deviceName()).append(" unusable=").append(c.unusableReason()).append(" qps=")
-                    .append(c.queuePairs()).append(" posted=").append(c.postedReceives()).append('/')
-                    .append(c.srqDepth()).append(" endpoints=").append(c.endpoints()).append('\n');
-        }
-        return b.toString();
-    }
-
-    private static String threads() {
-        StringBuilder b = new StringBuilder();
-        Thread.getAllStackTraces().forEach((t, stack) -> {
-            b.append(t.getName()).append(' ').append(t.getState()).append('\n');
-            for (int i = 0; i < Math.min(stack.length, 12); i++) {
-                b.append("    ").append(stack[i]).append('\n');
-            }
-        });
-        return b.toString();
-    }
-
-    /** A command's output (diagnostics only; errors become the text). */
-    private static String run(String... command) {
-        try {
-            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-            String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-            p.waitFor();
-            return String.join(" ", command) + ":\n" + out;
-        } catch (IOException e) {
-            return String.join(" ", command) + ": " + e + "\n";
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return "";
-        }
     }
 
     private static boolean ipAvailable() {
