@@ -1,6 +1,7 @@
 #!/bin/bash
 # rdma-vm-test.sh - run the project's RDMA-tagged tests (JUnit @Tag("rdma")) on a real kernel verbs stack
-# (Soft-RoCE rxe0) inside a throwaway QEMU guest, for machines without an RDMA NIC. Also CI's entry point.
+# (Soft-RoCE rxe0, and rxe1 on a second interface) inside a throwaway QEMU guest, for machines without an
+# RDMA NIC. Also CI's entry point.
 #
 #   scripts/rdma-vm-test.sh [--perf] [--kv] [--cmd 'shell command'] [--modules "m1 m2"] [--no-build] [-h]
 #

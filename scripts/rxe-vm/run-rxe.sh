@@ -1,7 +1,8 @@
 #!/bin/bash
 # run-rxe.sh - run one shell command inside a throwaway QEMU guest that has a real kernel verbs stack:
 # Debian bookworm's own 6.1 kernel with Soft-RoCE (rdma_rxe) providing rxe0 on a dummy netdev
-# (192.168.77.1/24, RoCE v2; GID index 1 is ::ffff:192.168.77.1).
+# (192.168.77.1/24, RoCE v2; GID index 1 is ::ffff:192.168.77.1), and a second device rxe1 on dummy1
+# (192.168.78.1/24) for tests that pick a device per connection.
 #
 # The guest's root file system is this machine's root, shared read-only over virtio-9p with a tmpfs overlay
 # (so every installed package, JDK and ~/.m2 jar is there); SHARE_DIR is mounted read-write at the same path
@@ -123,6 +124,8 @@ if [ $RXE = 1 ]; then
   modprobe -a crc32_generic rdma_rxe ib_uverbs rdma_ucm dummy
   ip link add dummy0 type dummy; ip addr add 192.168.77.1/24 dev dummy0; ip link set dummy0 up
   rdma link add rxe0 type rxe netdev dummy0
+  ip link add dummy1 type dummy; ip addr add 192.168.78.1/24 dev dummy1; ip link set dummy1 up
+  rdma link add rxe1 type rxe netdev dummy1
 fi
 echo "=== guest ready, uptime \$(cut -d' ' -f1 /proc/uptime)s ==="
 cd $SHARE

@@ -16,18 +16,20 @@ import dev.rdmarpc.core.TransportMode;
  * @param keepAliveWithoutCalls  whether keepalive PINGs are also sent while the connection has no calls
  * @param tls                    TLS around each connection (its authority names the host to verify), or null
  * @param rdmaUnderTls           whether a TLS connection may move to RDMA
+ * @param rdmaDevice             the RDMA device, port and GID to use, or null to choose per connection
  */
 record ClientSettings(TransportMode transportMode, int maxInboundMessageSize, int maxInboundMetadataSize,
                       int flowControlWindow, long connectTimeoutMillis,
                       long keepAliveTimeNanos, long keepAliveTimeoutNanos, boolean keepAliveWithoutCalls,
-                      dev.rdmarpc.core.TlsConfig tls, dev.rdmarpc.core.RdmaUnderTls rdmaUnderTls) {
+                      dev.rdmarpc.core.TlsConfig tls, dev.rdmarpc.core.RdmaUnderTls rdmaUnderTls,
+                      dev.rdmarpc.core.RdmaDeviceChoice rdmaDevice) {
 
     /** Plaintext settings. */
     ClientSettings(TransportMode transportMode, int maxInboundMessageSize, int maxInboundMetadataSize,
                    int flowControlWindow, long connectTimeoutMillis,
                    long keepAliveTimeNanos, long keepAliveTimeoutNanos, boolean keepAliveWithoutCalls) {
         this(transportMode, maxInboundMessageSize, maxInboundMetadataSize, flowControlWindow, connectTimeoutMillis,
-                keepAliveTimeNanos, keepAliveTimeoutNanos, keepAliveWithoutCalls, null, dev.rdmarpc.core.RdmaUnderTls.NEVER);
+                keepAliveTimeNanos, keepAliveTimeoutNanos, keepAliveWithoutCalls, null, dev.rdmarpc.core.RdmaUnderTls.NEVER, null);
     }
 
     boolean keepAliveEnabled() {

@@ -50,6 +50,7 @@ public final class RdmaChannelBuilder extends ForwardingChannelBuilder2<RdmaChan
     /** TLS of every connection, null for plaintext. */
     private TlsConfig tls;
     private RdmaUnderTls rdmaUnderTls = RdmaUnderTls.NEVER;
+    private dev.rdmarpc.core.RdmaDeviceChoice rdmaDevice;
     /** Set when built from channel credentials: security can no longer be changed (as grpc-netty). */
     private boolean securityFromCredentials;
 
@@ -237,6 +238,15 @@ public final class RdmaChannelBuilder extends ForwardingChannelBuilder2<RdmaChan
     }
 
     /**
+     * The RDMA device, port and GID the channel's connections use (default: chosen per connection from its local
+     * address, then the {@code rdmarpc.rdma.*} system properties).
+     */
+    public RdmaChannelBuilder rdmaDevice(dev.rdmarpc.core.RdmaDeviceChoice choice) {
+        this.rdmaDevice = Objects.requireNonNull(choice, "choice");
+        return this;
+    }
+
+    /**
      * Sends a keepalive PING after this long without data received on a connection (grpc's minimum,
      * 10 s, applies; 1000 days or more disables keepalive, the default).
      */
@@ -302,6 +312,6 @@ public final class RdmaChannelBuilder extends ForwardingChannelBuilder2<RdmaChan
     private ClientTransportFactory buildTransportFactory() {
         return new RdmaClientTransportFactory(new ClientSettings(transportMode, maxInboundMessageSize,
                 maxInboundMetadataSize, flowControlWindow, connectTimeoutMillis,
-                keepAliveTimeNanos, keepAliveTimeoutNanos, keepAliveWithoutCalls, tls, rdmaUnderTls));
+                keepAliveTimeNanos, keepAliveTimeoutNanos, keepAliveWithoutCalls, tls, rdmaUnderTls, rdmaDevice));
     }
 }

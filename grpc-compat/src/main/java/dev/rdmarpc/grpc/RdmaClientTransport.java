@@ -123,6 +123,9 @@ final class RdmaClientTransport implements ConnectionClientTransport,
             if (settings.tls() != null) {
                 b.tls(settings.tls().withAuthorityOverride(tlsHost(authority))).rdmaUnderTls(settings.rdmaUnderTls());
             }
+            if (settings.rdmaDevice() != null) {
+                b.rdmaDevice(settings.rdmaDevice());
+            }
             impl = b.buildConnection();
         } catch (RuntimeException e) {
             Status s = Status.UNAVAILABLE.withDescription("cannot open an rdmarpc connection to " + address + ": " + e).withCause(e);

@@ -66,6 +66,9 @@ final class RdmaInternalServer implements InternalServer, PeerConnectionListener
         if (settings.tls() != null) {
             b.tls(settings.tls()).rdmaUnderTls(settings.rdmaUnderTls());
         }
+        if (settings.rdmaDevice() != null) {
+            b.rdmaDevice(settings.rdmaDevice());
+        }
         server = b.build();
         server.start();
         InetSocketAddress requested = settings.address();

@@ -68,6 +68,7 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
     /** TLS of every connection, null for plaintext. */
     private TlsConfig tls;
     private RdmaUnderTls rdmaUnderTls = RdmaUnderTls.NEVER;
+    private dev.rdmarpc.core.RdmaDeviceChoice rdmaDevice;
     /** Set when built from server credentials: security can no longer be changed (as grpc-netty). */
     private boolean securityFromCredentials;
 
@@ -234,6 +235,15 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
     }
 
     /**
+     * The RDMA device, port and GID the server's connections use (default: chosen per connection from its local
+     * address, then the {@code rdmarpc.rdma.*} system properties).
+     */
+    public RdmaServerBuilder rdmaDevice(dev.rdmarpc.core.RdmaDeviceChoice choice) {
+        this.rdmaDevice = Objects.requireNonNull(choice, "choice");
+        return this;
+    }
+
+    /**
      * PING a connection after this long without receiving anything from it (default 2 hours, as
      * grpc-netty; grpc's 10 s minimum applies; 1000 days or more turns server keepalive off). grpc's
      * {@code KeepAliveManager} runs per connection.
@@ -347,6 +357,6 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
                 maxInboundMetadataSize, maxConcurrentCallsPerConnection, flowControlWindow, handshakeTimeoutMillis, Map.copyOf(methodTypes),
                 new ServerSettings.Connections(keepAliveTimeNanos, keepAliveTimeoutNanos, maxConnectionIdleNanos,
                         maxConnectionAgeNanos, maxConnectionAgeGraceNanos, permitKeepAliveTimeNanos,
-                        permitKeepAliveWithoutCalls), tls, rdmaUnderTls), tracerFactories);
+                        permitKeepAliveWithoutCalls), tls, rdmaUnderTls, rdmaDevice), tracerFactories);
     }
 }

@@ -19,11 +19,13 @@ import java.util.Map;
  * @param connections                keepalive and connection lifetimes, per connection
  * @param tls                        TLS around every connection, or null for plaintext
  * @param rdmaUnderTls               whether a TLS connection may move to RDMA
+ * @param rdmaDevice                 the RDMA device, port and GID to use, or null to choose per connection
  */
 record ServerSettings(InetSocketAddress address, TransportMode transportMode, int maxInboundMessageSize,
                       int maxInboundMetadataSize, int maxConcurrentCallsPerConnection, int flowControlWindow, long handshakeTimeoutMillis,
                       Map<String, io.grpc.MethodDescriptor.MethodType> methodTypes, Connections connections,
-                      dev.rdmarpc.core.TlsConfig tls, dev.rdmarpc.core.RdmaUnderTls rdmaUnderTls) {
+                      dev.rdmarpc.core.TlsConfig tls, dev.rdmarpc.core.RdmaUnderTls rdmaUnderTls,
+                      dev.rdmarpc.core.RdmaDeviceChoice rdmaDevice) {
 
     /** No lifetime limit ({@code maxConnectionIdle}, {@code maxConnectionAge}, {@code maxConnectionAgeGrace}). */
     static final long NEVER = Long.MAX_VALUE;

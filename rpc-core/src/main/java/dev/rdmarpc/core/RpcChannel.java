@@ -127,6 +127,7 @@ public final class RpcChannel implements Channel, AutoCloseable {
         private Object meterRegistry;
         private TlsConfig tls;
         private RdmaUnderTls rdmaUnderTls = RdmaUnderTls.NEVER;
+        private RdmaDeviceChoice rdmaDevice;
         private int maxInboundMetadataSize = ConnectionSettings.DEFAULT_MAX_METADATA_BYTES;
 
         private Builder(String host, int port) {
@@ -237,6 +238,15 @@ public final class RpcChannel implements Channel, AutoCloseable {
             return this;
         }
 
+        /**
+         * The RDMA device, port and GID this channel's connections use (default: chosen per connection from its local
+         * address, then the {@code rdmarpc.rdma.*} system properties); ignored without the RDMA transport.
+         */
+        public Builder rdmaDevice(RdmaDeviceChoice choice) {
+            this.rdmaDevice = Objects.requireNonNull(choice);
+            return this;
+        }
+
         // ---- limits ----
 
         /**
@@ -274,7 +284,8 @@ public final class RpcChannel implements Channel, AutoCloseable {
 
         private ChannelImpl newImpl() {
             ConnectionSettings settings = new ConnectionSettings(pool, flowControlWindow, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
-                    maxInboundMessageSize, transportMode, UpgradePolicy.upgraders(transportMode, tls, rdmaUnderTls, false),
+                    maxInboundMessageSize, transportMode, UpgradePolicy.upgraders(transportMode, tls, rdmaUnderTls, false,
+                            rdmaDevice),
                     0, maxInboundMetadataSize, maxInboundAttachmentSize);
             var transport = Transports.streamTransport().newClientTransport(
                     new TransportConfig(pool, ioThreads, System.getProperty("rdmarpc.io", "auto"), tls, 0));

@@ -131,6 +131,7 @@ public final class RpcServer implements AutoCloseable {
         private PeerConnectionListener connectionListener;
         private TlsConfig tls;
         private RdmaUnderTls rdmaUnderTls = RdmaUnderTls.NEVER;
+        private RdmaDeviceChoice rdmaDevice;
         private final List<ServerInterceptor> interceptors = new ArrayList<>();
         private int controlFramesPerSecond = ConnectionGuards.DEFAULT_CONTROL_FRAMES_PER_SECOND;
         private int controlFrameBurst = ConnectionGuards.DEFAULT_CONTROL_FRAME_BURST;
@@ -284,6 +285,15 @@ public final class RpcServer implements AutoCloseable {
             return this;
         }
 
+        /**
+         * The RDMA device, port and GID this server's connections use (default: chosen per connection from its local
+         * address, then the {@code rdmarpc.rdma.*} system properties); ignored without the RDMA transport.
+         */
+        public Builder rdmaDevice(RdmaDeviceChoice choice) {
+            this.rdmaDevice = Objects.requireNonNull(choice);
+            return this;
+        }
+
         // ---- connection guards ----
 
         /**
@@ -396,7 +406,8 @@ public final class RpcServer implements AutoCloseable {
 
         public RpcServer build() {
             ConnectionSettings settings = new ConnectionSettings(pool, flowControlWindow, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
-                    maxInboundMessageSize, transportMode, UpgradePolicy.upgraders(transportMode, tls, rdmaUnderTls, true),
+                    maxInboundMessageSize, transportMode, UpgradePolicy.upgraders(transportMode, tls, rdmaUnderTls, true,
+                            rdmaDevice),
                     maxConcurrentCallsPerConnection, maxInboundMetadataSize, maxInboundAttachmentSize);
             var transport = Transports.streamTransport().newServerTransport(
                     new TransportConfig(pool, ioThreads, System.getProperty("rdmarpc.io", "auto"), tls,

@@ -12,12 +12,13 @@ final class UpgradePolicy {
 
     /**
      * The upgraders to offer or accept: none for {@link TransportMode#TCP}, none for TLS unless
-     * {@link RdmaUnderTls#AUTHENTICATE_ONLY}; all found otherwise.
+     * {@link RdmaUnderTls#AUTHENTICATE_ONLY}; all found otherwise, each told the RDMA device choice when there is one.
      *
      * @throws IllegalStateException when RDMA is required under TLS without allowing it, or the TLS config is for the
      *                               other side
      */
-    static List<ConnectionUpgrader> upgraders(TransportMode mode, TlsConfig tls, RdmaUnderTls underTls, boolean server) {
+    static List<ConnectionUpgrader> upgraders(TransportMode mode, TlsConfig tls, RdmaUnderTls underTls, boolean server,
+                                              RdmaDeviceChoice device) {
         if (tls != null && tls.isServer() != server) {
             throw new IllegalStateException(server
                     ? "the server was given a client TLS configuration (use TlsConfig.forServer)"
@@ -28,6 +29,10 @@ final class UpgradePolicy {
             throw new IllegalStateException("transportMode(RDMA) with TLS needs rdmaUnderTls(AUTHENTICATE_ONLY): "
                     + "RDMA does not encrypt, so a TLS connection stays on TCP unless told otherwise");
         }
-        return mode == TransportMode.TCP || tlsKeepsTcp ? List.of() : Transports.upgraders();
+        if (mode == TransportMode.TCP || tlsKeepsTcp) {
+            return List.of();
+        }
+        List<ConnectionUpgrader> all = Transports.upgraders();
+        return device == null ? all : all.stream().map(u -> u.withDevice(device)).toList();
     }
 }

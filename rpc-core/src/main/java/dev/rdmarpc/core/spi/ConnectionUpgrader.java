@@ -29,6 +29,14 @@ public interface ConnectionUpgrader {
     default void bindMeters(Object meterRegistry) {
     }
 
+    /**
+     * This upgrader for connections of a channel or server built with an explicit RDMA device choice; upgraders
+     * without devices return themselves (the default).
+     */
+    default ConnectionUpgrader withDevice(dev.rdmarpc.core.RdmaDeviceChoice device) {
+        return this;
+    }
+
     /** One connection's pending upgrade. */
     interface Offer {
         /** The capability bytes to put in this side's HELLO. */

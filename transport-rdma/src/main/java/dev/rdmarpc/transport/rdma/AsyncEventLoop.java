@@ -9,7 +9,9 @@ import java.lang.foreign.Arena;
 /**
  * The device context's async-event thread ({@code ibv_get_async_event}): the SRQ-limit event makes the poller refill
  * and re-arm the shared receive queue; a QP's fatal or access error closes that connection with the event's name;
- * port and device errors are logged. Every event is acknowledged at once.
+ * {@code IBV_EVENT_PORT_ERR} on the context's port and {@code IBV_EVENT_DEVICE_FATAL} close every connection of the
+ * context and send new ones to TCP, {@code IBV_EVENT_PORT_ACTIVE} lets them upgrade again; SRQ and CQ errors are
+ * logged. Every event is acknowledged at once.
  */
 final class AsyncEventLoop implements Runnable {
     private final RdmaDeviceContext context;
@@ -75,7 +77,18 @@ final class AsyncEventLoop implements Runnable {
             }
             case AsyncEvent.QP_LAST_WQE_REACHED, AsyncEvent.COMM_EST, AsyncEvent.SQ_DRAINED -> {
             }
-            case AsyncEvent.PORT_ERR, AsyncEvent.DEVICE_FATAL, AsyncEvent.SRQ_ERR, AsyncEvent.CQ_ERR ->
+            case AsyncEvent.PORT_ERR -> {
+                if (port == context.port()) {
+                    context.fail(AsyncEvent.typeName(type), false);
+                }
+            }
+            case AsyncEvent.DEVICE_FATAL -> context.fail(AsyncEvent.typeName(type), true);
+            case AsyncEvent.PORT_ACTIVE -> {
+                if (port == context.port()) {
+                    context.portActive();
+                }
+            }
+            case AsyncEvent.SRQ_ERR, AsyncEvent.CQ_ERR ->
                     Fallbacks.LOG.log(Level.WARNING, "RDMA device {0}: {1} (port {2})", device.deviceName(),
                             AsyncEvent.typeName(type), port);
             default -> Fallbacks.LOG.log(Level.DEBUG, "RDMA device {0}: {1}", device.deviceName(), AsyncEvent.typeName(type));

@@ -19,8 +19,13 @@ final class Fallbacks {
     static final String QP_FAILED = "qp-transition-failed";
     /** The device context has no room for another queue pair. */
     static final String CAPACITY = "capacity";
+    /** An earlier upgrade with this peer failed (see {@link PeerFallbacks}): its connections stay on TCP for a while. */
+    static final String PEER_REMEMBERED = "peer-remembered";
+    /** The device's port is down or the device failed (async event): new connections stay on TCP until it is active. */
+    static final String PORT_DOWN = "port-down";
     /** Every reason, in the order the meters list them. */
-    static final List<String> REASONS = List.of(NO_DEVICE, MEMLOCK, PEER_WITHOUT_RDMA, QP_FAILED, CAPACITY);
+    static final List<String> REASONS = List.of(NO_DEVICE, MEMLOCK, PEER_WITHOUT_RDMA, QP_FAILED, CAPACITY,
+            PEER_REMEMBERED, PORT_DOWN);
 
     private static final Set<String> LOGGED = ConcurrentHashMap.newKeySet();
 

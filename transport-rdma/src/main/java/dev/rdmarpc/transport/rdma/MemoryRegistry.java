@@ -13,22 +13,38 @@ import java.lang.System.Logger.Level;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Registers every slab of the pools the transport uses as one memory region, once, when the pool creates it
- * ({@link SlabListener}), and deregisters it when the pool frees it. The region is kept in {@link Slab#attach}, so
- * finding a buffer's lkey is a field read. Regions grant local access and memory-window binding only: a peer can
- * read a slab solely through a window bound for one rendezvous.
+ * Registers every slab of the pools the transport uses as one memory region per device context, once, when the pool
+ * creates it ({@link SlabListener}), and deregisters it when the pool frees it. A slab's regions are kept in
+ * {@link Slab#attach} as {@link Registrations}, one slot per device context ({@link #device()}), so finding a buffer's
+ * lkey on a device is a field read and an array read. Regions grant local access and memory-window binding only: a
+ * peer can read a slab solely through a window bound for one rendezvous.
  */
 final class MemoryRegistry implements SlabListener {
+    /** Device contexts a process may open (each takes one slot in every slab's {@link Registrations}). */
+    static final int MAX_DEVICES = 32;
+    private static final AtomicInteger DEVICES = new AtomicInteger();
+
     private final ProtectionDomain pd;
     private final int access;
+    private final int device;
     private final Set<SlabPool> pools = Collections.newSetFromMap(new IdentityHashMap<>());
     private volatile String lastFailure;
 
     MemoryRegistry(ProtectionDomain pd, int access) {
         this.pd = pd;
         this.access = access;
+        this.device = DEVICES.getAndIncrement();
+        if (device >= MAX_DEVICES) {
+            throw new IllegalStateException("more than " + MAX_DEVICES + " RDMA device contexts in one process");
+        }
+    }
+
+    /** This registry's slot in every slab's {@link Registrations}. */
+    int device() {
+        return device;
     }
 
     /** Registers the pool's slabs now and its future ones as they come; false if a registration failed. */
@@ -46,40 +62,77 @@ final class MemoryRegistry implements SlabListener {
         return lastFailure;
     }
 
-    /** The registration of the buffer's slab (its lkey), or null if the slab is not registered. */
-    static RegisteredMemory registered(SlabBuffer buffer) {
-        return buffer.slab().attachment() instanceof RegisteredMemory m ? m : null;
+    /**
+     * The registration of the buffer's slab on {@code device} (its lkey), or null if the slab is not registered there.
+     * A slab attached to a bare {@link RegisteredMemory} (tests) has it on every device.
+     */
+    static RegisteredMemory registered(SlabBuffer buffer, int device) {
+        Object a = buffer.slab().attachment();
+        if (a instanceof Registrations r) {
+            return r.regions[device];
+        }
+        return a instanceof RegisteredMemory m ? m : null;
     }
 
-    /** The region of the buffer's slab, or null if the slab is not registered. */
-    static MemoryRegion region(SlabBuffer buffer) {
-        return buffer.slab().attachment() instanceof MemoryRegion mr ? mr : null;
+    /** The region of the buffer's slab on {@code device}, or null if the slab is not registered there. */
+    static MemoryRegion region(SlabBuffer buffer, int device) {
+        return buffer.slab().attachment() instanceof Registrations r ? r.regions[device] : null;
     }
 
     @Override
     public void onSlabAdded(Slab slab) {
-        if (slab.attachment() instanceof MemoryRegion) {
-            return;
-        }
-        try {
-            slab.attach(pd.registerMemory(slab.segment(), access));
-            RdmaMetrics.SLAB_REGIONS.incrementAndGet();
-        } catch (VerbsException e) {
-            String why = e.getMessage() + (e.errno() == 12 || e.errno() == 1
-                    ? " (the locked-memory limit is too low: raise RLIMIT_MEMLOCK, e.g. ulimit -l unlimited)" : "");
-            if (lastFailure == null) {
-                Fallbacks.LOG.log(Level.WARNING, "cannot register a {0}-byte slab for RDMA: {1}", slab.size(), why);
+        synchronized (slab) {
+            Registrations r = slab.attachment() instanceof Registrations x ? x : null;
+            if (r != null && r.regions[device] != null) {
+                return;
             }
-            lastFailure = why;
+            try {
+                MemoryRegion mr = pd.registerMemory(slab.segment(), access);
+                if (r == null) {
+                    r = new Registrations();
+                    r.regions[device] = mr;
+                    slab.attach(r);
+                } else {
+                    r.regions[device] = mr;
+                }
+                RdmaMetrics.SLAB_REGIONS.incrementAndGet();
+            } catch (VerbsException e) {
+                String why = e.getMessage() + (e.errno() == 12 || e.errno() == 1
+                        ? " (the locked-memory limit is too low: raise RLIMIT_MEMLOCK, e.g. ulimit -l unlimited)" : "");
+                if (lastFailure == null) {
+                    Fallbacks.LOG.log(Level.WARNING, "cannot register a {0}-byte slab for RDMA: {1}", slab.size(), why);
+                }
+                lastFailure = why;
+            }
         }
     }
 
     @Override
     public void onSlabRemoved(Slab slab) {
-        if (slab.attachment() instanceof MemoryRegion mr) {
-            slab.attach(null);
-            mr.close();
-            RdmaMetrics.SLAB_REGIONS.decrementAndGet();
+        synchronized (slab) {
+            if (slab.attachment() instanceof Registrations r && r.regions[device] != null) {
+                MemoryRegion mr = r.regions[device];
+                r.regions[device] = null;
+                if (r.isEmpty()) {
+                    slab.attach(null);
+                }
+                mr.close();
+                RdmaMetrics.SLAB_REGIONS.decrementAndGet();
+            }
+        }
+    }
+
+    /** One slab's memory regions, by device context. Slots are written under the slab's lock. */
+    static final class Registrations {
+        final MemoryRegion[] regions = new MemoryRegion[MAX_DEVICES];
+
+        boolean isEmpty() {
+            for (MemoryRegion r : regions) {
+                if (r != null) {
+                    return false;
+                }
+            }
+            return true;
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.rdmarpc.transport.rdma;
 
+import dev.rdmarpc.core.RdmaDeviceChoice;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.Hello;
 import dev.rdmarpc.core.spi.ConnectionUpgrader;
@@ -7,13 +8,28 @@ import dev.rdmarpc.core.spi.FrameConnection;
 import dev.rdmarpc.transport.rdma.verbs.QueuePair;
 import dev.rdmarpc.transport.rdma.verbs.VerbsException;
 
+import java.net.InetAddress;
+
 /**
  * The RDMA transport's entry point for core (found with {@link java.util.ServiceLoader}): offers an RC queue pair in
  * HELLO ({@link Hello#CAP_RDMA}) and, when the peer offers one too, moves the connection's frames onto it. Returns
  * null at once, with the reason logged once and counted, when this side cannot (no device, no kernel RDMA, memlock
- * too low, no room for another queue pair).
+ * too low, no room for another queue pair, the device's port is down) or an earlier upgrade with the same peer failed
+ * recently ({@link PeerFallbacks}). The device, port and GID follow the connection's local address unless the
+ * channel or server was built with an {@link RdmaDeviceChoice}.
  */
 public final class RdmaConnectionUpgrader implements ConnectionUpgrader {
+    private final RdmaDeviceChoice choice;
+
+    /** The upgrader {@link java.util.ServiceLoader} creates: device, port and GID chosen per connection. */
+    public RdmaConnectionUpgrader() {
+        this(null);
+    }
+
+    private RdmaConnectionUpgrader(RdmaDeviceChoice choice) {
+        this.choice = choice;
+    }
+
     @Override
     public String name() {
         return "rdma";
@@ -30,13 +46,31 @@ public final class RdmaConnectionUpgrader implements ConnectionUpgrader {
         RdmaMetrics.bindTo((io.micrometer.core.instrument.MeterRegistry) meterRegistry);
     }
 
+    /** This upgrader with an explicit device, port or GID for a channel's or server's connections. */
+    @Override
+    public ConnectionUpgrader withDevice(RdmaDeviceChoice device) {
+        return new RdmaConnectionUpgrader(device);
+    }
+
     @Override
     public Offer prepare(FrameConnection base, SlabPool pool, boolean clientSide) {
-        RdmaDeviceContext context;
+        InetAddress peer = base == null ? null : PeerFallbacks.hostOf(base.remoteAddress());
+        if (PeerFallbacks.PROCESS.isRemembered(peer)) {
+            Fallbacks.record(Fallbacks.PEER_REMEMBERED, "an RDMA upgrade with " + peer.getHostAddress() + " failed in the last "
+                    + PeerFallbacks.PROCESS.expirySeconds() + " s (rdmarpc.rdma.peerFallbackSeconds)");
+            return null;
+        }
+        DeviceContexts.ConnectionPath path;
         try {
-            context = RdmaDeviceContext.shared();
+            path = DeviceContexts.forConnection(choice, base == null ? null : base.localAddress());
         } catch (DeviceSelector.Unavailable e) {
             Fallbacks.record(e.key, e.getMessage());
+            return null;
+        }
+        RdmaDeviceContext context = path.context();
+        String unusable = context.unusableReason();
+        if (unusable != null) {
+            Fallbacks.record(Fallbacks.PORT_DOWN, unusable);
             return null;
         }
         if (!context.registry().addPool(pool)) {
@@ -56,6 +90,6 @@ public final class RdmaConnectionUpgrader implements ConnectionUpgrader {
             Fallbacks.record(Fallbacks.QP_FAILED, "creating a queue pair failed: " + e.getMessage());
             return null;
         }
-        return new RdmaOffer(context, qp, base, pool);
+        return new RdmaOffer(path, qp, base, pool, peer);
     }
 }

@@ -24,21 +24,21 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Everything the RDMA transport keeps per device, once per process: the open device, one protection domain, one
  * completion channel and CQ shared by every queue pair, one SRQ kept full of slab buffers, the slab registrations,
- * the poller and async-event threads, and the endpoint tables the poller dispatches by. Opened on the first
- * connection that asks for RDMA ({@link #shared()}); when that fails, the reason is kept and every later connection
- * stays on TCP at once.
+ * the poller and async-event threads, and the endpoint tables the poller dispatches by. One per device and port, opened
+ * on the first connection that needs it ({@link DeviceContexts}). When its port goes down or the device fails, its
+ * connections are closed and new ones stay on TCP until the port is active again.
  */
 final class RdmaDeviceContext {
     /** {@code vendor_id} of Soft-RoCE (rxe) devices. */
     static final int SOFT_ROCE_VENDOR_ID = 0xFFFFFF;
-    private static final Object LOCK = new Object();
-    private static volatile RdmaDeviceContext shared;
-    private static volatile DeviceSelector.Unavailable unavailable;
 
     private final RdmaConfig config;
     private final IbvContext device;
     private final int port;
-    private final PortAttributes portAttributes;
+    private volatile PortAttributes portAttributes;
+    /** Why new connections must not use this context (its port is down, the device failed); null while usable. */
+    private volatile String unusable;
+    private volatile boolean deviceFailed;
     private final int gidIndex;
     private final Gid gid;
     private final DeviceAttributes attributes;
@@ -63,39 +63,14 @@ final class RdmaDeviceContext {
     private final IntMap<RdmaEndpoint> byQpn = new IntMap<>();
     private final IntMap<RdmaEndpoint> byId = new IntMap<>();
 
-    /** The process's device context, opened on first use. */
+    /** The default device context (see {@link DeviceContexts#defaultContext()}), opened on first use. */
     static RdmaDeviceContext shared() throws DeviceSelector.Unavailable {
-        RdmaDeviceContext c = shared;
-        if (c != null) {
-            return c;
-        }
-        DeviceSelector.Unavailable u = unavailable;
-        if (u != null) {
-            throw u;
-        }
-        synchronized (LOCK) {
-            if (shared != null) {
-                return shared;
-            }
-            if (unavailable != null) {
-                throw unavailable;
-            }
-            try {
-                shared = open(RdmaConfig.fromSystemProperties());
-                return shared;
-            } catch (DeviceSelector.Unavailable e) {
-                unavailable = e;
-                throw e;
-            } catch (RuntimeException e) {
-                unavailable = new DeviceSelector.Unavailable(Fallbacks.NO_DEVICE, "opening the RDMA device failed: " + e);
-                throw unavailable;
-            }
-        }
+        return DeviceContexts.defaultContext();
     }
 
-    /** The shared context if it is open, else null (tests). */
+    /** The default context if it is open, else null (tests). */
     static RdmaDeviceContext sharedIfOpen() {
-        return shared;
+        return DeviceContexts.defaultIfOpen();
     }
 
     private RdmaDeviceContext(RdmaConfig config, DeviceSelector.Selection s) {
@@ -108,8 +83,8 @@ final class RdmaDeviceContext {
         this.attributes = device.queryDevice();
     }
 
-    static RdmaDeviceContext open(RdmaConfig config) throws DeviceSelector.Unavailable {
-        DeviceSelector.Selection s = DeviceSelector.select(config);
+    /** Opens the context on an already selected device; on failure the selection's device is closed. */
+    static RdmaDeviceContext open(RdmaConfig config, DeviceSelector.Selection s) throws DeviceSelector.Unavailable {
         RdmaDeviceContext c = new RdmaDeviceContext(config, s);
         try {
             c.start();
@@ -153,7 +128,7 @@ final class RdmaDeviceContext {
         int access = AccessFlags.LOCAL_WRITE | (windows ? AccessFlags.MW_BIND : 0);
         registry = new MemoryRegistry(pd, access);
         registry.addPool(SlabPool.shared());
-        receives = new ReceiveQueue(srq, SlabPool.shared(), config.receiveBufferSize(), srqDepth, arena);
+        receives = new ReceiveQueue(srq, SlabPool.shared(), config.receiveBufferSize(), srqDepth, arena, registry.device());
         receives.fill();
         if (registry.lastFailure() != null || receives.posted() == 0) {
             throw new DeviceSelector.Unavailable(Fallbacks.MEMLOCK, "memory registration failed: "
@@ -224,6 +199,49 @@ final class RdmaDeviceContext {
 
     Gid gid() {
         return gid;
+    }
+
+    /** The GID at {@code index} of this context's port. */
+    Gid queryGid(int index) {
+        return device.queryGid(port, index);
+    }
+
+    /** Whether new connections may use this context (null), or why not. */
+    String unusableReason() {
+        return unusable;
+    }
+
+    /**
+     * Async events: the port went down or the device failed. New connections stay on TCP, and every connection on
+     * this context is closed (its calls fail with UNAVAILABLE).
+     */
+    void fail(String event, boolean device) {
+        if (device) {
+            deviceFailed = true;
+        }
+        String why = deviceName() + " port " + port + ": " + event;
+        unusable = why;
+        Fallbacks.LOG.log(Level.WARNING, "RDMA {0}: closing its connections; new ones stay on TCP{1}", why,
+                device ? "" : " until the port is active again");
+        for (RdmaEndpoint ep : endpoints()) {
+            ep.closeOnError(new IllegalStateException("RDMA " + why));
+        }
+    }
+
+    /** Async event: the port is active again; new connections may use RDMA (not after a device failure). */
+    void portActive() {
+        if (deviceFailed || unusable == null) {
+            return;
+        }
+        try {
+            portAttributes = device.queryPort(port);
+        } catch (RuntimeException e) {
+            Fallbacks.LOG.log(Level.WARNING, "RDMA {0} port {1}: querying the port after IBV_EVENT_PORT_ACTIVE failed: {2}",
+                    deviceName(), port, e.toString());
+            return;
+        }
+        unusable = null;
+        Fallbacks.LOG.log(Level.INFO, "RDMA {0} port {1} is active again: new connections may use RDMA", deviceName(), port);
     }
 
     PortAttributes portAttributes() {

@@ -67,7 +67,7 @@ final class RdmaEndpoint implements FrameConnection, SendEvents {
         RendezvousGrants grants = new RendezvousGrants(qp.protectionDomain(), context.useWindows());
         this.send = new SendPath(this, qp, pool, grants, arena, id, context.config().sendQueueDepth(),
                 peer.receiveBufferSize(), peer.credits(), context.readChunk(),
-                context.useWindows() && context.localOpsNeedEmptySendQueue());
+                context.useWindows() && context.localOpsNeedEmptySendQueue(), context.registry().device());
         this.receive = new ReceivePath(this, send, handler, pool);
     }
 

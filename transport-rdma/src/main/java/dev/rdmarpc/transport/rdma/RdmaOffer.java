@@ -5,18 +5,21 @@ import dev.rdmarpc.core.protocol.ProtocolException;
 import dev.rdmarpc.core.spi.ConnectionUpgrader;
 import dev.rdmarpc.core.spi.FrameConnection;
 import dev.rdmarpc.core.spi.FrameHandler;
+import dev.rdmarpc.transport.rdma.verbs.Gid;
 import dev.rdmarpc.transport.rdma.verbs.PortAttributes;
 import dev.rdmarpc.transport.rdma.verbs.QueuePair;
 import dev.rdmarpc.transport.rdma.verbs.RtrParameters;
 import dev.rdmarpc.transport.rdma.verbs.RtsParameters;
 import dev.rdmarpc.transport.rdma.verbs.VerbsException;
 
+import java.net.InetAddress;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * One connection's pending upgrade: a queue pair in INIT and this side's {@code CAP_RDMA}. {@link #complete} checks
  * the peer's parameters (impossible ones are a protocol error that closes the connection), moves the QP to RTR and
- * RTS and returns the {@link RdmaEndpoint}; {@link #abandon} destroys the QP when the upgrade does not happen.
+ * RTS and returns the {@link RdmaEndpoint}; {@link #abandon} destroys the QP when the upgrade does not happen. A
+ * transition the kernel refuses makes {@link PeerFallbacks} remember the peer, so its next connections stay on TCP.
  */
 final class RdmaOffer implements ConnectionUpgrader.Offer {
     private static final int PREPARED = 0;
@@ -25,14 +28,20 @@ final class RdmaOffer implements ConnectionUpgrader.Offer {
     private static final int ABANDONED = 3;
 
     private final RdmaDeviceContext context;
+    private final int gidIndex;
+    private final Gid gid;
+    private final InetAddress peerHost;
     private final QueuePair qp;
     private final FrameConnection base;
     private final SlabPool pool;
     private final int psn = ThreadLocalRandom.current().nextInt(1 << 24);
     private int state = PREPARED;
 
-    RdmaOffer(RdmaDeviceContext context, QueuePair qp, FrameConnection base, SlabPool pool) {
-        this.context = context;
+    RdmaOffer(DeviceContexts.ConnectionPath path, QueuePair qp, FrameConnection base, SlabPool pool, InetAddress peer) {
+        this.context = path.context();
+        this.gidIndex = path.gidIndex();
+        this.gid = path.gid();
+        this.peerHost = peer;
         this.qp = qp;
         this.base = base;
         this.pool = pool;
@@ -42,7 +51,7 @@ final class RdmaOffer implements ConnectionUpgrader.Offer {
     public byte[] capability() {
         PortAttributes p = context.portAttributes();
         return new RdmaCapability(p.linkLayer(), p.activeMtu(), context.responderDepth(), qp.qpNum(), psn, p.lid(),
-                qp.caps().maxInlineData(), context.gid(), context.receiveBufferSize(), context.credits()).encode();
+                qp.caps().maxInlineData(), gid, context.receiveBufferSize(), context.credits()).encode();
     }
 
     @Override
@@ -68,7 +77,7 @@ final class RdmaOffer implements ConnectionUpgrader.Offer {
             PortAttributes p = context.portAttributes();
             boolean roce = p.isEthernet();
             qp.toRtr(new RtrParameters(peer.qpn(), peer.psn(), roce || peer.lid() == 0 ? peer.gid() : null, peer.lid(),
-                    context.gidIndex(), context.port(), Math.min(p.activeMtu(), peer.mtu()), context.responderDepth(),
+                    gidIndex, context.port(), Math.min(p.activeMtu(), peer.mtu()), context.responderDepth(),
                     context.config().minRnrTimer(), 64, 0, 0));
             qp.toRts(new RtsParameters(psn, context.config().ackTimeout(), context.config().retryCount(), 7,
                     Math.min(context.initiatorDepth(), peer.responderDepth())));
@@ -79,6 +88,11 @@ final class RdmaOffer implements ConnectionUpgrader.Offer {
             ep.discardUnconnected();
             qp.close();
             Fallbacks.record(Fallbacks.QP_FAILED, "connecting the queue pair failed: " + e.getMessage());
+            if (PeerFallbacks.PROCESS.remember(peerHost)) {
+                Fallbacks.LOG.log(System.Logger.Level.INFO, "RDMA with {0} failed on {1} port {2} ({3}): its new "
+                        + "connections stay on TCP for {4} s", peerHost.getHostAddress(), context.deviceName(), context.port(),
+                        e.getMessage(), PeerFallbacks.PROCESS.expirySeconds());
+            }
             throw e;
         }
         state = COMPLETED;

@@ -17,6 +17,8 @@ import java.lang.foreign.Arena;
 final class ReceiveQueue {
     private final SharedReceiveQueue srq;
     private final SlabPool pool;
+    /** Which device context's memory regions this path uses (see MemoryRegistry). */
+    private final int device;
     private final int bufferSize;
     private final int depth;
     private final int limit;
@@ -26,7 +28,8 @@ final class ReceiveQueue {
     /** Test hook: while set, consumed slots are not refilled (to drive the SRQ empty and exercise RNR retry). */
     static volatile boolean refillPaused;
 
-    ReceiveQueue(SharedReceiveQueue srq, SlabPool pool, int bufferSize, int depth, Arena arena) {
+    ReceiveQueue(SharedReceiveQueue srq, SlabPool pool, int bufferSize, int depth, Arena arena, int device) {
+        this.device = device;
         this.srq = srq;
         this.pool = pool;
         this.bufferSize = bufferSize;
@@ -100,7 +103,7 @@ final class ReceiveQueue {
     }
 
     private boolean post(int slot, SlabBuffer b) {
-        MemoryRegion mr = MemoryRegistry.region(b);
+        MemoryRegion mr = MemoryRegistry.region(b, device);
         if (mr == null) {
             return false;
         }

@@ -40,8 +40,8 @@ final class RendezvousGrants {
         }
 
         /** The region a window over the granted bytes is bound through. */
-        MemoryRegion bindRegion() {
-            return foreign != null ? foreign.registration() : MemoryRegistry.region(buffer);
+        MemoryRegion bindRegion(int device) {
+            return foreign != null ? foreign.registration() : MemoryRegistry.region(buffer, device);
         }
     }
 

@@ -24,6 +24,8 @@ final class RendezvousReads {
     static final int MAX_READ_BYTES = 4 << 20;
 
     private final SlabPool pool;
+    /** Which device context's memory regions this path uses (see MemoryRegistry). */
+    private final int device;
     private final int readChunk;
     private final ArrayDeque<InboundQueue.Item> waiting = new ArrayDeque<>();
     private int active;
@@ -31,7 +33,8 @@ final class RendezvousReads {
     private long peakBytes;
     private int creditsFreed;
 
-    RendezvousReads(SlabPool pool, int readChunk) {
+    RendezvousReads(SlabPool pool, int readChunk, int device) {
+        this.device = device;
         this.pool = pool;
         this.readChunk = readChunk;
     }
@@ -78,7 +81,7 @@ final class RendezvousReads {
             if (it.buffer == null && !admit(it)) {
                 return;
             }
-            RegisteredMemory mr = MemoryRegistry.registered(it.buffer);
+            RegisteredMemory mr = MemoryRegistry.registered(it.buffer, device);
             if (mr == null) {
                 throw new IllegalStateException("a rendezvous destination's slab is not registered for RDMA");
             }

@@ -58,6 +58,8 @@ final class SendPath {
     private final SendEvents events;
     private final SendQueueTarget qp;
     private final SlabPool pool;
+    /** Which device context's memory regions this path uses (see MemoryRegistry). */
+    private final int device;
     private final RendezvousGrants grants;
     private final int maxInline;
     private final int stagingSize;
@@ -81,8 +83,9 @@ final class SendPath {
     private int completionResult;
 
     SendPath(SendEvents events, SendQueueTarget qp, SlabPool pool, RendezvousGrants grants, Arena arena, int endpointId,
-             int sqDepth, int peerBufferSize, int peerCredits, int readChunk, boolean localOpsNeedEmptyQueue) {
+             int sqDepth, int peerBufferSize, int peerCredits, int readChunk, boolean localOpsNeedEmptyQueue, int device) {
         this.events = events;
+        this.device = device;
         this.qp = qp;
         this.pool = pool;
         this.grants = grants;
@@ -92,7 +95,7 @@ final class SendPath {
         this.localOpsNeedEmptyQueue = localOpsNeedEmptyQueue;
         this.credits = new CreditLedger(peerCredits);
         this.slots = new SendSlots(qp, endpointId, sqDepth, localOpsNeedEmptyQueue);
-        this.reads = new RendezvousReads(pool, readChunk);
+        this.reads = new RendezvousReads(pool, readChunk, device);
         this.wr = new SendWorkRequest(arena, 2);
     }
 
@@ -352,8 +355,8 @@ final class SendPath {
         MemorySegment hs = header.segment();
         int size = FrameHeader.SIZE + len;
         if (size <= stagingLimit) {
-            if (len >= GATHER_MIN_PAYLOAD && MemoryRegistry.registered(header) != null
-                    && MemoryRegistry.registered(payload) != null
+            if (len >= GATHER_MIN_PAYLOAD && MemoryRegistry.registered(header, device) != null
+                    && MemoryRegistry.registered(payload, device) != null
                     && !(FrameHeader.type(hs, hoff) == FrameType.WINDOW && FrameHeader.streamId(hs, hoff) != 0)) {
                 pushStaging(); // frames staged before it go first
                 SlabBuffer h = reference(header);
@@ -533,7 +536,7 @@ final class SendPath {
             }
             return;
         }
-        RegisteredMemory mr = MemoryRegistry.registered(b);
+        RegisteredMemory mr = MemoryRegistry.registered(b, device);
         if (mr == null) {
             b.release();
             throw new IllegalStateException("a staging buffer's slab is not registered for RDMA");
@@ -558,8 +561,8 @@ final class SendPath {
             if (carried > 0) {
                 FrameHeader.setCredit(hs, hoff, FrameHeader.credit(hs, hoff) + carried);
             }
-            RegisteredMemory hm = MemoryRegistry.registered(header);
-            RegisteredMemory pm = MemoryRegistry.registered(payload);
+            RegisteredMemory hm = MemoryRegistry.registered(header, device);
+            RegisteredMemory pm = MemoryRegistry.registered(payload, device);
             RdmaMetrics.EAGER_SENDS.increment();
             RdmaMetrics.EAGER_BYTES.add(FrameHeader.SIZE + len);
             wr.clear().wrId(slots.nextWrId()).opcode(SendWorkRequest.OPCODE_SEND).flags(slots.signaled())
@@ -590,7 +593,7 @@ final class SendPath {
     }
 
     private void postBind(Grant g) {
-        MemoryRegion mr = g.bindRegion();
+        MemoryRegion mr = g.bindRegion(device);
         if (mr == null) {
             throw new IllegalStateException("a rendezvous buffer's slab is not registered for RDMA");
         }

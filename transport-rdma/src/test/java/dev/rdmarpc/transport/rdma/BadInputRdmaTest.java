@@ -57,7 +57,7 @@ class BadInputRdmaTest extends RdmaEndToEndBase {
             SlabBuffer any = SlabPool.shared().allocate(64);
             MemoryRegion mr;
             try {
-                mr = MemoryRegistry.region(any);
+                mr = MemoryRegistry.region(any, ep.context.registry().device());
                 assertNotNull(mr, "the rogue's slab is registered");
             } finally {
                 any.release();

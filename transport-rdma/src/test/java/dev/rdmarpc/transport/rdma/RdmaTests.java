@@ -69,7 +69,10 @@ final class RdmaTests {
         }
     }
 
-    /** What must be back after every test: slab buffers, memory regions = slabs, no window or grant region, no QP, a full SRQ. */
+    /**
+     * What must be back after every test: slab buffers, memory regions = slabs on every open device context, no window
+     * or grant region, no QP, full SRQs.
+     */
     record Baseline(long buffers) {
         static Baseline now() {
             return new Baseline(SlabPool.shared().inUseBuffers());
@@ -77,20 +80,24 @@ final class RdmaTests {
 
         boolean reached() {
             RdmaMetrics.Snapshot s = RdmaMetrics.snapshot();
-            RdmaDeviceContext c = RdmaDeviceContext.sharedIfOpen();
+            List<RdmaDeviceContext> contexts = DeviceContexts.all();
+            boolean receivesFull = contexts.stream().allMatch(c -> c.postedReceives() == c.srqDepth() && c.queuePairs() == 0);
             return SlabPool.shared().inUseBuffers() == buffers && s.connections() == 0 && s.boundWindows() == 0
-                    && s.rendezvousRegions() == 0 && s.slabRegions() == SlabPool.shared().slabCount()
-                    && (c == null || (c.postedReceives() == c.srqDepth() && c.queuePairs() == 0));
+                    && s.rendezvousRegions() == 0 && s.slabRegions() == SlabPool.shared().slabCount() * (long) contexts.size()
+                    && receivesFull;
         }
 
         String describe() {
             RdmaMetrics.Snapshot s = RdmaMetrics.snapshot();
-            RdmaDeviceContext c = RdmaDeviceContext.sharedIfOpen();
+            StringBuilder perDevice = new StringBuilder();
+            for (RdmaDeviceContext c : DeviceContexts.all()) {
+                perDevice.append(c.deviceName()).append(": SRQ posted ").append(c.postedReceives()).append('/')
+                        .append(c.srqDepth()).append(", queue pairs ").append(c.queuePairs()).append("; ");
+            }
             return "slab buffers in use " + SlabPool.shared().inUseBuffers() + " (baseline " + buffers + "), RDMA connections "
                     + s.connections() + ", bound windows " + s.boundWindows() + ", rendezvous regions "
                     + s.rendezvousRegions() + ", slab regions " + s.slabRegions() + " for " + SlabPool.shared().slabCount()
-                    + " slabs, SRQ posted " + (c == null ? "-" : c.postedReceives() + "/" + c.srqDepth())
-                    + ", queue pairs " + (c == null ? "-" : c.queuePairs()) + "; "
+                    + " slabs on " + DeviceContexts.all().size() + " device contexts, " + perDevice
                     + SlabPool.shared().describeLiveBuffers();
         }
 

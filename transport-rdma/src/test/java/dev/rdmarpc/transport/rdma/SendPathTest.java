@@ -87,7 +87,7 @@ class SendPathTest {
 
     private SendPath path(int credits, int sqDepth) {
         return new SendPath(events, qp, pool, new RendezvousGrants(null, false), arena, 1, sqDepth, PEER_BUFFER,
-                credits, 1 << 20, false);
+                credits, 1 << 20, false, 0);
     }
 
     /** One MESSAGE frame on stream 1 with {@code payload} bytes of a pattern starting at {@code seed}. */

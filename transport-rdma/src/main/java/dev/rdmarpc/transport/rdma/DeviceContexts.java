@@ -1,0 +1,198 @@
+package dev.rdmarpc.transport.rdma;
+
+import dev.rdmarpc.core.RdmaDeviceChoice;
+import dev.rdmarpc.transport.rdma.verbs.Gid;
+import dev.rdmarpc.transport.rdma.verbs.VerbsException;
+
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.SocketAddress;
+import java.net.SocketException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The process's device contexts, one per RDMA device and port, each opened on the first connection that needs it and
+ * shared by every connection on it; and the choice, per connection, of the context and GID: an explicit
+ * {@link RdmaDeviceChoice} (a channel's or server's builder, else the {@code rdmarpc.rdma.*} system properties), else
+ * the device whose GID table maps the connection's local address ({@link GidTable}), else the default context (the
+ * first device with an active port, the best-scored GID: loopback connections and InfiniBand ports land there).
+ */
+final class DeviceContexts {
+    /** A failed open is retried after this long (a port may come up, a device may appear). */
+    private static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(5);
+    private static final String DEFAULT = "default";
+    private static final Object LOCK = new Object();
+    private static final Map<String, RdmaDeviceContext> OPEN = new ConcurrentHashMap<>();
+    private static final Map<String, Failure> FAILED = new ConcurrentHashMap<>();
+    /** How long a local address's GID lookup is reused (it reads sysfs: a few hundred small files). */
+    private static final long LOOKUP_NANOS = TimeUnit.SECONDS.toNanos(10);
+    private static final Map<Lookup, Found> LOOKUPS = new ConcurrentHashMap<>();
+    private static volatile RdmaConfig config;
+
+    /** The context and GID one connection uses. */
+    record ConnectionPath(RdmaDeviceContext context, int gidIndex, Gid gid) {
+    }
+
+    private record Failure(DeviceSelector.Unavailable reason, long atNanos, boolean permanent) {
+    }
+
+    private record Lookup(InetAddress address, int port) {
+    }
+
+    private record Found(Optional<GidTable.Match> match, long atNanos) {
+    }
+
+    private DeviceContexts() {
+    }
+
+    /** The settings from system properties, read once. */
+    static RdmaConfig config() {
+        RdmaConfig c = config;
+        if (c == null) {
+            synchronized (LOCK) {
+                if (config == null) {
+                    config = RdmaConfig.fromSystemProperties();
+                }
+                c = config;
+            }
+        }
+        return c;
+    }
+
+    /** The context and GID for a connection whose local address is {@code local}. */
+    static ConnectionPath forConnection(RdmaDeviceChoice choice, SocketAddress local) throws DeviceSelector.Unavailable {
+        RdmaConfig base = config();
+        String device = choice != null && choice.device() != null ? choice.device() : base.device();
+        int port = choice != null && choice.port() > 0 ? choice.port() : base.port();
+        int gidIndex = choice != null && choice.gidIndex() >= 0 ? choice.gidIndex() : base.gidIndex();
+        InetAddress ip = PeerFallbacks.hostOf(local);
+        if (gidIndex < 0 && ip != null && !ip.isLoopbackAddress() && !ip.isAnyLocalAddress()) {
+            Optional<GidTable.Match> m = gidOf(ip, port);
+            if (m.isPresent() && (device == null || device.equals(m.get().device()))) {
+                device = m.get().device();
+                port = m.get().port();
+                gidIndex = m.get().gidIndex();
+            }
+        }
+        RdmaDeviceContext context = device == null ? defaultContext() : context(device, port);
+        if (gidIndex < 0 || gidIndex == context.gidIndex()) {
+            return new ConnectionPath(context, context.gidIndex(), context.gid());
+        }
+        Gid gid;
+        try {
+            gid = context.queryGid(gidIndex);
+        } catch (VerbsException e) {
+            throw new DeviceSelector.Unavailable(Fallbacks.NO_DEVICE, "GID index " + gidIndex + " of "
+                    + context.deviceName() + " port " + context.port() + ": " + e.getMessage());
+        }
+        if (context.portAttributes().isEthernet() && gid.isZero()) {
+            throw new DeviceSelector.Unavailable(Fallbacks.NO_DEVICE, "GID index " + gidIndex + " of "
+                    + context.deviceName() + " port " + context.port() + " is empty");
+        }
+        return new ConnectionPath(context, gidIndex, gid);
+    }
+
+    /** The default context (the first device with an active port), opened now if it is not. */
+    static RdmaDeviceContext defaultContext() throws DeviceSelector.Unavailable {
+        return open(DEFAULT, config());
+    }
+
+    /** The default context if it is open, else null (tests). */
+    static RdmaDeviceContext defaultIfOpen() {
+        return OPEN.get(DEFAULT);
+    }
+
+    /** The context of {@code device} and {@code port} (0: its first active port), opened now if it is not. */
+    static RdmaDeviceContext context(String device, int port) throws DeviceSelector.Unavailable {
+        RdmaConfig c = config();
+        return open(device + "/" + port, new RdmaConfig(device, port, c.gidIndex(), c.receiveBufferSize(), c.srqDepth(),
+                c.credits(), c.sendQueueDepth(), c.maxInline(), c.spinMicros(), c.rendezvous(), c.maxConnections(),
+                c.minRnrTimer(), c.ackTimeout(), c.retryCount()));
+    }
+
+    /** Every open context, once each. */
+    static List<RdmaDeviceContext> all() {
+        List<RdmaDeviceContext> all = new ArrayList<>();
+        for (RdmaDeviceContext c : OPEN.values()) {
+            if (!all.contains(c)) {
+                all.add(c);
+            }
+        }
+        return all;
+    }
+
+    private static RdmaDeviceContext open(String key, RdmaConfig settings) throws DeviceSelector.Unavailable {
+        RdmaDeviceContext c = OPEN.get(key);
+        if (c != null) {
+            return c;
+        }
+        synchronized (LOCK) {
+            c = OPEN.get(key);
+            if (c != null) {
+                return c;
+            }
+            Failure f = FAILED.get(key);
+            if (f != null && (f.permanent() || System.nanoTime() - f.atNanos() < RETRY_NANOS)) {
+                throw f.reason();
+            }
+            DeviceSelector.Selection s;
+            try {
+                s = DeviceSelector.select(settings);
+            } catch (DeviceSelector.Unavailable e) {
+                FAILED.put(key, new Failure(e, System.nanoTime(), DEFAULT.equals(key) && OPEN.isEmpty()));
+                throw e;
+            }
+            String deviceKey = s.context().deviceName() + "/" + s.port();
+            c = OPEN.get(deviceKey);
+            if (c != null) {
+                s.context().close(); // that device is open already: one context per device and port
+            } else {
+                try {
+                    c = RdmaDeviceContext.open(settings, s);
+                } catch (DeviceSelector.Unavailable e) {
+                    FAILED.put(key, new Failure(e, System.nanoTime(), DEFAULT.equals(key)));
+                    throw e;
+                } catch (RuntimeException e) {
+                    DeviceSelector.Unavailable u = new DeviceSelector.Unavailable(Fallbacks.NO_DEVICE,
+                            "opening the RDMA device failed: " + e);
+                    FAILED.put(key, new Failure(u, System.nanoTime(), DEFAULT.equals(key)));
+                    throw u;
+                }
+                OPEN.put(deviceKey, c);
+            }
+            OPEN.put(key, c);
+            FAILED.remove(key);
+            return c;
+        }
+    }
+
+    /** The device, port and GID of a local address, looked up again after {@link #LOOKUP_NANOS}. */
+    private static Optional<GidTable.Match> gidOf(InetAddress ip, int port) {
+        Lookup key = new Lookup(ip, port);
+        long now = System.nanoTime();
+        Found f = LOOKUPS.get(key);
+        if (f == null || now - f.atNanos() > LOOKUP_NANOS) {
+            if (LOOKUPS.size() > 1024) {
+                LOOKUPS.clear();
+            }
+            f = new Found(GidTable.find(GidTable.SYSFS, ip, netdevOf(ip), port), now);
+            LOOKUPS.put(key, f);
+        }
+        return f.match();
+    }
+
+    /** The interface holding {@code ip}, or null when none does. */
+    private static String netdevOf(InetAddress ip) {
+        try {
+            NetworkInterface nif = NetworkInterface.getByInetAddress(ip);
+            return nif == null ? null : nif.getName();
+        } catch (SocketException e) {
+            return null;
+        }
+    }
+}
