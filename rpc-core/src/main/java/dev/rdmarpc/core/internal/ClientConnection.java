@@ -23,6 +23,8 @@ import java.util.concurrent.CompletableFuture;
 final class ClientConnection extends Connection {
     private final String authority;
     private final StreamTable<ClientStream<?, ?>> streams = new StreamTable<>();
+    /** Where {@link #streamsWritable} starts next (a lost update only changes which stream goes first). */
+    private int writableTurn;
     /** Reads this connection's HEADERS and TRAILERS payloads, one at a time on its I/O thread. */
     private final dev.rdmarpc.core.protocol.WireReader reader = new dev.rdmarpc.core.protocol.WireReader();
     private final CompletableFuture<ClientConnection> ready = new CompletableFuture<>();
@@ -53,8 +55,13 @@ final class ClientConnection extends Connection {
 
     @Override
     void streamsWritable() {
-        for (ClientStream<?, ?> s : streams.snapshot()) {
-            s.onConnectionWritable();
+        // the first stream told changes every time, so that streams waiting to start a message take turns instead
+        // of the ones in the table's first slots winning every time the connection drains
+        List<ClientStream<?, ?>> open = streams.snapshot();
+        int n = open.size();
+        int start = n == 0 ? 0 : Math.floorMod(writableTurn++, n);
+        for (int i = 0; i < n; i++) {
+            open.get((start + i) % n).onConnectionWritable();
         }
     }
 

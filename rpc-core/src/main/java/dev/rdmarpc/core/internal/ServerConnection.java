@@ -18,6 +18,7 @@ import dev.rdmarpc.core.spi.FrameConnection;
 
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -25,6 +26,8 @@ import java.util.concurrent.TimeUnit;
 final class ServerConnection extends Connection implements dev.rdmarpc.core.PeerConnection {
     final ServerImpl server;
     private final StreamTable<ServerStream<?, ?>> streams = new StreamTable<>();
+    /** Where {@link #streamsWritable} starts next (a lost update only changes which stream goes first). */
+    private int writableTurn;
     /**
      * The streams that count against the concurrent-stream limit: those of {@link #streams} whose TRAILERS have not
      * been handed to the transport. A stream leaves this table just before its TRAILERS go out, so a client that
@@ -272,8 +275,13 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
 
     @Override
     void streamsWritable() {
-        for (ServerStream<?, ?> s : streams.snapshot()) {
-            s.onConnectionWritable();
+        // the first stream told changes every time, so that streams waiting to start a message take turns instead
+        // of the ones in the table's first slots winning every time the connection drains
+        List<ServerStream<?, ?>> open = streams.snapshot();
+        int n = open.size();
+        int start = n == 0 ? 0 : Math.floorMod(writableTurn++, n);
+        for (int i = 0; i < n; i++) {
+            open.get((start + i) % n).onConnectionWritable();
         }
     }
 

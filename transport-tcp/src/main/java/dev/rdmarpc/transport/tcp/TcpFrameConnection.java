@@ -86,8 +86,11 @@ final class TcpFrameConnection implements FrameConnection {
     private final SocketAddress remote;
     private final SocketAddress local;
     private final WriteQueue queue = new WriteQueue();
-    /** Spare ByteBuf wrappers for sends: a unary call sends several frames per side, each needing one. */
-    private final SlabByteBufPool wrappers = new SlabByteBufPool(64);
+    /**
+     * Spare ByteBuf wrappers for sends: a unary call sends several frames per side, each needing one, and a streaming
+     * burst keeps about a hundred in flight (kept only up to the peak in flight, about 10 KiB at most).
+     */
+    private final SlabByteBufPool wrappers = new SlabByteBufPool(128);
     private final Runnable drainTask = this::drainFromTask;
 
     /** Set once, by the first close request or by the channel going away; the first reason wins. */
