@@ -4,8 +4,9 @@ import dev.rdmarpc.core.Attachment;
 import dev.rdmarpc.core.Marshaller;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.buffer.SlabPool;
 
-/** What both stream sides do with attachments: drop an unsent one, describe refusals, hand a received one over. */
+/** What both stream sides do with attachments: frame one, drop an unsent one, describe refusals, hand a received one over. */
 final class Attachments {
     /** The status of a call whose attachment segment its owner closed while the call was still sending it. */
     static final Status CLOSED_WHILE_SENDING = Status.FAILED_PRECONDITION.withDescription(
@@ -19,6 +20,16 @@ final class Attachments {
         framed.release();
         if (attachment != null) {
             attachment.release();
+        }
+    }
+
+    /** Frames {@code message} to be followed by {@code attachment}; lets the attachment go if framing fails. */
+    static <T> SlabBuffer frame(SlabPool pool, Marshaller<T> marshaller, T message, OutgoingAttachment attachment) {
+        try {
+            return MessageFramer.frameWithAttachment(pool, marshaller, message, attachment.size());
+        } catch (RuntimeException | Error e) {
+            attachment.release();
+            throw e;
         }
     }
 

@@ -324,14 +324,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     @Override
     public void sendMessage(ReqT message, MemorySegment attachment, Runnable onReleased) {
         OutgoingAttachment att = OutgoingAttachment.of(attachment, onReleased);
-        SlabBuffer framed;
-        try {
-            framed = MessageFramer.frameWithAttachment(pool, method.getRequestMarshaller(), message, att.size());
-        } catch (RuntimeException | Error e) {
-            att.release();
-            throw e;
-        }
-        send(framed, att);
+        send(Attachments.frame(pool, method.getRequestMarshaller(), message, att), att);
     }
 
     /** Sends a framed request, with its attachment or null; takes ownership of both. */

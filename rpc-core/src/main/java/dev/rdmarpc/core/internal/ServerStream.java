@@ -207,14 +207,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                     : Attachments.tooLarge("response", att.size(), peerMax) + "; the client refuses it, not sent"));
             return;
         }
-        SlabBuffer framed;
-        try {
-            framed = MessageFramer.frameWithAttachment(pool, method.getResponseMarshaller(), message, att.size());
-        } catch (RuntimeException | Error e) {
-            att.release();
-            throw e;
-        }
-        send(framed, att);
+        send(Attachments.frame(pool, method.getResponseMarshaller(), message, att), att);
     }
 
     /** Sends a framed response, with its attachment or null; takes ownership of both. */

@@ -160,12 +160,7 @@ final class SendPath {
             if (!closing) {
                 MemorySegment hs = head.segment();
                 if (FrameHeader.SIZE + len <= stagingLimit) {
-                    ensureRoom(FrameHeader.SIZE + len);
-                    MemorySegment ss = staging.segment();
-                    int sl = staging.length();
-                    MemorySegment.copy(hs, 0, ss, sl, FrameHeader.SIZE);
-                    MemorySegment.copy(body, 0, ss, sl + FrameHeader.SIZE, len);
-                    staging.setLength(sl + FrameHeader.SIZE + len);
+                    stage(hs, 0, body, 0, len);
                 } else {
                     int streamId = FrameHeader.streamId(hs, 0);
                     Grant g = null;
@@ -364,14 +359,7 @@ final class SendPath {
                 waiting.addGather(h, hoff, p, poff, len);
                 return;
             }
-            ensureRoom(size);
-            MemorySegment ss = staging.segment();
-            int sl = staging.length();
-            MemorySegment.copy(hs, hoff, ss, sl, FrameHeader.SIZE);
-            if (len > 0) {
-                MemorySegment.copy(payload.segment(), poff, ss, sl + FrameHeader.SIZE, len);
-            }
-            staging.setLength(sl + size);
+            stage(hs, hoff, payload.segment(), poff, len);
             return;
         }
         int type = FrameHeader.type(hs, hoff);
@@ -414,6 +402,19 @@ final class SendPath {
             return b;
         }
         return b.retainedSlice(0, b.length());
+    }
+
+    /** Copies a frame's header and its {@code len} payload bytes into staging (room made first). */
+    private void stage(MemorySegment header, long hoff, MemorySegment payload, long poff, int len) {
+        int size = FrameHeader.SIZE + len;
+        ensureRoom(size);
+        MemorySegment ss = staging.segment();
+        int sl = staging.length();
+        MemorySegment.copy(header, hoff, ss, sl, FrameHeader.SIZE);
+        if (len > 0) {
+            MemorySegment.copy(payload, poff, ss, sl + FrameHeader.SIZE, len);
+        }
+        staging.setLength(sl + size);
     }
 
     private void ensureRoom(int bytes) {
