@@ -4,7 +4,9 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * Core's side of a {@link FrameConnection}: receives its frames, one at a time, on the
- * connection's I/O thread.
+ * connection's I/O thread. A transport never calls the handler from inside one of the handler's own calls into the
+ * connection (a send, a flush, a close): its caller may hold locks of its own, so what such a call causes (the
+ * connection turning writable, say) reaches the handler after it returned.
  */
 public interface FrameHandler {
 

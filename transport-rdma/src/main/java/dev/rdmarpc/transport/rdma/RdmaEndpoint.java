@@ -152,6 +152,12 @@ final class RdmaEndpoint implements FrameConnection, SendEvents {
         }
     }
 
+    /** Found during one of core's sends or flushes: core hears it from a poller task once that call returned. */
+    @Override
+    public void writableAfterCall() {
+        context.poller().execute(this::fireWritable);
+    }
+
     private void fireWritable() {
         if (!isOpen()) {
             return;

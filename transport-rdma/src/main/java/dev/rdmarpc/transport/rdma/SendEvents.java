@@ -10,4 +10,10 @@ interface SendEvents {
 
     /** Bytes waiting to be posted fell below the low mark after the connection reported itself not writable. */
     void writable();
+
+    /**
+     * The same, found during one of core's own sends or flushes: core hears of it from a task of the poller's, after
+     * that call returned (its caller may hold locks of its own).
+     */
+    void writableAfterCall();
 }

@@ -141,7 +141,7 @@ final class SendPath {
                 tail.release();
             }
         }
-        afterUnlock(failure);
+        afterUnlock(failure, true);
     }
 
     /**
@@ -205,7 +205,7 @@ final class SendPath {
         if (refused != null) {
             throw refused;
         }
-        afterUnlock(failure);
+        afterUnlock(failure, true);
     }
 
     /** errno of a registration of memory the device cannot pin. */
@@ -236,7 +236,7 @@ final class SendPath {
         } finally {
             lock.unlock();
         }
-        afterUnlock(failure);
+        afterUnlock(failure, true);
     }
 
     /** Bytes held for sends not yet done: waiting SENDs and the payloads of open rendezvous grants. */
@@ -268,8 +268,11 @@ final class SendPath {
         }
     }
 
-    /** Outside the lock: reports a failure (closing the connection) or that the connection is writable again. */
-    private void afterUnlock(RuntimeException failure) {
+    /**
+     * Outside the lock: reports a failure (closing the connection) or that the connection is writable again;
+     * {@code inCall} when this ends one of core's own sends or flushes.
+     */
+    private void afterUnlock(RuntimeException failure, boolean inCall) {
         if (failure != null) {
             events.closeOnError(failure);
             return;
@@ -282,7 +285,9 @@ final class SendPath {
         } finally {
             lock.unlock();
         }
-        if (fire) {
+        if (fire && inCall) {
+            events.writableAfterCall();
+        } else if (fire) {
             events.writable();
         }
     }
@@ -743,7 +748,7 @@ final class SendPath {
         } finally {
             lock.unlock();
         }
-        afterUnlock(null);
+        afterUnlock(null, false);
     }
 
     /**

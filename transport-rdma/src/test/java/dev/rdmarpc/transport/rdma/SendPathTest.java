@@ -76,6 +76,11 @@ class SendPathTest {
         public void writable() {
             writable++;
         }
+
+        @Override
+        public void writableAfterCall() {
+            writable++;
+        }
     }
 
     @AfterEach

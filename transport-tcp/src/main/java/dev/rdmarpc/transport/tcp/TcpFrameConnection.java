@@ -33,7 +33,7 @@ import java.util.concurrent.RejectedExecutionException;
  * plus the {@link WriteQueue}. The connection is not writable while they are above
  * {@link SocketOptions#HIGH_WATER_MARK} (Netty's own water marks for its buffer, and a user-defined writability
  * bit of the channel for bytes still in the queue), and the handler hears {@code onWritable} on the I/O thread
- * when they have drained. Past {@link #READ_PAUSE_BOUND} this side stops reading from the peer, so a peer that
+ * when they have drained, never from inside one of its own sends or flushes. Past {@link #READ_PAUSE_BOUND} this side stops reading from the peer, so a peer that
  * sends and never reads cannot make it queue more replies; reading resumes when the connection is writable again.
  * A server connection counts every unsent byte toward that bound (a client's requests, PINGs and WINDOWs all
  * make it answer). A client connection leaves out what it sent on its own account since its unsent bytes were
@@ -125,6 +125,14 @@ final class TcpFrameConnection implements FrameConnection {
     private long ownBytes;
     private boolean inReadBurst;
     private boolean flushAfterRead;
+    /**
+     * Sends and flushes of the handler's in progress on the I/O thread. Writing can flip the channel's writability
+     * (a flush that empties the outbound buffer does): the handler hears of it only after its call returned, from a
+     * task of its own, as it may hold its own locks while it sends.
+     */
+    private int handlerCalls;
+    /** The channel turned writable during one of the handler's calls: {@link #writabilityChanged} runs after it. */
+    private boolean writableDeferred;
 
     /**
      * A connection over {@code channel}; {@code server} says whether it was accepted (every unsent byte counts
@@ -213,19 +221,24 @@ final class TcpFrameConnection implements FrameConnection {
             return;
         }
         if (loop.inEventLoop()) {
-            // Whatever other threads queued before this send goes first.
-            writeQueued();
-            if (own) {
-                countOwn(h, t);
+            handlerCalls++;
+            try {
+                // Whatever other threads queued before this send goes first.
+                writeQueued();
+                if (own) {
+                    countOwn(h, t);
+                }
+                channel.write(h, voidPromise);
+                if (t != null) {
+                    channel.write(t, voidPromise);
+                }
+                if (flush) {
+                    flushOnIoThread();
+                }
+                pauseReadsIfBacklogged();
+            } finally {
+                handlerCallDone();
             }
-            channel.write(h, voidPromise);
-            if (t != null) {
-                channel.write(t, voidPromise);
-            }
-            if (flush) {
-                flushOnIoThread();
-            }
-            pauseReadsIfBacklogged();
             return;
         }
         h.tail = t;
@@ -245,10 +258,30 @@ final class TcpFrameConnection implements FrameConnection {
     @Override
     public void flush() {
         if (loop.inEventLoop()) {
-            writeQueued();
-            flushOnIoThread();
+            handlerCalls++;
+            try {
+                writeQueued();
+                flushOnIoThread();
+            } finally {
+                handlerCallDone();
+            }
         } else {
             scheduleDrain();
+        }
+    }
+
+    /**
+     * On the I/O thread, as one of the handler's sends or flushes returns: a writability change it caused reaches the
+     * handler from a task of its own, never from inside the call (whose caller may hold its own locks).
+     */
+    private void handlerCallDone() {
+        if (--handlerCalls == 0 && writableDeferred) {
+            writableDeferred = false;
+            try {
+                loop.execute(this::writabilityChanged);
+            } catch (RejectedExecutionException e) {
+                // the event loop is gone, and the channel with it: nobody waits to hear it is writable
+            }
         }
     }
 
@@ -585,6 +618,10 @@ final class TcpFrameConnection implements FrameConnection {
 
     /** The channel's writability flipped (its outbound buffer or the queue crossed a water mark); on the I/O thread. */
     void writabilityChanged() {
+        if (handlerCalls > 0) {
+            writableDeferred = true; // the handler is inside send or flush: it hears of this once that returned
+            return;
+        }
         FrameHandler h = handler;
         if (h != null && !closed && channel.isWritable()) {
             resumeReads();

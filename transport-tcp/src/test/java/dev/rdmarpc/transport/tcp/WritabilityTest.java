@@ -1,6 +1,14 @@
 package dev.rdmarpc.transport.tcp;
 
 import dev.rdmarpc.core.spi.FrameConnection;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.embedded.EmbeddedChannel;
+import dev.rdmarpc.core.spi.FrameHandler;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import org.junit.jupiter.api.Test;
 import dev.rdmarpc.core.testing.Await;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -154,6 +162,64 @@ class WritabilityTest {
         } finally {
             client.close();
             server.close();
+        }
+    }
+
+    /**
+     * A flush that empties the outbound buffer turns the channel writable while the handler is still inside its
+     * flush (whose caller may hold its own locks): the handler hears onWritable only after the flush returned.
+     * An embedded channel hands every flushed byte over at once, so the flip happens inside the flush every time.
+     */
+    @Test
+    void onWritableNeverRunsInsideTheHandlersOwnSendOrFlush() {
+        EmbeddedChannel ch = new EmbeddedChannel();
+        ch.config().setWriteBufferWaterMark(new WriteBufferWaterMark(SocketOptions.LOW_WATER_MARK, SocketOptions.HIGH_WATER_MARK));
+        TcpFrameConnection c = new TcpFrameConnection(ch, true);
+        ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+                c.writabilityChanged();
+            }
+        });
+        boolean[] inCall = {false};
+        List<Boolean> onWritableInsideACall = new ArrayList<>();
+        c.bind(new FrameHandler() {
+            @Override
+            public void onFrame(int type, int flags, int streamId, int credit, MemorySegment payload) {
+            }
+
+            @Override
+            public void onWritable() {
+                onWritableInsideACall.add(inCall[0]);
+            }
+
+            @Override
+            public void onClosed(String reason, Throwable cause) {
+            }
+        });
+        try {
+            for (boolean flushWithSend : new boolean[] {false, true}) {
+                onWritableInsideACall.clear();
+                // written, not flushed: past the high-water mark
+                c.send(TestFrames.message(1, new byte[SocketOptions.HIGH_WATER_MARK]), null, false);
+                assertFalse(c.isWritable());
+
+                inCall[0] = true;
+                if (flushWithSend) {
+                    c.send(TestFrames.message(1, new byte[16]), null, true);
+                } else {
+                    c.flush();
+                }
+                inCall[0] = false;
+                assertTrue(c.isWritable(), "the flush handed every byte to the channel");
+                assertEquals(List.of(), onWritableInsideACall, "onWritable ran inside the handler's own call");
+
+                ch.runPendingTasks();
+                assertEquals(List.of(false), onWritableInsideACall, "onWritable once, after the call returned");
+                ch.releaseOutbound();
+            }
+        } finally {
+            ch.finishAndReleaseAll();
         }
     }
 }
