@@ -8,6 +8,7 @@ import dev.rdmarpc.transport.rdma.verbs.DeviceAttributes;
 import dev.rdmarpc.transport.rdma.verbs.Errno;
 import dev.rdmarpc.transport.rdma.verbs.Gid;
 import dev.rdmarpc.transport.rdma.verbs.IbvContext;
+import dev.rdmarpc.transport.rdma.verbs.OdpCapabilities;
 import dev.rdmarpc.transport.rdma.verbs.PortAttributes;
 import dev.rdmarpc.transport.rdma.verbs.ProtectionDomain;
 import dev.rdmarpc.transport.rdma.verbs.QueuePair;
@@ -53,6 +54,8 @@ final class RdmaDeviceContext {
     private CompletionPoller poller;
     private AsyncEventLoop events;
     private boolean windows;
+    private OdpCapabilities odp = OdpCapabilities.NONE;
+    private boolean attachmentsOnDemand;
     private int responderDepth;
     private int initiatorDepth;
     private int readChunk;
@@ -108,6 +111,13 @@ final class RdmaDeviceContext {
             }
             default -> a.supportsMemoryWindowType2();
         };
+        try {
+            odp = device.queryOdpCapabilities();
+        } catch (RuntimeException e) {
+            Fallbacks.LOG.log(Level.DEBUG, "ibv_query_device_ex on {0}: {1}", device.deviceName(), e.toString());
+        }
+        attachmentsOnDemand = RegistrationCache.useOnDemandPaging(
+                System.getProperty(RegistrationCache.ON_DEMAND_PAGING_PROPERTY), odp);
         responderDepth = Math.max(1, Math.min(16, a.maxQpRdAtom()));
         initiatorDepth = Math.max(1, Math.min(16, a.maxQpInitRdAtom()));
         readChunk = (int) Math.min(1L << 30, Math.max(4096, portAttributes.maxMessageSize()));
@@ -141,10 +151,12 @@ final class RdmaDeviceContext {
         poller.start();
         events.start();
         Fallbacks.LOG.log(Level.INFO, "RDMA transport on {0} port {1} ({2}, GID[{3}] {4}, MTU {5}): SRQ {6} x {7} B, "
-                        + "{8} credits, inline {9}, rendezvous by {10}, {11} µs spin", device.deviceName(), port,
+                        + "{8} credits, inline {9}, rendezvous by {10}, {11} µs spin; on-demand paging: {12}, attachments {13}",
+                device.deviceName(), port,
                 portAttributes.isEthernet() ? "RoCE" : "InfiniBand", gidIndex, gid,
                 PortAttributes.mtuBytes(portAttributes.activeMtu()), srqDepth, config.receiveBufferSize(),
-                credits(), config.maxInline(), windows ? "memory windows" : "memory regions", config.spinMicros());
+                credits(), config.maxInline(), windows ? "memory windows" : "memory regions", config.spinMicros(), odp,
+                attachmentsOnDemand ? "registered on demand" : "pinned");
     }
 
     private <T extends AutoCloseable> T track(T resource) {
@@ -257,6 +269,16 @@ final class RdmaDeviceContext {
      */
     boolean localOpsNeedEmptySendQueue() {
         return attributes.vendorId() == SOFT_ROCE_VENDOR_ID;
+    }
+
+    /** What the device reports of on-demand paging ({@code ibv_query_device_ex}). */
+    OdpCapabilities odpCapabilities() {
+        return odp;
+    }
+
+    /** Whether connections register attachment memory on demand (ODP) instead of pinning it. */
+    boolean attachmentsOnDemand() {
+        return attachmentsOnDemand;
     }
 
     boolean useWindows() {

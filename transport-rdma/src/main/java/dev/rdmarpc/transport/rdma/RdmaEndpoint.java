@@ -64,7 +64,8 @@ final class RdmaEndpoint implements FrameConnection, SendEvents {
         this.qp = qp;
         this.base = base;
         this.handler = handler;
-        RendezvousGrants grants = new RendezvousGrants(qp.protectionDomain(), context.useWindows());
+        RendezvousGrants grants = new RendezvousGrants(qp.protectionDomain(), context.useWindows(),
+                context.attachmentsOnDemand());
         this.send = new SendPath(this, qp, pool, grants, arena, id, context.config().sendQueueDepth(),
                 peer.receiveBufferSize(), peer.credits(), context.readChunk(),
                 context.useWindows() && context.localOpsNeedEmptySendQueue(), context.registry().device());

@@ -1,6 +1,7 @@
 package dev.rdmarpc.transport.rdma;
 
 import dev.rdmarpc.transport.rdma.verbs.AccessFlags;
+import dev.rdmarpc.transport.rdma.verbs.OdpCapabilities;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -84,6 +85,23 @@ final class RegistrationCache<R> {
         this.maxBytes = maxBytes;
         this.maxEntries = maxEntries;
         this.access = access | (onDemandPaging ? AccessFlags.ON_DEMAND : 0);
+    }
+
+    /** The system property that turns on-demand paging of attachment memory off ({@code off}); {@code auto} by default. */
+    static final String ON_DEMAND_PAGING_PROPERTY = "rdmarpc.rdma.onDemandPaging";
+
+    /**
+     * Whether attachment memory is registered on demand (ODP: the device faults pages in, nothing is pinned, so
+     * RLIMIT_MEMLOCK does not bound it): when the device reports ODP for RC remote READ (peers READ the attachment),
+     * unless {@code setting} is {@code off}.
+     */
+    static boolean useOnDemandPaging(String setting, OdpCapabilities device) {
+        String s = setting == null ? "auto" : setting.trim().toLowerCase(java.util.Locale.ROOT);
+        return switch (s) {
+            case "off", "false" -> false;
+            case "auto", "", "on", "true" -> device.supportsRcRemoteRead();
+            default -> throw new IllegalArgumentException(ON_DEMAND_PAGING_PROPERTY + " must be auto or off, not " + setting);
+        };
     }
 
     /** The access flags registrations use (with ON_DEMAND where the device pages on demand). */
@@ -215,6 +233,13 @@ final class RegistrationCache<R> {
     /** Bytes of the registrations the cache keeps. */
     long bytes() {
         return bytes;
+    }
+
+    /** The registrations the cache keeps (tests). */
+    List<Entry<R>> cached() {
+        List<Entry<R>> all = new ArrayList<>();
+        byStart.values().forEach(all::addAll);
+        return all;
     }
 
     long hits() {

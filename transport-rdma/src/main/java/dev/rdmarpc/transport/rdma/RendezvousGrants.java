@@ -68,8 +68,20 @@ final class RendezvousGrants {
     private int nextToken = 1;
     private int open;
     private long openBytes;
+    /** The last grant over application memory (tests: what a hostile peer could replay once it is FINished). */
+    private long lastForeignAddress;
+    private int lastForeignLength;
+    private int lastForeignRkey;
 
+    /** Grants whose attachment memory is pinned (no on-demand paging). */
     RendezvousGrants(ProtectionDomain pd, boolean windows) {
+        this(pd, windows, false);
+    }
+
+    /**
+     * @param onDemandPaging whether attachment memory is registered on demand (ODP) rather than pinned
+     */
+    RendezvousGrants(ProtectionDomain pd, boolean windows, boolean onDemandPaging) {
         this.pd = pd;
         this.windows = windows;
         this.registrations = new RegistrationCache<>(new RegistrationCache.Registrar<>() {
@@ -85,7 +97,7 @@ final class RendezvousGrants {
                 registration.close();
                 RdmaMetrics.ATTACHMENT_REGIONS.decrementAndGet();
             }
-        }, REGISTRATION_CACHE_BYTES, REGISTRATION_CACHE_ENTRIES, AccessFlags.MW_BIND, false);
+        }, REGISTRATION_CACHE_BYTES, REGISTRATION_CACHE_ENTRIES, AccessFlags.MW_BIND, onDemandPaging);
     }
 
     /** Bytes of application memory one connection keeps registered for reuse. */
@@ -150,7 +162,15 @@ final class RendezvousGrants {
         open++;
         g.length = (int) body.byteSize();
         openBytes += g.length;
+        lastForeignAddress = g.foreignAddress;
+        lastForeignLength = g.length;
+        lastForeignRkey = g.rkey;
         return g;
+    }
+
+    /** The address, length and rkey of the last grant over application memory, or null if there was none (tests). */
+    long[] lastForeignGrant() {
+        return lastForeignAddress == 0 ? null : new long[]{lastForeignAddress, lastForeignLength, lastForeignRkey & 0xffffffffL};
     }
 
     /** Whether grants are memory windows (else regions). */

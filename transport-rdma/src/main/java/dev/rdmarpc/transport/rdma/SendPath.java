@@ -208,6 +208,32 @@ final class SendPath {
         afterUnlock(failure, true);
     }
 
+    /** The connection's rendezvous grants (tests). */
+    RendezvousGrants grants() {
+        return grants;
+    }
+
+    /**
+     * Test hook: posts an RDMA READ of {@code length} bytes at the peer's {@code remoteAddress} under {@code rkey} into
+     * {@code destination} (takes ownership; released when the READ completes or the connection is torn down), as a
+     * hostile peer would with an rkey or address range it was never granted.
+     */
+    void postUnsolicitedRead(long remoteAddress, int rkey, SlabBuffer destination, int length) {
+        lock.lock();
+        try {
+            if (closing || !slots.hasRoom()) {
+                destination.release();
+                throw new IllegalStateException("the send queue takes no READ now");
+            }
+            RegisteredMemory mr = MemoryRegistry.registered(destination, device);
+            wr.clear().wrId(slots.nextWrId()).opcode(SendWorkRequest.OPCODE_RDMA_READ).flags(slots.signaled())
+                    .remote(remoteAddress, rkey).sge(0, destination.address(), length, mr.lkey());
+            slots.post(wr, SendSlots.SEND, destination, null);
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** errno of a registration of memory the device cannot pin. */
     private static final int EFAULT = 14;
 

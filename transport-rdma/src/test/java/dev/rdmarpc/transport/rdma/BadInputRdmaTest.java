@@ -4,7 +4,6 @@ import static dev.rdmarpc.transport.rdma.RdmaTests.log;
 import static dev.rdmarpc.transport.rdma.RdmaTests.timeout;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.rdmarpc.core.RpcChannel;
 import dev.rdmarpc.core.buffer.SlabBuffer;
@@ -25,7 +24,6 @@ import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
@@ -143,7 +141,7 @@ class BadInputRdmaTest extends RdmaEndToEndBase {
         RpcChannel bad = channel();
         assertEquals(-1, Bytes.mismatch(req, echo(bad, req, 30_000)));
         assertRdma(bad);
-        RdmaEndpoint rogueEndpoint = clientEndpointAmong(RdmaTests.context().endpoints(), known);
+        RdmaEndpoint rogueEndpoint = Endpoints.newClientEnd(RdmaTests.context().endpoints(), known, server.getPort());
         assertEquals(2, server.connectionCount());
         RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
         try (RdmaTests.LogCapture logs = new RdmaTests.LogCapture()) {
@@ -162,19 +160,6 @@ class BadInputRdmaTest extends RdmaEndToEndBase {
         assertEquals(1, server.connectionCount());
         RdmaTests.await(20_000, () -> RdmaMetrics.snapshot().connections() == 2,
                 () -> "both ends of the rogue's RDMA connection are torn down: " + RdmaMetrics.snapshot().connections());
-    }
-
-    /** The one endpoint not in {@code known} whose peer is the server (the client's end of the new connection). */
-    private RdmaEndpoint clientEndpointAmong(List<RdmaEndpoint> all, Set<RdmaEndpoint> known) {
-        RdmaEndpoint found = null;
-        for (RdmaEndpoint ep : all) {
-            if (!known.contains(ep) && ep.remoteAddress() instanceof InetSocketAddress a && a.getPort() == server.getPort()) {
-                assertTrue(found == null, "one new client endpoint");
-                found = ep;
-            }
-        }
-        assertNotNull(found, () -> "the rogue's client endpoint among " + all);
-        return found;
     }
 
     /** Sends {@code size} bytes of frames written by {@code writer} on the endpoint, as core would send frames. */

@@ -1,6 +1,7 @@
 package dev.rdmarpc.transport.rdma.verbs;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -47,6 +48,19 @@ public final class IbvContext implements AutoCloseable {
             MemorySegment attr = arena.allocate(IbvDeviceAttr.LAYOUT);
             LibIbverbs.queryDevice(ctx, attr);
             return DeviceAttributes.read(attr);
+        }
+    }
+
+    /** On-demand paging capabilities ({@code ibv_query_device_ex}); {@link OdpCapabilities#NONE} without that verb. */
+    public OdpCapabilities queryOdpCapabilities() {
+        ensureOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(IbvDeviceAttrEx.SIZE, 8);
+            if (!LibIbverbs.queryDeviceEx(ctx, attr)) {
+                return OdpCapabilities.NONE;
+            }
+            return new OdpCapabilities(attr.get(JAVA_LONG, IbvDeviceAttrEx.ODP_GENERAL_CAPS),
+                    attr.get(JAVA_INT, IbvDeviceAttrEx.ODP_RC_CAPS), true);
         }
     }
 

@@ -2,6 +2,7 @@ package dev.rdmarpc.transport.rdma.verbs;
 
 import static dev.rdmarpc.transport.rdma.verbs.CLayouts.*;
 
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.StructLayout;
 
 /**
@@ -48,7 +49,9 @@ final class IbvContextStruct {
             OPS,
             s32("cmd_fd"),
             s32("async_fd"),
-            s32("num_comp_vectors"));
+            s32("num_comp_vectors"),
+            MemoryLayout.sequenceLayout(5, U64).withName("mutex"), // pthread_mutex_t: 40 bytes, 8-aligned
+            ptr("abi_compat"));
 
     static final long SIZE = LAYOUT.byteSize();
     static final long DEVICE = offset(LAYOUT, "device");
@@ -63,6 +66,19 @@ final class IbvContextStruct {
     static final long CMD_FD = offset(LAYOUT, "cmd_fd");
     static final long ASYNC_FD = offset(LAYOUT, "async_fd");
     static final long NUM_COMP_VECTORS = offset(LAYOUT, "num_comp_vectors");
+    static final long ABI_COMPAT = offset(LAYOUT, "abi_compat");
+    /** {@code __VERBS_ABI_IS_EXTENDED}: {@code abi_compat} of a context that is the tail of a {@code struct verbs_context}. */
+    static final long ABI_IS_EXTENDED = -1L;
+
+    // struct verbs_context ends with the struct ibv_context the application sees; its extended ops lie before it
+    /** {@code offsetof(struct verbs_context, context)}. */
+    static final long VERBS_CONTEXT = 320;
+    /** {@code offsetof(struct verbs_context, sz)}: how many bytes of the verbs_context the provider filled. */
+    static final long VERBS_SZ = 312;
+    /** {@code offsetof(struct verbs_context, query_device_ex)}. */
+    static final long VERBS_QUERY_DEVICE_EX = 216;
+    /** {@code sizeof(struct verbs_context)} in the header the offsets come from. */
+    static final long VERBS_SIZE = 648;
 
     private IbvContextStruct() {
     }

@@ -106,6 +106,8 @@ final class LibIbverbs {
     private static final MethodHandle OPS_POST_SRQ_RECV = ops(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS), Linker.Option.critical(false));
     private static final MethodHandle OPS_ALLOC_MW = ops(FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT), CAPTURE_ERRNO);
     private static final MethodHandle OPS_DEALLOC_MW = ops(FunctionDescriptor.of(JAVA_INT, ADDRESS), CAPTURE_ERRNO);
+    // ---- struct verbs_context's extended ops, before the ibv_context (verbs_get_ctx_op in the header) ----
+    private static final MethodHandle VERBS_QUERY_DEVICE_EX = ops(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG));
     private static final MethodHandle OPS_BIND_MW = ops(FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS), CAPTURE_ERRNO);
 
     private static final String UNAVAILABLE = computeUnavailable();
@@ -393,6 +395,41 @@ final class LibIbverbs {
             throw rethrow(t);
         }
         return pointerResult("ibv_alloc_mw(type " + type + ")", mw, cs).reinterpret(IbvMwStruct.SIZE);
+    }
+
+    /**
+     * {@code ibv_query_device_ex} (static inline → {@code verbs_context.query_device_ex}) with no input, filling
+     * {@code attr} ({@code attr.byteSize()} bytes of a {@code struct ibv_device_attr_ex}). Returns false, as the header's
+     * inline does before falling back to {@code ibv_query_device}, when the provider has no such op or answers
+     * EOPNOTSUPP / ENOSYS.
+     */
+    static boolean queryDeviceEx(MemorySegment ctx, MemorySegment attr) {
+        if (ctx.get(ADDRESS, IbvContextStruct.ABI_COMPAT).address() != IbvContextStruct.ABI_IS_EXTENDED) {
+            return false;
+        }
+        MemorySegment vctx = MemorySegment.ofAddress(ctx.address() - IbvContextStruct.VERBS_CONTEXT)
+                .reinterpret(IbvContextStruct.VERBS_CONTEXT);
+        long filled = vctx.get(JAVA_LONG, IbvContextStruct.VERBS_SZ);
+        if (filled < IbvContextStruct.VERBS_SIZE - IbvContextStruct.VERBS_QUERY_DEVICE_EX) {
+            return false; // an older provider's verbs_context ends before the op
+        }
+        MemorySegment fn = vctx.get(ADDRESS, IbvContextStruct.VERBS_QUERY_DEVICE_EX);
+        if (fn.address() == 0 || VERBS_QUERY_DEVICE_EX == null) {
+            return false;
+        }
+        int rc;
+        try {
+            rc = (int) VERBS_QUERY_DEVICE_EX.invokeExact(fn, ctx, MemorySegment.NULL, attr, attr.byteSize());
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        if (rc == Errno.EOPNOTSUPP || rc == Errno.ENOSYS) {
+            return false;
+        }
+        if (rc != 0) {
+            throw new VerbsException("ibv_query_device_ex", rc);
+        }
+        return true;
     }
 
     /** {@code ibv_dealloc_mw} (static inline → {@code ops.dealloc_mw}). */

@@ -22,6 +22,8 @@ final class VerbsLayouts {
     static final List<CType> ALL = List.of(
             new CType("union ibv_gid", IbvGid.LAYOUT, true),
             new CType("struct ibv_device_attr", IbvDeviceAttr.LAYOUT, true),
+            new CType("struct ibv_odp_caps", IbvDeviceAttrEx.ODP_CAPS, true),
+            new CType("struct ibv_device_attr_ex", IbvDeviceAttrEx.LAYOUT, false),
             new CType("struct ibv_port_attr", IbvPortAttr.LAYOUT, true),
             new CType("struct ibv_context_ops", IbvContextStruct.OPS, true),
             new CType("struct ibv_context", IbvContextStruct.LAYOUT, false),

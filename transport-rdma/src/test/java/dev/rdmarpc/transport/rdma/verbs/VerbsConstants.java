@@ -22,6 +22,21 @@ final class VerbsConstants {
         m.put("IBV_ACCESS_ON_DEMAND", (long) AccessFlags.ON_DEMAND);
         m.put("IBV_ACCESS_HUGETLB", (long) AccessFlags.HUGETLB);
         m.put("IBV_ACCESS_RELAXED_ORDERING", (long) AccessFlags.RELAXED_ORDERING);
+        // on-demand paging capabilities, and where ibv_query_device_ex's op lives
+        m.put("IBV_ODP_SUPPORT", OdpCapabilities.SUPPORT);
+        m.put("IBV_ODP_SUPPORT_IMPLICIT", OdpCapabilities.SUPPORT_IMPLICIT);
+        m.put("IBV_ODP_SUPPORT_SEND", (long) OdpCapabilities.RC_SEND);
+        m.put("IBV_ODP_SUPPORT_RECV", (long) OdpCapabilities.RC_RECV);
+        m.put("IBV_ODP_SUPPORT_WRITE", (long) OdpCapabilities.RC_WRITE);
+        m.put("IBV_ODP_SUPPORT_READ", (long) OdpCapabilities.RC_READ);
+        m.put("IBV_ODP_SUPPORT_ATOMIC", (long) OdpCapabilities.RC_ATOMIC);
+        m.put("IBV_ODP_SUPPORT_SRQ_RECV", (long) OdpCapabilities.RC_SRQ_RECV);
+        m.put("sizeof(struct ibv_device_attr_ex)", IbvDeviceAttrEx.SIZE);
+        m.put("offsetof(struct verbs_context, context)", IbvContextStruct.VERBS_CONTEXT);
+        m.put("offsetof(struct verbs_context, sz)", IbvContextStruct.VERBS_SZ);
+        m.put("offsetof(struct verbs_context, query_device_ex)", IbvContextStruct.VERBS_QUERY_DEVICE_EX);
+        m.put("sizeof(struct verbs_context)", IbvContextStruct.VERBS_SIZE);
+        m.put("(long long)__VERBS_ABI_IS_EXTENDED", IbvContextStruct.ABI_IS_EXTENDED);
         // QP types, states, attribute masks
         m.put("IBV_QPT_RC", (long) QueuePairConfig.TYPE_RC);
         m.put("IBV_QPT_UC", (long) QueuePairConfig.TYPE_UC);
