@@ -20,6 +20,10 @@
 #      KV client with --transport RDMA against it, then prints the transport used and the server's RDMA meters;
 #      --cmd runs any shell command in the guest after the above (cwd = project root; $JAVA is the JDK's java,
 #      $RDMA_CP_<module> with - as _ is a module's staged test class path),
+#      then, in the same boot, a module's test classes tagged rdma-unprivileged (e.g. the RLIMIT_MEMLOCK test) run
+#      once more in their own JVM as nobody:nogroup with no capabilities (setpriv) and RLIMIT_MEMLOCK set by prlimit
+#      (as root, CAP_IPC_LOCK lifts the limit, so those tests skip themselves there); class path copied to the
+#      guest's /tmp so nobody can read it, XML reports in <module>/target/rdma-reports-unprivileged/;
 #   5. prints per-module test counts and exits non-zero if a test failed, if no test ran, or if the guest failed.
 #      With RDMA_TEST_RERUN=1 a module whose RDMA tests fail is run once more in the same boot; the second attempt
 #      counts, and the first attempt's failures are printed as FLAKY with their report kept in
@@ -33,6 +37,8 @@
 #      RDMA_TEST_CLASSES (fully qualified test classes to run instead of scanning every module's test classes)
 #      RDMA_TEST_REPEAT (default 1: runs each module's tests this many times in the boot; every run must pass)
 #      RDMA_TEST_RERUN (default 0: the first failure is final; 1 runs a failing module once more)
+#      RDMA_TEST_UNPRIVILEGED (default 1; 0 skips the unprivileged pass), RDMA_TEST_MEMLOCK (bytes, default 1073741824:
+#      the unprivileged JVM's RLIMIT_MEMLOCK, soft and hard; a test may lower its soft limit further)
 #      PERF_SEND_SIZE (64), PERF_READ_SIZES ("65536 1048576"), PERF_ITERS (1000): perftest parameters for --perf
 #      PERF_RTT_CALLS (3000: as many warm-up calls first, so the JIT has compiled the path), PERF_MIB (64): RdmaPerfMain's round trips and MiB per throughput run
 #      plus run-rxe.sh's ACCEL, CPU, RXE_VM_CACHE
@@ -54,7 +60,7 @@ while [ $# -gt 0 ]; do
     --cmd) USER_CMD=$2; shift 2;;
     --modules) MODULES=$2; shift 2;;
     --no-build) BUILD=0; shift;;
-    -h|--help) sed -n '2,37p' "$0"; exit 0;;
+    -h|--help) sed -n '2,43p' "$0"; exit 0;;
     *) echo "rdma-vm-test: unknown argument $1 (see --help)" >&2; exit 2;;
   esac
 done
@@ -187,7 +193,7 @@ for m in "${BUILD_MODS[@]}"; do
 done
 [ "$KV" = 0 ] || [ -f "$STAGE/rdmarpc-samples.jar" ] || die "samples jar not staged (run without --no-build)"
 for m in "${MODS[@]}"; do
-  rm -rf "$m/target/rdma-reports" "$m/target/rdma-reports-first-attempt"
+  rm -rf "$m/target/rdma-reports" "$m/target/rdma-reports-first-attempt" "$m/target/rdma-reports-unprivileged"
 done
 rm -f "$WORK"/perf-*.txt "$WORK"/kv-*.txt
 # What the launcher runs in a module: every staged test class, or only those of RDMA_TEST_CLASSES found there.
@@ -200,6 +206,17 @@ selection() {
   for c in $RDMA_TEST_CLASSES; do
     [ ! -f "$STAGE/$1/test-classes/${c//.//}.class" ] || out="$out --select-class $c"
   done
+  echo "$out"
+}
+# The test classes of a module tagged rdma-unprivileged (among RDMA_TEST_CLASSES when given), as --select-class options.
+unprivileged_selection() {
+  [ "${RDMA_TEST_UNPRIVILEGED:-1}" = 1 ] || return 0
+  local f c out=
+  while IFS= read -r f; do
+    c=${f#"$STAGE/$1/test-classes/"}; c=${c%.class}; c=${c//\//.}
+    case "$c" in *'$'*) continue;; esac
+    if [ -z "${RDMA_TEST_CLASSES:-}" ] || [[ " $RDMA_TEST_CLASSES " == *" $c "* ]]; then out="$out --select-class $c"; fi
+  done < <(grep -rl --include='*.class' 'rdma-unprivileged' "$STAGE/$1/test-classes" 2>/dev/null | sort)
   echo "$out"
 }
 for m in "${MODS[@]}"; do
@@ -251,6 +268,36 @@ for run in \$(seq 1 $REPEAT); do
 done
 cd "\$ROOT"
 GUESTMOD
+    unpriv=$(unprivileged_selection "$m")
+    [ -n "$unpriv" ] || continue
+    cat <<GUESTUNPRIV
+# $m's tests tagged rdma-unprivileged: as nobody, no capabilities, RLIMIT_MEMLOCK ${RDMA_TEST_MEMLOCK:-1073741824} B.
+# The class path (staged directories, jars from the Maven repository) and the launcher are copied where nobody can
+# read them; reports come back into $m/target/rdma-reports-unprivileged.
+echo "rdma-vm-guest: === $m: tests tagged rdma-unprivileged, as nobody with RLIMIT_MEMLOCK ${RDMA_TEST_MEMLOCK:-1073741824} ==="
+ls -l /dev/infiniband/ | sed 's/^/rdma-vm-guest:   /'
+t0=\$(date +%s)
+U=/tmp/rdma-unprivileged/$m; rm -rf "\$U"; mkdir -p "\$U/cp" "\$U/reports" "\$U/home"
+ucp=; i=0
+IFS=: read -r -a entries <<< "\$RDMA_CP_${m//-/_}"
+for e in "\${entries[@]}"; do
+  [ -n "\$e" ] || continue
+  i=\$((i + 1)); cp -a "\$e" "\$U/cp/\$i-\$(basename "\$e")"; ucp=\$ucp:\$U/cp/\$i-\$(basename "\$e")
+done
+cp "\$ROOT/$LAUNCHER" "\$U/launcher.jar"
+chmod -R a+rX "\$U"; chown -R nobody:nogroup "\$U/reports" "\$U/home"
+(cd "\$U" && HOME="\$U/home" prlimit --memlock=${RDMA_TEST_MEMLOCK:-1073741824}:${RDMA_TEST_MEMLOCK:-1073741824} \\
+  setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \\
+  $GUEST_JAVA -XX:-UsePerfData -XX:TieredStopAtLevel=1 -Xmx512m -Drdmarpc.slab.trimIntervalMillis=0 \\
+    -Drdmarpc.test.timeoutScale=$SCALE ${RDMA_VM_JAVA_OPTS:-} \\
+    -jar "\$U/launcher.jar" execute --disable-banner --details=tree --fail-if-no-tests \\
+    --class-path "\${ucp#:}" $unpriv --include-engine=junit-jupiter --include-tag rdma-unprivileged \\
+    --reports-dir "\$U/reports")
+rc=\$?
+mkdir -p "\$ROOT/$m/target/rdma-reports-unprivileged"; cp "\$U"/reports/*.xml "\$ROOT/$m/target/rdma-reports-unprivileged/" 2>/dev/null
+echo "rdma-vm-guest: $m (unprivileged): exit code \$rc in \$(( \$(date +%s) - t0 )) s"
+[ \$rc = 0 ] || overall=\$rc
+GUESTUNPRIV
   done
   if [ "$PERF" = 1 ]; then
     cat <<GUESTPERF
@@ -347,6 +394,22 @@ for m in "${MODS[@]}"; do
   fi
   total=$(( total + tests - skipped ))
   [ "$failures" = 0 ] && [ "$errors" = 0 ] || bad=1
+  if [ -n "$(unprivileged_selection "$m")" ]; then
+    ureport=$(ls "$m"/target/rdma-reports-unprivileged/TEST-*.xml 2>/dev/null | head -1 || true)
+    if [ -z "$ureport" ]; then
+      say "  $m (unprivileged): NO REPORT (the test JVM did not run or crashed)"
+      bad=1
+      continue
+    fi
+    read -r tests failures errors skipped < <(awk -F'"' '/<testsuite / {
+        for (i = 1; i < NF; i++) {
+          if ($i ~ / tests=$/) t = $(i+1); if ($i ~ / failures=$/) f = $(i+1);
+          if ($i ~ / errors=$/) e = $(i+1); if ($i ~ / skipped=$/) s = $(i+1) }
+        print t, f, e, s; exit }' "$ureport")
+    say "  $m (unprivileged, RLIMIT_MEMLOCK): tests $tests, failures $failures, errors $errors, skipped $skipped"
+    total=$(( total + tests - skipped ))
+    [ "$failures" = 0 ] && [ "$errors" = 0 ] || bad=1
+  fi
 done
 if [ "$PERF" = 1 ]; then
   for f in "$WORK"/perf-ib_*.txt; do
