@@ -180,6 +180,7 @@ final class CompletionPoller implements Runnable {
         if (status != WorkCompletion.STATUS_SUCCESS) {
             if (status != WorkCompletion.STATUS_WR_FLUSH_ERR) {
                 RdmaMetrics.COMPLETION_ERRORS.increment();
+                context.counters().completionErrors.increment();
                 if (ep != null) {
                     ep.closeOnError(new IllegalStateException("RDMA completion error " + WorkCompletion.statusName(status)
                             + " on a receive, qp " + wc.qpNum()
@@ -232,6 +233,7 @@ final class CompletionPoller implements Runnable {
         int status = wc.status();
         if (status != WorkCompletion.STATUS_SUCCESS && status != WorkCompletion.STATUS_WR_FLUSH_ERR) {
             RdmaMetrics.COMPLETION_ERRORS.increment();
+            context.counters().completionErrors.increment();
         }
         int result;
         try {

@@ -13,11 +13,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The process's device contexts, one per RDMA device and port, each opened on the first connection that needs it and
- * shared by every connection on it; and the choice, per connection, of the context and GID: an explicit
+ * The process's device contexts, one per RDMA device and port, each opened on the first connection that needs it,
+ * shared by every connection on it, and closed once no connection has used it for a while ({@link #idle}; a fatal
+ * device error retires it at once, and the next connection opens the device again); and the choice, per connection, of the context and GID: an explicit
  * {@link RdmaDeviceChoice} (a channel's or server's builder, else the {@code rdmarpc.rdma.*} system properties), else
  * the device whose GID table maps the connection's local address ({@link GidTable}), else the default context (the
  * first device with an active port, the best-scored GID: loopback connections and InfiniBand ports land there).
@@ -33,6 +36,11 @@ final class DeviceContexts {
     private static final long LOOKUP_NANOS = TimeUnit.SECONDS.toNanos(10);
     private static final Map<Lookup, Found> LOOKUPS = new ConcurrentHashMap<>();
     private static volatile RdmaConfig config;
+    /** How long a context no connection uses stays open (connections often come again soon); read at each close. */
+    static final String LINGER_PROPERTY = "rdmarpc.rdma.contextLingerMillis";
+    private static final long DEFAULT_LINGER_MILLIS = 10_000;
+    /** Closes unused contexts (never the poller thread, which a close joins). */
+    private static ScheduledExecutorService closer;
 
     /** The context and GID one connection uses. */
     record ConnectionPath(RdmaDeviceContext context, int gidIndex, Gid gid) {
@@ -164,10 +172,52 @@ final class DeviceContexts {
                     throw u;
                 }
                 OPEN.put(deviceKey, c);
+                RdmaMetrics.DEVICE_CONTEXTS.incrementAndGet();
             }
             OPEN.put(key, c);
             FAILED.remove(key);
             return c;
+        }
+    }
+
+    /**
+     * The context's last queue pair is gone: closes it after {@link #LINGER_PROPERTY} milliseconds (default 10 s) if no
+     * connection took it again meanwhile, nor a test pinned it.
+     */
+    static void idle(RdmaDeviceContext c) {
+        long linger = Math.max(0, Long.getLong(LINGER_PROPERTY, DEFAULT_LINGER_MILLIS));
+        closer().schedule(() -> closeIfUnused(c), c.isRetired() ? 0 : linger, TimeUnit.MILLISECONDS);
+    }
+
+    /** A fatal device error: new connections no longer get {@code c} (they open the device again); it closes once unused. */
+    static void retire(RdmaDeviceContext c) {
+        synchronized (LOCK) {
+            OPEN.values().removeIf(open -> open == c);
+        }
+        closer().execute(() -> closeIfUnused(c));
+    }
+
+    private static void closeIfUnused(RdmaDeviceContext c) {
+        synchronized (LOCK) {
+            if (c.closeIfUnused()) {
+                OPEN.values().removeIf(open -> open == c);
+                RdmaMetrics.DEVICE_CONTEXTS.decrementAndGet();
+            }
+        }
+    }
+
+    private static ScheduledExecutorService closer() {
+        synchronized (LOCK) {
+            if (closer == null) {
+                ScheduledThreadPoolExecutor e = new ScheduledThreadPoolExecutor(1, r -> {
+                    Thread t = new Thread(r, "rdmarpc-rdma-context-closer");
+                    t.setDaemon(true);
+                    return t;
+                });
+                e.setRemoveOnCancelPolicy(true);
+                closer = e;
+            }
+            return closer;
         }
     }
 

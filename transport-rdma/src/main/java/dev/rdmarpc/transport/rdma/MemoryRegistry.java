@@ -10,10 +10,11 @@ import dev.rdmarpc.transport.rdma.verbs.RegisteredMemory;
 import dev.rdmarpc.transport.rdma.verbs.VerbsException;
 
 import java.lang.System.Logger.Level;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Registers every slab of the pools the transport uses as one memory region per device context, once, when the pool
@@ -25,20 +26,51 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class MemoryRegistry implements SlabListener {
     /** Device contexts a process may open (each takes one slot in every slab's {@link Registrations}). */
     static final int MAX_DEVICES = 32;
-    private static final AtomicInteger DEVICES = new AtomicInteger();
+    /** Which slots open device contexts hold; a closed context's slot is reused. Guarded by itself. */
+    private static final boolean[] SLOTS = new boolean[MAX_DEVICES];
 
     private final ProtectionDomain pd;
     private final int access;
     private final int device;
     private final Set<SlabPool> pools = Collections.newSetFromMap(new IdentityHashMap<>());
     private volatile String lastFailure;
+    /** Set by {@link #close}; guarded by {@link #pools}. */
+    private boolean closed;
 
     MemoryRegistry(ProtectionDomain pd, int access) {
         this.pd = pd;
         this.access = access;
-        this.device = DEVICES.getAndIncrement();
-        if (device >= MAX_DEVICES) {
-            throw new IllegalStateException("more than " + MAX_DEVICES + " RDMA device contexts in one process");
+        this.device = takeSlot();
+    }
+
+    private static int takeSlot() {
+        synchronized (SLOTS) {
+            for (int i = 0; i < MAX_DEVICES; i++) {
+                if (!SLOTS[i]) {
+                    SLOTS[i] = true;
+                    return i;
+                }
+            }
+        }
+        throw new IllegalStateException("more than " + MAX_DEVICES + " RDMA device contexts open in one process");
+    }
+
+    /**
+     * The device context is closing: stops listening to every pool, deregisters every slab region this registry
+     * made, and gives its slot back. The protection domain must still be open.
+     */
+    void close() {
+        List<SlabPool> all;
+        synchronized (pools) {
+            closed = true;
+            all = new ArrayList<>(pools);
+            pools.clear();
+        }
+        for (SlabPool pool : all) {
+            pool.removeListener(this);
+        }
+        synchronized (SLOTS) {
+            SLOTS[device] = false;
         }
     }
 
@@ -50,6 +82,9 @@ final class MemoryRegistry implements SlabListener {
     /** Registers the pool's slabs now and its future ones as they come; false if a registration failed. */
     boolean addPool(SlabPool pool) {
         synchronized (pools) {
+            if (closed) {
+                return true; // the context is closing: its reservation fails and the caller opens the device again
+            }
             if (pools.add(pool)) {
                 pool.addListener(this);
             }

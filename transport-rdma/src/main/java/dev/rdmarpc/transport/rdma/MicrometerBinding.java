@@ -3,6 +3,7 @@ package dev.rdmarpc.transport.rdma;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
@@ -12,10 +13,10 @@ final class MicrometerBinding {
     private MicrometerBinding() {
     }
 
-    /** Registers every meter once per registry (a server and a channel often share one). */
-    static synchronized void bind(MeterRegistry r) {
+    /** Registers every meter once per registry (a server and a channel often share one); false if bound already. */
+    static synchronized boolean bind(MeterRegistry r) {
         if (r.find("rdmarpc.rdma.upgrades").functionCounter() != null) {
-            return; // bound already: registering again would only log Micrometer's duplicate warning
+            return false; // bound already: registering again would only log Micrometer's duplicate warning
         }
         counter(r, "rdmarpc.rdma.sends", "path", "inline", RdmaMetrics.INLINE_SENDS, "SENDs posted inline");
         counter(r, "rdmarpc.rdma.sends", "path", "eager", RdmaMetrics.EAGER_SENDS, "SENDs posted from a registered slab");
@@ -51,6 +52,22 @@ final class MicrometerBinding {
                 "per-rendezvous memory regions alive");
         gauge(r, "rdmarpc.rdma.windows.bound", RdmaMetrics.BOUND_WINDOWS, "memory windows granting a rendezvous read");
         gauge(r, "rdmarpc.rdma.srq.posted", RdmaMetrics.POSTED_RECEIVES, "receives posted on the shared receive queue");
+        return true;
+    }
+
+    /** Registers one device and port's meters, tagged {@code device} and {@code port}. */
+    static synchronized void bindDevice(MeterRegistry r, RdmaMetrics.DeviceCounters c) {
+        Tags tags = Tags.of("device", c.device, "port", Integer.toString(c.port));
+        Gauge.builder("rdmarpc.rdma.device.open", c.open, AtomicLong::doubleValue).tags(tags)
+                .description("1 while the device's context is open").register(r);
+        Gauge.builder("rdmarpc.rdma.device.connections", c.connections, AtomicLong::doubleValue).tags(tags)
+                .description("open RDMA connections on the device").register(r);
+        FunctionCounter.builder("rdmarpc.rdma.device.opens", c.opened, LongAdder::doubleValue).tags(tags)
+                .description("times the device's context was opened").register(r);
+        FunctionCounter.builder("rdmarpc.rdma.device.upgrades", c.upgrades, LongAdder::doubleValue).tags(tags)
+                .description("connections moved to RDMA on the device").register(r);
+        FunctionCounter.builder("rdmarpc.rdma.device.completion.errors", c.completionErrors, LongAdder::doubleValue)
+                .tags(tags).description("work completions with an error status on the device (flushes excluded)").register(r);
     }
 
     private static void counter(MeterRegistry r, String name, String tagKey, String tagValue, LongAdder adder,

@@ -61,26 +61,33 @@ public final class RdmaConnectionUpgrader implements ConnectionUpgrader {
             return null;
         }
         DeviceContexts.ConnectionPath path;
-        try {
-            path = DeviceContexts.forConnection(choice, base == null ? null : base.localAddress());
-        } catch (DeviceSelector.Unavailable e) {
-            Fallbacks.record(e.key, e.getMessage());
-            return null;
-        }
-        RdmaDeviceContext context = path.context();
-        String unusable = context.unusableReason();
-        if (unusable != null) {
-            Fallbacks.record(Fallbacks.PORT_DOWN, unusable);
-            return null;
-        }
-        if (!context.registry().addPool(pool)) {
-            Fallbacks.record(Fallbacks.MEMLOCK, "memory registration failed: " + context.registry().lastFailure());
-            return null;
-        }
-        if (!context.tryReserve()) {
-            Fallbacks.record(Fallbacks.CAPACITY, "the device context already has " + context.maxEndpoints()
-                    + " RDMA connections (raise rdmarpc.rdma.maxConnections)");
-            return null;
+        RdmaDeviceContext context;
+        for (int attempt = 0; ; attempt++) {
+            try {
+                path = DeviceContexts.forConnection(choice, base == null ? null : base.localAddress());
+            } catch (DeviceSelector.Unavailable e) {
+                Fallbacks.record(e.key, e.getMessage());
+                return null;
+            }
+            context = path.context();
+            String unusable = context.unusableReason();
+            if (unusable != null) {
+                Fallbacks.record(Fallbacks.PORT_DOWN, unusable);
+                return null;
+            }
+            if (!context.registry().addPool(pool)) {
+                Fallbacks.record(Fallbacks.MEMLOCK, "memory registration failed: " + context.registry().lastFailure());
+                return null;
+            }
+            if (context.tryReserve()) {
+                break;
+            }
+            if (!context.isClosed() || attempt >= 2) {
+                Fallbacks.record(Fallbacks.CAPACITY, "the device context already has " + context.maxEndpoints()
+                        + " RDMA connections (raise rdmarpc.rdma.maxConnections)");
+                return null;
+            }
+            // it closed for want of users just now: the next look-up opens the device again
         }
         QueuePair qp;
         try {

@@ -43,6 +43,7 @@ final class RdmaDeviceContext {
     private final int gidIndex;
     private final Gid gid;
     private final DeviceAttributes attributes;
+    private final RdmaMetrics.DeviceCounters counters;
     private final Arena arena = Arena.ofShared();
     private final List<AutoCloseable> opened = new ArrayList<>();
     private ProtectionDomain pd;
@@ -61,7 +62,16 @@ final class RdmaDeviceContext {
     private int readChunk;
     private int maxEndpoints;
     private volatile int grantedInline = -1;
+    /**
+     * Queue pairs alive on this context (offered, connected or being torn down): the context's users. Set to
+     * {@link #CLOSED} (far below zero) when the context closes, so no reservation succeeds after that.
+     */
     private final AtomicInteger reserved = new AtomicInteger();
+    private static final int CLOSED = Integer.MIN_VALUE / 2;
+    /** Holders other than connections (tests) that keep the context open while it has no queue pair. */
+    private final AtomicInteger pins = new AtomicInteger();
+    /** After a fatal device error: no longer handed to new connections; closes once its last queue pair is gone. */
+    private volatile boolean retired;
     private final AtomicInteger endpointIds = new AtomicInteger();
     private final IntMap<RdmaEndpoint> byQpn = new IntMap<>();
     private final IntMap<RdmaEndpoint> byId = new IntMap<>();
@@ -84,6 +94,7 @@ final class RdmaDeviceContext {
         this.gidIndex = s.gidIndex();
         this.gid = s.gid();
         this.attributes = device.queryDevice();
+        this.counters = RdmaMetrics.device(device.deviceName(), port);
     }
 
     /** Opens the context on an already selected device; on failure the selection's device is closed. */
@@ -150,6 +161,8 @@ final class RdmaDeviceContext {
         events = new AsyncEventLoop(this, device);
         poller.start();
         events.start();
+        counters.open.set(1);
+        counters.opened.increment();
         Fallbacks.LOG.log(Level.INFO, "RDMA transport on {0} port {1} ({2}, GID[{3}] {4}, MTU {5}): SRQ {6} x {7} B, "
                         + "{8} credits, inline {9}, rendezvous by {10}, {11} µs spin; on-demand paging: {12}, attachments {13}",
                 device.deviceName(), port,
@@ -180,7 +193,7 @@ final class RdmaDeviceContext {
                     continue;
                 }
                 if (r == pd && registry != null) {
-                    SlabPool.shared().removeListener(registry);
+                    registry.close(); // every slab region, before the protection domain they belong to
                 }
                 r.close();
             } catch (Exception e) {
@@ -230,6 +243,8 @@ final class RdmaDeviceContext {
     void fail(String event, boolean device) {
         if (device) {
             deviceFailed = true;
+            retired = true;
+            DeviceContexts.retire(this); // the next connection that needs the device opens it again
         }
         String why = deviceName() + " port " + port + ": " + event;
         unusable = why;
@@ -240,7 +255,7 @@ final class RdmaDeviceContext {
         }
     }
 
-    /** Async event: the port is active again; new connections may use RDMA (not after a device failure). */
+    /** Async event: the port is active again; new connections may use RDMA (a failed device is opened anew instead). */
     void portActive() {
         if (deviceFailed || unusable == null) {
             return;
@@ -317,17 +332,51 @@ final class RdmaDeviceContext {
         return maxEndpoints;
     }
 
-    /** Reserves room on the shared CQ for one more queue pair; false when the context is full. */
+    /** Reserves room on the shared CQ for one more queue pair; false when the context is full or closed. */
     boolean tryReserve() {
-        if (reserved.incrementAndGet() > maxEndpoints) {
+        int n = reserved.incrementAndGet();
+        if (n <= 0 || n > maxEndpoints) {
             reserved.decrementAndGet();
             return false;
         }
         return true;
     }
 
+    /** A queue pair and everything it held are gone; the last one lets the context close ({@link DeviceContexts}). */
     void unreserve() {
-        reserved.decrementAndGet();
+        if (reserved.decrementAndGet() == 0) {
+            DeviceContexts.idle(this);
+        }
+    }
+
+    /** Whether the context has closed (a connection that reserved nothing yet must open it again). */
+    boolean isClosed() {
+        return reserved.get() < 0;
+    }
+
+    /** Keeps the context open while no connection uses it (tests that hold on to it across connections). */
+    void pin() {
+        pins.incrementAndGet();
+    }
+
+    /** Whether a fatal device error retired the context. */
+    boolean isRetired() {
+        return retired;
+    }
+
+    /**
+     * Closes the context if nothing uses it: no queue pair, and no pin unless it is retired. Threads and verbs
+     * resources go, every slab region is deregistered. Never on the poller thread (it is joined). Returns whether it
+     * closed.
+     */
+    boolean closeIfUnused() {
+        if ((pins.get() > 0 && !retired) || !reserved.compareAndSet(0, CLOSED)) {
+            return false;
+        }
+        closeQuietly();
+        counters.open.set(0);
+        Fallbacks.LOG.log(Level.INFO, "RDMA device context {0} port {1} closed: no connection uses it", deviceName(), port);
+        return true;
     }
 
     /** Queue pairs alive on this context: offered, connected or being torn down (tests check it returns to 0). */
@@ -372,13 +421,24 @@ final class RdmaDeviceContext {
         byId.put(ep.id, ep);
         byQpn.put(ep.qp.qpNum(), ep);
         RdmaMetrics.CONNECTIONS.incrementAndGet();
+        counters.connections.incrementAndGet();
     }
 
-    /** Removes a torn-down endpoint and frees its CQ room. */
+    /** A registered endpoint is gone (or never connected). */
+    void connectionClosed() {
+        RdmaMetrics.CONNECTIONS.decrementAndGet();
+        counters.connections.decrementAndGet();
+    }
+
+    /** This device and port's counters in {@link RdmaMetrics}. */
+    RdmaMetrics.DeviceCounters counters() {
+        return counters;
+    }
+
+    /** Removes a torn-down endpoint from dispatch; its CQ room is freed by {@link #unreserve} once its QP is gone. */
     void unregister(RdmaEndpoint ep) {
         byQpn.remove(ep.qp.qpNum(), ep);
         byId.remove(ep.id, ep);
-        unreserve();
     }
 
     RdmaEndpoint endpointByQpn(int qpn) {

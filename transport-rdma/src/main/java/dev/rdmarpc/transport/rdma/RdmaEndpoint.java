@@ -242,10 +242,14 @@ final class RdmaEndpoint implements FrameConnection, SendEvents {
             return;
         }
         context.unregister(this);
-        send.finishClose();
-        receive.releaseAll();
-        arena.close();
-        RdmaMetrics.CONNECTIONS.decrementAndGet();
+        try {
+            send.finishClose();
+            receive.releaseAll();
+            arena.close();
+            context.connectionClosed();
+        } finally {
+            context.unreserve(); // last: the context may close once nothing of this queue pair is left
+        }
     }
 
     /** The queue pair never connected: frees what the constructor allocated (the caller destroys the QP). */

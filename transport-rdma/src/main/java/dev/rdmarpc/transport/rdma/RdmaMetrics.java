@@ -8,7 +8,8 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Process-wide counters of the RDMA transport: which path each SEND took (inline, eager, rendezvous), bytes, credits,
- * the shared receive queue, fallbacks to TCP and live verbs resources. Tests read {@link #snapshot()}; with Micrometer
+ * the shared receive queue, fallbacks to TCP and live verbs resources; per device and port, its context's state,
+ * connections, upgrades and completion errors ({@link DeviceSnapshot}). Tests read {@link #snapshot()}; with Micrometer
  * on the class path {@link #bindTo} publishes them as meters. Counting allocates nothing.
  */
 public final class RdmaMetrics {
@@ -32,6 +33,8 @@ public final class RdmaMetrics {
     static final LongAdder POLLER_WAKEUPS = new LongAdder();
     static final LongAdder DRAIN_TIMEOUTS = new LongAdder();
     static final AtomicLong CONNECTIONS = new AtomicLong();
+    /** Device contexts open now. */
+    static final AtomicLong DEVICE_CONTEXTS = new AtomicLong();
     static final AtomicLong SLAB_REGIONS = new AtomicLong();
     static final AtomicLong RENDEZVOUS_REGIONS = new AtomicLong();
     /** Registrations of application memory (attachments) held by the connections' registration caches. */
@@ -46,13 +49,79 @@ public final class RdmaMetrics {
     private RdmaMetrics() {
     }
 
+    /** Counters of one RDMA device and port, kept for the process's life (a closed context's gauges read 0). */
+    static final class DeviceCounters {
+        final String device;
+        final int port;
+        /** 1 while the device's context is open. */
+        final AtomicLong open = new AtomicLong();
+        final LongAdder opened = new LongAdder();
+        final AtomicLong connections = new AtomicLong();
+        final LongAdder upgrades = new LongAdder();
+        final LongAdder completionErrors = new LongAdder();
+
+        DeviceCounters(String device, int port) {
+            this.device = device;
+            this.port = port;
+        }
+
+        DeviceSnapshot snapshot() {
+            return new DeviceSnapshot(device, port, open.get() != 0, opened.sum(), connections.get(), upgrades.sum(),
+                    completionErrors.sum());
+        }
+    }
+
+    /**
+     * One device and port's counters.
+     *
+     * @param device           the device's name (e.g. {@code mlx5_0}, {@code rxe0})
+     * @param port             the port number (from 1)
+     * @param open             whether its device context is open now (gauge)
+     * @param opened           how many times its context was opened (closed contexts reopen on demand)
+     * @param connections      RDMA connections on it now (gauge)
+     * @param upgrades         connections moved to RDMA on it
+     * @param completionErrors work completions with an error status on it (flushes excluded)
+     */
+    public record DeviceSnapshot(String device, int port, boolean open, long opened, long connections, long upgrades,
+                                 long completionErrors) {
+        /** Counter differences {@code this - before} (gauges are taken from this snapshot). */
+        public DeviceSnapshot minus(DeviceSnapshot before) {
+            return before == null ? this : new DeviceSnapshot(device, port, open, opened - before.opened, connections,
+                    upgrades - before.upgrades, completionErrors - before.completionErrors);
+        }
+    }
+
+    private static final ConcurrentHashMap<String, DeviceCounters> DEVICES = new ConcurrentHashMap<>();
+    /** Micrometer registries bound so far (typed Object: Micrometer is optional), to publish devices seen later. */
+    private static final java.util.List<Object> BOUND = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** The counters of {@code device} and {@code port}, made (and published on bound registries) at first use. */
+    static DeviceCounters device(String device, int port) {
+        String key = device + "/" + port;
+        DeviceCounters c = DEVICES.get(key);
+        if (c != null) {
+            return c;
+        }
+        synchronized (DEVICES) {
+            c = DEVICES.get(key);
+            if (c == null) {
+                c = new DeviceCounters(device, port);
+                DEVICES.put(key, c);
+                for (Object r : BOUND) {
+                    MicrometerBinding.bindDevice((io.micrometer.core.instrument.MeterRegistry) r, c);
+                }
+            }
+            return c;
+        }
+    }
+
     /** A point-in-time copy of every counter. */
     public record Snapshot(long inlineSends, long inlineBytes, long eagerSends, long eagerBytes, long rendezvousSends,
                            long rendezvousBytes, long rendezvousReads, long rendezvousReadBytes, long receives,
                            long receiveBytes, long creditStalls, long creditUpdates, long srqLimitEvents, long srqPosts,
                            long completionErrors, long drainTimeouts, long upgrades, long fallbacks, long protocolErrors, long connections,
                            long slabRegions, long rendezvousRegions, long boundWindows, long postedReceives,
-                           long minPostedReceives, Map<String, Long> fallbackReasons) {
+                           long minPostedReceives, Map<String, Long> fallbackReasons, Map<String, DeviceSnapshot> devices) {
         /** SENDs of any kind. */
         public long sends() {
             return inlineSends + eagerSends;
@@ -72,7 +141,14 @@ public final class RdmaMetrics {
                     completionErrors - before.completionErrors, drainTimeouts - before.drainTimeouts,
                     upgrades - before.upgrades,
                     fallbacks - before.fallbacks, protocolErrors - before.protocolErrors, connections, slabRegions,
-                    rendezvousRegions, boundWindows, postedReceives, minPostedReceives, Map.copyOf(reasons));
+                    rendezvousRegions, boundWindows, postedReceives, minPostedReceives, Map.copyOf(reasons),
+                    devicesMinus(before));
+        }
+
+        private Map<String, DeviceSnapshot> devicesMinus(Snapshot before) {
+            Map<String, DeviceSnapshot> d = new TreeMap<>();
+            devices.forEach((k, v) -> d.put(k, v.minus(before.devices.get(k))));
+            return Map.copyOf(d);
         }
     }
 
@@ -93,7 +169,14 @@ public final class RdmaMetrics {
                 RECEIVES.sum(), RECEIVE_BYTES.sum(), CREDIT_STALLS.sum(), CREDIT_UPDATES.sum(), SRQ_LIMIT_EVENTS.sum(),
                 SRQ_POSTS.sum(), COMPLETION_ERRORS.sum(), DRAIN_TIMEOUTS.sum(), UPGRADES.sum(), fallbacks, PROTOCOL_ERRORS.sum(),
                 CONNECTIONS.get(), SLAB_REGIONS.get(), RENDEZVOUS_REGIONS.get(), BOUND_WINDOWS.get(),
-                POSTED_RECEIVES.get(), min == Long.MAX_VALUE ? -1 : min, Map.copyOf(reasons));
+                POSTED_RECEIVES.get(), min == Long.MAX_VALUE ? -1 : min, Map.copyOf(reasons), devices());
+    }
+
+    /** Every device's counters now, by {@code device/port}. */
+    private static Map<String, DeviceSnapshot> devices() {
+        Map<String, DeviceSnapshot> d = new TreeMap<>();
+        DEVICES.forEach((k, v) -> d.put(k, v.snapshot()));
+        return Map.copyOf(d);
     }
 
     /** Records that a connection holds {@code bytes} of rendezvous destinations now. */
@@ -123,7 +206,14 @@ public final class RdmaMetrics {
      * gauges (needs micrometer-core on the class path).
      */
     public static void bindTo(io.micrometer.core.instrument.MeterRegistry registry) {
-        MicrometerBinding.bind(registry);
+        synchronized (DEVICES) {
+            if (MicrometerBinding.bind(registry)) {
+                BOUND.add(registry);
+                for (DeviceCounters c : DEVICES.values()) {
+                    MicrometerBinding.bindDevice(registry, c);
+                }
+            }
+        }
     }
 
     static void fallback(String reasonKey) {

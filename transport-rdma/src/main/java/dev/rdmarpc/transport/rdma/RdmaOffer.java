@@ -84,9 +84,13 @@ final class RdmaOffer implements ConnectionUpgrader.Offer {
         } catch (VerbsException e) {
             state = FAILED;
             context.unregister(ep);
-            RdmaMetrics.CONNECTIONS.decrementAndGet();
+            context.connectionClosed();
             ep.discardUnconnected();
-            qp.close();
+            try {
+                qp.close();
+            } finally {
+                context.unreserve();
+            }
             Fallbacks.record(Fallbacks.QP_FAILED, "connecting the queue pair failed: " + e.getMessage());
             if (PeerFallbacks.PROCESS.remember(peerHost)) {
                 Fallbacks.LOG.log(System.Logger.Level.INFO, "RDMA with {0} failed on {1} port {2} ({3}): its new "
@@ -97,6 +101,7 @@ final class RdmaOffer implements ConnectionUpgrader.Offer {
         }
         state = COMPLETED;
         RdmaMetrics.UPGRADES.increment();
+        context.counters().upgrades.increment();
         return ep;
     }
 

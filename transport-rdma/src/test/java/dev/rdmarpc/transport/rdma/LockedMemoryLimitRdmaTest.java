@@ -15,6 +15,8 @@ import dev.rdmarpc.core.RpcChannel;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StatusException;
 import dev.rdmarpc.core.WithAttachment;
+import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.buffer.SlabPool;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -44,6 +46,22 @@ class LockedMemoryLimitRdmaTest extends RdmaEndToEndBase {
                 () -> "attachment registrations deregistered with their connections, not " + RdmaMetrics.ATTACHMENT_REGIONS.get());
     }
 
+    /**
+     * Leaves a wholly free slab in every shared size class (64 B to 1 MiB), so that no call below needs a new slab, whose
+     * registration the lowered limit would refuse too (a slab no device can use breaks whatever lands in it).
+     */
+    private static void spareSlabs() {
+        for (int size = 64; size <= 1 << 20; size <<= 1) {
+            SlabBuffer[] blocks = new SlabBuffer[(4 << 20) / size + 1];
+            for (int i = 0; i < blocks.length; i++) {
+                blocks[i] = SlabPool.shared().allocate(size);
+            }
+            for (SlabBuffer b : blocks) {
+                b.release();
+            }
+        }
+    }
+
     @Test
     void anAttachmentOverTheLockedMemoryLimitFailsWithResourceExhaustedAndTheConnectionCarriesOn() throws Throwable {
         assumeFalse(LockedMemory.ignoresTheLimit(), "this process has CAP_IPC_LOCK, so RLIMIT_MEMLOCK does not apply: "
@@ -71,6 +89,7 @@ class LockedMemoryLimitRdmaTest extends RdmaEndToEndBase {
             assertArrayEquals(bytes, call.attachments.getFirst());
         }
         assertEquals(2, server.connectionCount());
+        spareSlabs();
         long[] limits = LockedMemory.limits();
         long pinned = LockedMemory.pinnedBytes();
         long lowered = pinned + (256 << 10); // room for a quarter of the attachment's 1 MiB frame

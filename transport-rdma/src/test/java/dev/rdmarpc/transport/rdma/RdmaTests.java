@@ -26,6 +26,8 @@ final class RdmaTests {
         setDefault("rdmarpc.rdma.spinMicros", "0");
         setDefault("rdmarpc.rdma.srqDepth", "128");
         setDefault("rdmarpc.rdma.credits", "32");
+        // device contexts stay open between tests (tests hold on to them); the lifecycle test sets its own linger
+        setDefault("rdmarpc.rdma.contextLingerMillis", String.valueOf(Long.MAX_VALUE / 4));
     }
 
     private RdmaTests() {
@@ -63,7 +65,9 @@ final class RdmaTests {
     static RdmaDeviceContext context() {
         init();
         try {
-            return RdmaDeviceContext.shared();
+            RdmaDeviceContext c = RdmaDeviceContext.shared();
+            c.pin(); // tests hold on to the default context: it stays open while no connection uses it
+            return c;
         } catch (DeviceSelector.Unavailable e) {
             return fail("no usable RDMA device: " + e.getMessage());
         }
