@@ -197,6 +197,13 @@ final class DeviceContexts {
         closer().execute(() -> closeIfUnused(c));
     }
 
+    /** Closes now, on the closer thread, every open context that nothing uses or pins (tests). */
+    static void closeUnused() {
+        for (RdmaDeviceContext c : all()) {
+            closer().execute(() -> closeIfUnused(c));
+        }
+    }
+
     private static void closeIfUnused(RdmaDeviceContext c) {
         synchronized (LOCK) {
             if (c.closeIfUnused()) {

@@ -228,7 +228,7 @@ final class SendPath {
             RegisteredMemory mr = MemoryRegistry.registered(destination, device);
             wr.clear().wrId(slots.nextWrId()).opcode(SendWorkRequest.OPCODE_RDMA_READ).flags(slots.signaled())
                     .remote(remoteAddress, rkey).sge(0, destination.address(), length, mr.lkey());
-            slots.post(wr, SendSlots.SEND, destination, null);
+            slots.post(wr, SendSlots.UNSOLICITED_READ, destination, null);
         } finally {
             lock.unlock();
         }
@@ -819,7 +819,7 @@ final class SendPath {
     /** What a completed slot held: released now. */
     private void slotDone(byte kind, Object ref, Object ref2) {
         switch (kind) {
-            case SendSlots.SEND -> ((SlabBuffer) ref).release();
+            case SendSlots.SEND, SendSlots.UNSOLICITED_READ -> ((SlabBuffer) ref).release();
             case SendSlots.SEND_GATHER -> {
                 ((SlabBuffer) ref).release();
                 ((SlabBuffer) ref2).release();
@@ -839,6 +839,7 @@ final class SendPath {
         String what = switch (kind) {
             case SendSlots.INLINE, SendSlots.SEND, SendSlots.SEND_GATHER -> "SEND";
             case SendSlots.READ -> "RDMA READ of the peer's rendezvous buffer";
+            case SendSlots.UNSOLICITED_READ -> "unsolicited RDMA READ";
             case SendSlots.BIND -> "BIND_MW of a rendezvous buffer";
             case SendSlots.INVALIDATE -> "LOCAL_INV of a rendezvous window";
             case SendSlots.DRAIN -> "drain marker";
@@ -915,7 +916,7 @@ final class SendPath {
             }
             slots.completeAll((kind, ref, ref2) -> {
                 switch (kind) {
-                    case SendSlots.SEND -> ((SlabBuffer) ref).release();
+                    case SendSlots.SEND, SendSlots.UNSOLICITED_READ -> ((SlabBuffer) ref).release();
                     case SendSlots.SEND_GATHER -> {
                         ((SlabBuffer) ref).release();
                         ((SlabBuffer) ref2).release();

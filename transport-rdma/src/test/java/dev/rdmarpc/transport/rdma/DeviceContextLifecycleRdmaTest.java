@@ -55,6 +55,7 @@ class DeviceContextLifecycleRdmaTest {
         var match = GidTable.find(GidTable.SYSFS, InetAddress.getByName(ADDRESS), null, 0);
         assumeTrue(match.isPresent(), "no RDMA device has " + ADDRESS + " (the guest's rxe1)");
         String device = match.get().device();
+        DeviceContexts.closeUnused(); // earlier tests may have left one open (their linger is long)
         RdmaTests.await(10_000, () -> contextOf(device) == null, () -> "no context of " + device + " is open before the test");
         Map<String, Long> kernelBefore = kernelResources(device);
         long buffers = SlabPool.shared().inUseBuffers();
