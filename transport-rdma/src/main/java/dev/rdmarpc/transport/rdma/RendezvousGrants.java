@@ -61,6 +61,8 @@ final class RendezvousGrants {
     private final boolean windows;
     /** Registrations of application memory granted through windows (attachments), reused across grants. */
     private final RegistrationCache<MemoryRegion> registrations;
+    /** Access of a per-grant region over application memory: remote read, on demand where the device pages RC READs. */
+    private final int foreignRegionAccess;
     private final ArrayDeque<Window> freeWindows = new ArrayDeque<>();
     private final ArrayDeque<Window> allWindows = new ArrayDeque<>();
     private final ArrayDeque<Grant> freeGrants = new ArrayDeque<>();
@@ -84,6 +86,7 @@ final class RendezvousGrants {
     RendezvousGrants(ProtectionDomain pd, boolean windows, boolean onDemandPaging) {
         this.pd = pd;
         this.windows = windows;
+        this.foreignRegionAccess = AccessFlags.REMOTE_READ | (onDemandPaging ? AccessFlags.ON_DEMAND : 0);
         this.registrations = new RegistrationCache<>(new RegistrationCache.Registrar<>() {
             @Override
             public MemoryRegion register(java.lang.foreign.MemorySegment memory, int access) {
@@ -143,7 +146,7 @@ final class RendezvousGrants {
                 g.bindPending = true;
                 RdmaMetrics.BOUND_WINDOWS.incrementAndGet();
             } else {
-                g.region = pd.registerMemory(body, AccessFlags.REMOTE_READ);
+                g.region = pd.registerMemory(body, foreignRegionAccess);
                 g.rkey = g.region.rkey();
                 RdmaMetrics.RENDEZVOUS_REGIONS.incrementAndGet();
             }
