@@ -54,6 +54,14 @@ final class TcpFrameConnection implements FrameConnection {
      * as Netty counts its outbound buffer: the bytes plus 96 per buffer.
      */
     static final long READ_PAUSE_BOUND = 16L * SocketOptions.HIGH_WATER_MARK;
+    /**
+     * Within a read burst, flushes are put off to its end, so that the replies to many frames read at once leave in
+     * one write; but only every this many ({@code -Drdmarpc.tcp.burstFlushEvery}) are put off together. With many
+     * calls in flight, a whole burst's replies in one write would leave the peer idle until this side answered
+     * everything, and this side idle while the peer answers: one core working at a time. Flushing every few
+     * replies lets the peer start on the first ones while this side makes the rest.
+     */
+    static final int BURST_FLUSH_EVERY = Math.max(1, Integer.getInteger("rdmarpc.tcp.burstFlushEvery", 8));
     /** The channel's user-defined writability bit that is off while sends wait in the {@link WriteQueue}. */
     static final int QUEUE_WRITABILITY_BIT = 1;
     private static final ValueLayout.OfByte BYTE = ValueLayout.JAVA_BYTE;
@@ -125,6 +133,8 @@ final class TcpFrameConnection implements FrameConnection {
     private long ownBytes;
     private boolean inReadBurst;
     private boolean flushAfterRead;
+    /** Flushes asked for during this read burst since the last one done. */
+    private int flushesDeferred;
     /**
      * Sends and flushes of the handler's in progress on the I/O thread. Writing can flip the channel's writability
      * (a flush that empties the outbound buffer does): the handler hears of it only after its call returned, from a
@@ -463,21 +473,27 @@ final class TcpFrameConnection implements FrameConnection {
     }
 
     private void flushOnIoThread() {
-        if (inReadBurst) {
-            flushAfterRead = true;
-        } else {
+        if (!inReadBurst) {
             channel.flush();
+        } else if (++flushesDeferred >= BURST_FLUSH_EVERY) {
+            flushesDeferred = 0;
+            flushAfterRead = false;
+            channel.flush();
+        } else {
+            flushAfterRead = true;
         }
     }
 
-    /** Frames are about to be read; flushes wait for {@link #endReadBurst()}. */
+    /** Frames are about to be read; flushes wait for {@link #endReadBurst()}, or for enough of them to pile up. */
     void beginReadBurst() {
         inReadBurst = true;
+        flushesDeferred = 0;
     }
 
     /** The read burst is over: one flush for every reply sent during it. */
     void endReadBurst() {
         inReadBurst = false;
+        flushesDeferred = 0;
         if (flushAfterRead) {
             flushAfterRead = false;
             channel.flush();

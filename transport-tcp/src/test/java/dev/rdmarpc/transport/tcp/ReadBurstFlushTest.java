@@ -1,0 +1,65 @@
+package dev.rdmarpc.transport.tcp;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.rdmarpc.core.spi.FrameHandler;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.embedded.EmbeddedChannel;
+import java.lang.foreign.MemorySegment;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Flushes asked for while frames are being read wait for the end of the read burst, but only
+ * {@link TcpFrameConnection#BURST_FLUSH_EVERY} of them at a time, so a peer with many calls in flight gets the first
+ * replies while the rest are being made. An embedded channel hands over exactly what was flushed.
+ */
+@ExtendWith(LeakCheck.class)
+class ReadBurstFlushTest {
+
+    @Test
+    void aReadBurstFlushesEveryFewRepliesAndTheRestAtItsEnd() {
+        EmbeddedChannel ch = new EmbeddedChannel();
+        TcpFrameConnection c = new TcpFrameConnection(ch, true);
+        c.bind(new FrameHandler() {
+            @Override
+            public void onFrame(int type, int flags, int streamId, int credit, MemorySegment payload) {
+            }
+
+            @Override
+            public void onClosed(String reason, Throwable cause) {
+            }
+        });
+        int every = TcpFrameConnection.BURST_FLUSH_EVERY;
+        try {
+            c.beginReadBurst();
+            for (int i = 1; i < every; i++) {
+                c.send(TestFrames.message(1, new byte[8]), null, true);
+            }
+            assertEquals(0, flushedMessages(ch), "replies before the " + every + "th wait for the burst");
+            c.send(TestFrames.message(1, new byte[8]), null, true);
+            assertEquals(every, flushedMessages(ch), "the " + every + "th reply flushes every one so far");
+            c.send(TestFrames.message(1, new byte[8]), null, true);
+            c.send(TestFrames.message(1, new byte[8]), null, false);
+            assertEquals(0, flushedMessages(ch));
+            c.endReadBurst();
+            assertEquals(2, flushedMessages(ch), "the burst's end flushes the rest");
+
+            // outside a read burst every flush asked for is done at once
+            c.send(TestFrames.message(1, new byte[8]), null, true);
+            assertEquals(1, flushedMessages(ch));
+        } finally {
+            ch.finishAndReleaseAll();
+        }
+    }
+
+    /** Takes (and releases) what the channel has flushed so far; returns how many buffers that was. */
+    private static int flushedMessages(EmbeddedChannel ch) {
+        int n = 0;
+        for (Object m; (m = ch.readOutbound()) != null; ) {
+            ((ByteBuf) m).release();
+            n++;
+        }
+        return n;
+    }
+}
