@@ -98,12 +98,12 @@ class KeptReceiveBuffersRdmaTest extends RdmaEndToEndBase {
         int size = receiveBufferSize() * 3 / 4;
         int credits = RdmaTests.context().config().credits();
         int count = Math.max(200, 4 * credits);
-        assertTrue((long) count * (size + 4) < 2 << 20, "all of them fit the stream's default window");
+        assertTrue((long) count * (size + 4) < 2 << 20, "all of them fit the streams' default windows");
 
         Counts before = Counts.of();
         List<byte[]> received = new CopyOnWriteArrayList<>();
         CompletableFuture<Status> closed = new CompletableFuture<>();
-        ClientCall<byte[], byte[]> call = ch.newCall(EchoService.STREAM,
+        ClientCall<byte[], byte[]> call = ch.newCall(EchoService.CHAT,
                 CallOptions.DEFAULT.withDeadlineAfter(RdmaTests.timeout(300_000), TimeUnit.MILLISECONDS));
         call.start(new ClientCall.Listener<>() {
             @Override
@@ -116,12 +116,14 @@ class KeptReceiveBuffersRdmaTest extends RdmaEndToEndBase {
                 closed.complete(status);
             }
         }, new Metadata());
-        call.sendMessage(Bytes.ofInts(count, size, 1000));
-        call.halfClose(); // and no request(): every message stays queued in the buffer it arrived in
-        RdmaTests.await(120_000, () -> Counts.of().since(before).kept() >= count,
-                () -> "all " + count + " messages kept unread: " + Counts.of().since(before));
+        for (int i = 0; i < count; i++) {
+            call.sendMessage(Bytes.pattern(size, 1000 + i));
+        }
+        // no request(): every answer stays queued in the receive buffer it arrived in
+        RdmaTests.await(120_000, () -> Counts.of().since(before).kept() >= 2L * count,
+                () -> "all " + count + " messages and their answers kept: " + Counts.of().since(before));
         assertEquals(0, received.size(), "nothing delivered before it was asked for");
-        log(count + " messages of " + size + " B kept unread, " + credits + " credits per connection: "
+        log(count + " answers of " + size + " B kept unread, " + credits + " credits per connection: "
                 + Counts.of().since(before));
 
         // more receive buffers are held than the peer has credits: the connection still carries other calls
@@ -133,9 +135,13 @@ class KeptReceiveBuffersRdmaTest extends RdmaEndToEndBase {
         call.request(count / 2);
         RdmaTests.await(60_000, () -> received.size() == count / 2, () -> "read " + received.size() + " of " + count / 2);
         for (int i = 0; i < count / 2; i++) {
-            assertEquals(-1, Bytes.mismatch(Bytes.pattern(size, 1000 + i), received.get(i)), "message " + i);
+            byte[] expected = Bytes.pattern(size, 1000 + i);
+            for (int k = 0; k < expected.length; k++) {
+                expected[k] = (byte) ~expected[k];
+            }
+            assertEquals(-1, Bytes.mismatch(expected, received.get(i)), "answer " + i);
         }
-        // the other half is dropped with the call: its receive buffers go back to the pool (checked after the test)
+        // the other half is dropped with the call: their receive buffers go back to the pool (checked after the test)
         call.cancel("read enough", null);
         assertEquals(Status.Code.CANCELLED, closed.get(RdmaTests.timeout(60_000), TimeUnit.MILLISECONDS).getCode());
     }
