@@ -190,9 +190,11 @@ public final class RdmaPerfMain {
             }
             System.out.printf("rdmarpc-perf: kept vs copied: unary 1 MiB - 4 B (kept) %.1f MB/s, 1 MiB (copied) %.1f MB/s,"
                             + " ratio %.2f; server streaming kept %.1f MB/s, copied %.1f MB/s, ratio %.2f"
-                            + " (medians of 3; %d frames kept)%n", unary[0][1], unary[1][1], unary[0][1] / unary[1][1],
-                    streamed[0][1], streamed[1][1], streamed[0][1] / streamed[1][1],
-                    RdmaMetrics.MESSAGE_FRAMES_KEPT.sum() - keptBefore);
+                            + " (medians of 3; %d frames kept; runs: unary %s / %s, streaming %s / %s)%n", unary[0][1],
+                    unary[1][1], unary[0][1] / unary[1][1], streamed[0][1], streamed[1][1],
+                    streamed[0][1] / streamed[1][1], RdmaMetrics.MESSAGE_FRAMES_KEPT.sum() - keptBefore,
+                    Arrays.toString(unary[0]), Arrays.toString(unary[1]), Arrays.toString(streamed[0]),
+                    Arrays.toString(streamed[1]));
         } finally {
             channel.shutdownNow();
             server.shutdownNow();
