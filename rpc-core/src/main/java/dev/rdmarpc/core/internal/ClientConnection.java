@@ -235,9 +235,10 @@ final class ClientConnection extends Connection {
     }
 
     @Override
-    void onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory, long offset, int length) {
+    boolean onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory, SlabBuffer holder,
+                          long offset, int length) {
         if (screenControlFrame(type, flags, streamId, credit, length)) {
-            return;
+            return false;
         }
         ClientStream<?, ?> s = streams.get(streamId);
         if (s == null) {
@@ -248,7 +249,7 @@ final class ClientConnection extends Connection {
             if (type != FrameType.MESSAGE) {
                 chargeLateFrame(type, streamId);
             }
-            return;
+            return false;
         }
         switch (type) {
             case FrameType.HEADERS -> {
@@ -257,11 +258,13 @@ final class ClientConnection extends Connection {
                     md = Frames.decodeResponseHeaders(reader, memory, offset, length, settings.maxMetadataBytes());
                 } catch (MetadataTooLargeException e) {
                     s.failLocally(e.toStatus());
-                    return;
+                    return false;
                 }
                 s.onHeaders(md);
             }
-            case FrameType.MESSAGE -> s.onMessageFrame(flags, memory, offset, length);
+            case FrameType.MESSAGE -> {
+                return s.onMessageFrame(flags, memory, holder, offset, length);
+            }
             case FrameType.TRAILERS -> {
                 Trailers t;
                 try {
@@ -276,6 +279,7 @@ final class ClientConnection extends Connection {
             case FrameType.END_STREAM -> throw new ProtocolException("END_STREAM from a server (servers end streams with TRAILERS)");
             default -> throw new ProtocolException("unexpected " + FrameType.name(type) + " frame from a server");
         }
+        return false;
     }
 
     private synchronized int nextStreamIdVolatile() {

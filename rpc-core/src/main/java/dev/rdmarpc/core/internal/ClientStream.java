@@ -486,12 +486,16 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
     }
 
-    /** A MESSAGE frame whose payload is {@code length} bytes of {@code memory} at {@code offset}. */
-    void onMessageFrame(int flags, MemorySegment memory, long offset, int length) {
+    /**
+     * A MESSAGE frame whose payload is {@code length} bytes of {@code memory} at {@code offset}, lying in
+     * {@code holder} when not null; returns whether a reference to the holder was kept.
+     */
+    boolean onMessageFrame(int flags, MemorySegment memory, SlabBuffer holder, long offset, int length) {
         if ((flags & FrameFlags.END_STREAM) != 0) {
             throw new ProtocolException("END_STREAM flag on a MESSAGE from a server");
         }
         int credit = 0;
+        boolean kept;
         boolean run;
         boolean tooLarge;
         synchronized (this) {
@@ -499,10 +503,11 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 throw new ProtocolException("MESSAGE after TRAILERS on stream " + id);
             }
             if (closeStatus != null) {
-                return;
+                return false;
             }
             channel.metrics().bytesReceived(length);
-            int r = inbound.onFrame(flags, memory, offset, length, requested > inbound.queued());
+            int r = inbound.onFrame(flags, memory, holder, offset, length, requested > inbound.queued());
+            kept = inbound.keptHolder();
             tooLarge = r == InboundMessages.TOO_LARGE;
             if (tooLarge) {
                 long size = inbound.rejectedSize();
@@ -524,6 +529,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         if (run) {
             drain.start();
         }
+        return kept;
     }
 
     void onTrailers(Trailers t) {

@@ -261,6 +261,19 @@ abstract class Connection implements FrameHandler {
 
     @Override
     public final void onFrame(int type, int flags, int streamId, int credit, MemorySegment memory, long offset, int length) {
+        dispatch(type, flags, streamId, credit, memory, null, offset, length);
+    }
+
+    /** A MESSAGE frame that carries a whole message may be kept in {@code holder} (see {@link InboundMessages}). */
+    @Override
+    public final boolean onFrame(int type, int flags, int streamId, int credit, SlabBuffer holder, long offset, int length) {
+        return dispatch(type, flags, streamId, credit, holder.segment(), type == FrameType.MESSAGE ? holder : null,
+                offset, length);
+    }
+
+    /** Handles one frame; returns whether a reference to {@code holder} (null: none offered) was kept. */
+    private boolean dispatch(int type, int flags, int streamId, int credit, MemorySegment memory, SlabBuffer holder,
+                             long offset, int length) {
         FRAMES_RECEIVED.setOpaque(this, (int) FRAMES_RECEIVED.getOpaque(this) + 1);
         switch (type) {
             case FrameType.HELLO -> onHello(Frames.decodeHello(memory.asSlice(offset, length)));
@@ -281,9 +294,10 @@ abstract class Connection implements FrameHandler {
                 if (peerHello == null) {
                     throw new ProtocolException(FrameType.name(type) + " before HELLO");
                 }
-                onStreamFrame(type, flags, streamId, credit, memory, offset, length);
+                return onStreamFrame(type, flags, streamId, credit, memory, holder, offset, length);
             }
         }
+        return false;
     }
 
     abstract void onHello(Hello hello);
@@ -344,8 +358,13 @@ abstract class Connection implements FrameHandler {
         }
     }
 
-    /** A stream's frame (or connection WINDOW): its payload is {@code length} bytes of {@code memory} at {@code offset}. */
-    abstract void onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory, long offset, int length);
+    /**
+     * A stream's frame (or connection WINDOW): its payload is {@code length} bytes of {@code memory} at {@code offset},
+     * which lie in {@code holder} when it is not null (offered for MESSAGE frames only). Returns whether a reference
+     * to the holder was kept.
+     */
+    abstract boolean onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory,
+                                   SlabBuffer holder, long offset, int length);
 
     /** The transport drained below its low-water mark: streams that held back for it send again. */
     @Override

@@ -17,7 +17,9 @@ import java.nio.ByteOrder;
  * count as consumed when the application takes them: a whole message's bytes are credited back
  * when it is delivered, and the bytes of a message still arriving are credited as they come only
  * while the application has asked for more than is queued (so a message larger than the window
- * can arrive). A reader that stops asking stops the sender after one window. Not thread-safe:
+ * can arrive). A reader that stops asking stops the sender after one window. A message that arrives whole in one
+ * frame whose transport owns the buffer holding it is kept in that buffer (a retained slice, no copy) when it fills at
+ * least half of it; every other message is copied once, into its own buffer. Not thread-safe:
  * the owning stream locks.
  */
 final class InboundMessages {
@@ -60,6 +62,8 @@ final class InboundMessages {
     private int firstSplit;
     private int[] laterSplit;
     private int polledSplit = -1;
+    /** Whether the last frame taken was queued as a slice of its holder. */
+    private boolean keptHolder;
 
     /** The oldest whole message waiting for the application and its deferred credit; null when none waits. */
     private SlabBuffer first;
@@ -95,6 +99,17 @@ final class InboundMessages {
      * messages than are queued. Throws ProtocolException on a framing or window violation.
      */
     int onFrame(int flags, MemorySegment memory, long offset, int len, boolean demand) {
+        return onFrame(flags, memory, null, offset, len, demand);
+    }
+
+    /**
+     * Takes one MESSAGE frame whose bytes lie in {@code holder}'s block (then {@code memory} is its segment), or null
+     * when the caller owns no buffer for them. A frame that carries a whole message and fills at least half of its
+     * holder ({@link #worthKeeping}) is queued as a retained slice of the holder instead of a copy; see
+     * {@link #keptHolder()}. Everything else (window, limits, credits) is as in the memory form.
+     */
+    int onFrame(int flags, MemorySegment memory, SlabBuffer holder, long offset, int len, boolean demand) {
+        keptHolder = false;
         if (len > recvWindow) {
             throw new ProtocolException("MESSAGE of " + len + " bytes exceeds the stream's flow-control window (" + recvWindow + " left)");
         }
@@ -152,6 +167,14 @@ final class InboundMessages {
             throw new ProtocolException("ATTACHMENT flag on a MESSAGE continuation (it belongs on BEGIN)");
         }
         long data = len - dataOffset;
+        if (begin && end && data == expected && holder != null && worthKeeping(len, holder)) {
+            inMessage = false;
+            enqueue(holder.retainedSlice(offset + dataOffset, expected), len + withheldPartial, assemblingCompressed,
+                    assemblingSplit);
+            withheldPartial = 0;
+            keptHolder = true;
+            return COMPLETED;
+        }
         if (assembled + data > expected) {
             throw new ProtocolException("MESSAGE carries more bytes than the " + expected + " announced");
         }
@@ -199,6 +222,20 @@ final class InboundMessages {
             old.release();
         }
         assembling = grown;
+    }
+
+    /**
+     * Whether a frame of {@code frameLength} bytes is worth keeping in {@code holder} rather than copying: when it
+     * fills at least half of the block. The block then costs at most twice the bytes the stream's window accounts
+     * for, however long the application leaves the message queued, and no two kept frames share a block.
+     */
+    static boolean worthKeeping(int frameLength, SlabBuffer holder) {
+        return 2L * frameLength >= holder.capacity();
+    }
+
+    /** Whether the last {@link #onFrame} queued a slice of its holder (kept a reference) instead of copying. */
+    boolean keptHolder() {
+        return keptHolder;
     }
 
     /** Capacity of the buffer of the message being reassembled, 0 when none (for tests). */
@@ -360,5 +397,6 @@ final class InboundMessages {
         assemblingSplit = -1;
         firstSplit = 0;
         polledSplit = -1;
+        keptHolder = false;
     }
 }

@@ -177,15 +177,16 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     }
 
     @Override
-    void onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory, long offset, int length) {
+    boolean onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory, SlabBuffer holder,
+                          long offset, int length) {
         if (type == FrameType.HEADERS) {
             requireNextStreamId(streamId);
             allowLateFrames();
             onHeaders(flags, streamId, memory, offset, length);
-            return;
+            return false;
         }
         if (screenControlFrame(type, flags, streamId, credit, length)) {
-            return;
+            return false;
         }
         if (type != FrameType.WINDOW && type != FrameType.MESSAGE && type != FrameType.END_STREAM && type != FrameType.CANCEL) {
             throw new ProtocolException("unexpected " + FrameType.name(type) + " frame from a client");
@@ -201,14 +202,17 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
             if (type != FrameType.MESSAGE) {
                 chargeLateFrame(type, streamId);
             }
-            return;
+            return false;
         }
         switch (type) {
-            case FrameType.MESSAGE -> s.onMessageFrame(flags, memory, offset, length);
+            case FrameType.MESSAGE -> {
+                return s.onMessageFrame(flags, memory, holder, offset, length);
+            }
             case FrameType.END_STREAM -> s.onEndStream();
             case FrameType.CANCEL -> s.onClientCancel(Frames.decodeCancel(memory.asSlice(offset, length)));
             default -> s.onWindow(credit);
         }
+        return false;
     }
 
     /**

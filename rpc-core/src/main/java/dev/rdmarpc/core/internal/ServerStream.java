@@ -323,9 +323,13 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
 
     // ------------------------------------------------------------------ frames (I/O thread)
 
-    /** A MESSAGE frame whose payload is {@code length} bytes of {@code memory} at {@code offset}. */
-    void onMessageFrame(int flags, MemorySegment memory, long offset, int length) {
+    /**
+     * A MESSAGE frame whose payload is {@code length} bytes of {@code memory} at {@code offset}, lying in
+     * {@code holder} when not null; returns whether a reference to the holder was kept.
+     */
+    boolean onMessageFrame(int flags, MemorySegment memory, SlabBuffer holder, long offset, int length) {
         int credit = 0;
+        boolean kept;
         boolean tooLarge = false;
         boolean run = false;
         synchronized (this) {
@@ -333,14 +337,15 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                 throw new ProtocolException("MESSAGE after END_STREAM on stream " + id);
             }
             if (state != State.OPEN) {
-                return; // closed here: frames in flight are dropped
+                return false; // closed here: frames in flight are dropped
             }
             boolean endStream = (flags & FrameFlags.END_STREAM) != 0;
             if (endStream) {
                 state = State.HALF_CLOSED_REMOTE;
             }
             conn.server.metrics().bytesReceived(length);
-            int r = inbound.onFrame(flags, memory, offset, length, requested > inbound.queued());
+            int r = inbound.onFrame(flags, memory, holder, offset, length, requested > inbound.queued());
+            kept = inbound.keptHolder();
             if (r == InboundMessages.TOO_LARGE) {
                 // cancelled under this lock, so a drain cannot deliver a half-close (END_STREAM came with it) first
                 tooLarge = cancelLocked(Status.RESOURCE_EXHAUSTED.withDescription(inbound.rejectedAttachment()
@@ -360,6 +365,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         if (run) {
             drain.start();
         }
+        return kept;
     }
 
     void onEndStream() {

@@ -1,5 +1,7 @@
 package dev.rdmarpc.core.spi;
 
+import dev.rdmarpc.core.buffer.SlabBuffer;
+
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -25,6 +27,26 @@ public interface FrameHandler {
      */
     default void onFrame(int type, int flags, int streamId, int credit, MemorySegment memory, long offset, int length) {
         onFrame(type, flags, streamId, credit, memory.asSlice(offset, length));
+    }
+
+    /**
+     * The same frame with its payload given as {@code length} bytes of {@code holder}'s block at {@code offset} (an
+     * offset into {@link SlabBuffer#segment()}), offered by a transport that received it into a slab buffer of its
+     * own, so that the handler may keep the bytes instead of copying them. Ownership is explicit: the transport keeps
+     * its own reference and releases it after this call, as it would without this method; a handler that wants the
+     * bytes past the call takes a reference of its own ({@link SlabBuffer#retain()} or
+     * {@link SlabBuffer#retainedSlice(long, int)}), releases it when done, and returns true. A handler that keeps a
+     * reference must bound what it keeps (a small frame pinning a large buffer multiplies memory), and the transport
+     * must not tie anything but memory to the buffer's last release (a peer's receive credit, for one, is returned
+     * when the call returns, not when the handler releases). {@code holder} must not be written to, nor released
+     * more often than retained. The default calls the memory form with {@code holder.segment()} and keeps nothing.
+     *
+     * @return whether the handler kept a reference to {@code holder} (for the transport's counters; it changes
+     * nothing the transport must do)
+     */
+    default boolean onFrame(int type, int flags, int streamId, int credit, SlabBuffer holder, long offset, int length) {
+        onFrame(type, flags, streamId, credit, holder.segment(), offset, length);
+        return false;
     }
 
     /** The connection became writable again after {@link FrameConnection#isWritable()} was false. */

@@ -49,7 +49,7 @@ class ClientStreamRecyclingTest {
     /** Hands a whole MESSAGE frame straight to a stream, as the connection would for its id. */
     private static void messageFrame(ClientStream<?, ?> stream, int streamId, String text) {
         MemorySegment frame = MemorySegment.ofArray(StreamFrames.message(streamId, text, 0));
-        stream.onMessageFrame(FrameHeader.flags(frame, 0), frame, FrameHeader.SIZE, (int) frame.byteSize() - FrameHeader.SIZE);
+        stream.onMessageFrame(FrameHeader.flags(frame, 0), frame, null, FrameHeader.SIZE, (int) frame.byteSize() - FrameHeader.SIZE);
     }
 
     @Test

@@ -195,24 +195,24 @@ final class CompletionPoller implements Runnable {
             repost(slot, buf);
             return;
         }
-        boolean failed = false;
+        boolean creditDue = false;
         try {
-            ep.receive.onReceive(buf, wc.byteLength());
+            creditDue = ep.receive.onReceive(buf, wc.byteLength());
         } catch (RuntimeException e) {
-            failed = true;
             ep.closeOnError(e);
         }
         if (buf.refCnt() > 1) {
-            buf.release(); // queued frames keep it; their last release returns the credit
+            // queued frames or core keep it: the slot gets a fresh buffer, so the ring never shrinks
+            buf.release();
             receives.refill(slot);
         } else {
             repost(slot, buf);
-            if (!failed) {
-                try {
-                    ep.send.receivesDone(1);
-                } catch (RuntimeException e) {
-                    ep.closeOnError(e);
-                }
+        }
+        if (creditDue) {
+            try {
+                ep.send.receivesDone(1);
+            } catch (RuntimeException e) {
+                ep.closeOnError(e);
             }
         }
         touch(ep);

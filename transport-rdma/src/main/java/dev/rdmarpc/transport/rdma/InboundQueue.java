@@ -33,6 +33,11 @@ final class InboundQueue {
         int readsPending;
         /** READ: the receive buffer of the SEND that carried the RTS, held (with the peer's credit) until posted. */
         SlabBuffer receiveBuffer;
+        /**
+         * FRAME, and READ while {@link #receiveBuffer} is set: the {@link ReceiveHolds} id of the SEND this item holds
+         * (its credit is returned when the last hold is dropped).
+         */
+        int hold;
 
         void clear() {
             buffer = null;

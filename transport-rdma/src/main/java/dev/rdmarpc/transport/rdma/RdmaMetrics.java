@@ -32,6 +32,10 @@ public final class RdmaMetrics {
     static final LongAdder PROTOCOL_ERRORS = new LongAdder();
     static final LongAdder POLLER_WAKEUPS = new LongAdder();
     static final LongAdder DRAIN_TIMEOUTS = new LongAdder();
+    /** MESSAGE frames core kept in the transport's buffer (an SRQ buffer or a READ destination) instead of copying. */
+    static final LongAdder MESSAGE_FRAMES_KEPT = new LongAdder();
+    /** MESSAGE frames core copied out of the transport's buffer (small, or part of a larger message). */
+    static final LongAdder MESSAGE_FRAMES_COPIED = new LongAdder();
     static final AtomicLong CONNECTIONS = new AtomicLong();
     /** Device contexts open now. */
     static final AtomicLong DEVICE_CONTEXTS = new AtomicLong();

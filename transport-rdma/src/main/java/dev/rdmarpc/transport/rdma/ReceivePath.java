@@ -13,10 +13,13 @@ import java.lang.foreign.MemorySegment;
 /**
  * One connection's receive side, on the poller thread: checks every frame of a received SEND
  * ({@link FrameHeader#validate}), takes the receive credits its headers carry, hands frames to core's
- * {@link FrameHandler} (payload = bytes of the receive buffer, valid during the call, given without a slice), answers an RTS with RDMA READs
- * into a slab of its own (allocated when the READ is posted, within the connection's read budget:
- * {@link RendezvousReads}) and, once read, a FIN and a normal frame for core, and passes FIN to the send side. While
- * a READ waits or is in flight later frames wait in an {@link InboundQueue}, so core sees them in order.
+ * {@link FrameHandler} together with the slab buffer holding them (the receive buffer, or a READ destination), answers
+ * an RTS with RDMA READs into a slab of its own (allocated when the READ is posted, within the connection's read
+ * budget: {@link RendezvousReads}) and, once read, a FIN and a normal frame for core, and passes FIN to the send side.
+ * While a READ waits or is in flight later frames wait in an {@link InboundQueue}, so core sees them in order. Core may
+ * keep a reference to the buffer of a frame (a whole message that fills a good part of it), so the peer's credit for
+ * a SEND is not tied to its buffer's last release but to the SEND's {@link ReceiveHolds}: it is due once every frame
+ * of it has been handed to core and every RTS of it has had its READ posted.
  */
 final class ReceivePath {
     private final RdmaEndpoint endpoint;
@@ -24,18 +27,24 @@ final class ReceivePath {
     private final FrameHandler handler;
     private final SlabPool pool;
     private final InboundQueue queue = new InboundQueue();
+    private final ReceiveHolds holds;
+    /** The {@link ReceiveHolds} id of the SEND being handled by {@link #onReceive}. */
+    private int current;
 
     ReceivePath(RdmaEndpoint endpoint, SendPath send, FrameHandler handler, SlabPool pool) {
         this.endpoint = endpoint;
         this.send = send;
         this.handler = handler;
         this.pool = pool;
+        this.holds = send.reads().holds();
     }
 
     /**
      * Handles one received SEND of {@code length} bytes in {@code buffer}.
      *
-     * @return true if frames of it were queued (they hold references to the buffer); false if it is free to repost
+     * @return true if the peer's credit for this SEND is due now; false if frames or RTSs of it wait (they hold
+     * references to the buffer, and the last of them to leave returns the credit). Either way core may have kept a
+     * reference to the buffer: the caller reposts it only if it holds the last one.
      * @throws ProtocolException when a frame is malformed (the caller closes the connection)
      */
     boolean onReceive(SlabBuffer buffer, int length) {
@@ -45,7 +54,9 @@ final class ReceivePath {
         int maxPayload = endpoint.maxInboundPayload();
         int off = 0;
         int credits = 0;
-        boolean retained = false;
+        int sendId = holds.open();
+        current = sendId;
+        boolean due = false;
         try {
             while (off < length && endpoint.isOpen()) {
                 if (length - off < FrameHeader.SIZE) {
@@ -77,10 +88,10 @@ final class ReceivePath {
                                 throw new ProtocolException("a credit frame (WINDOW on stream 0) with a payload");
                             }
                         } else {
-                            retained |= frame(buffer, off, type, flags, streamId, coreCredit, len);
+                            frame(buffer, off, type, flags, streamId, coreCredit, len);
                         }
                     }
-                    case FrameType.RTS -> retained |= rts(buffer, off, streamId, maxPayload);
+                    case FrameType.RTS -> rts(buffer, off, streamId, maxPayload);
                     case FrameType.FIN -> {
                         if (len != RendezvousFrames.FIN_SIZE) {
                             throw new ProtocolException("FIN on stream " + streamId + " has a " + len + "-byte payload, not "
@@ -88,41 +99,42 @@ final class ReceivePath {
                         }
                         send.onFin(RendezvousFrames.finToken(seg, off + FrameHeader.SIZE), streamId);
                     }
-                    default -> retained |= frame(buffer, off, type, flags, streamId, coreCredit, len);
+                    default -> frame(buffer, off, type, flags, streamId, coreCredit, len);
                 }
                 off += FrameHeader.SIZE + len;
             }
         } finally {
+            due = holds.drop(sendId);
             if (credits > 0 && endpoint.isOpen()) {
                 send.onCredits(credits);
             }
         }
-        return retained;
+        return due;
     }
 
-    /** A frame for core: now, or behind a rendezvous still being read. Returns true if it was queued. */
-    private boolean frame(SlabBuffer buffer, int off, int type, int flags, int streamId, int credit, int len) {
+    /** A frame for core: now, or behind a rendezvous still being read (then it holds the SEND). */
+    private void frame(SlabBuffer buffer, int off, int type, int flags, int streamId, int credit, int len) {
         if (queue.isEmpty()) {
-            deliver(type, flags, streamId, credit, buffer.segment(), off + FrameHeader.SIZE, len);
-            return false;
+            deliver(type, flags, streamId, credit, buffer, off + FrameHeader.SIZE, len);
+            return;
         }
         Item it = queue.push(InboundQueue.FRAME);
         it.buffer = buffer.retain();
+        it.hold = current;
+        holds.hold(current);
         it.offset = off;
         it.type = type;
         it.flags = flags;
         it.streamId = streamId;
         it.credit = credit;
         it.length = len;
-        return true;
     }
 
     /**
      * An RTS: checked, then queued for its READ. Its destination is allocated only when the READ is posted, within the
-     * connection's read budget; until then it keeps the receive buffer (and the peer's credit). Returns true if it
-     * did.
+     * connection's read budget; until then it keeps the receive buffer and holds the SEND (the peer's credit).
      */
-    private boolean rts(SlabBuffer buffer, int off, int streamId, int maxPayload) {
+    private void rts(SlabBuffer buffer, int off, int streamId, int maxPayload) {
         MemorySegment seg = buffer.segment();
         RendezvousFrames.validateRts(seg, off, maxPayload);
         long p = off + FrameHeader.SIZE;
@@ -137,9 +149,9 @@ final class ReceivePath {
         send.startRead(it);
         if (it.buffer == null && endpoint.isOpen()) {
             it.receiveBuffer = buffer.retain();
-            return true;
+            it.hold = current;
+            holds.hold(current);
         }
-        return false;
     }
 
     /** Hands core every frame at the head of the queue that is complete (after READ completions). */
@@ -157,7 +169,7 @@ final class ReceivePath {
                 it.buffer = null;
                 int capacity = dest.capacity();
                 try {
-                    deliver(it.type, it.flags, it.streamId, 0, dest.segment(), 0, it.length);
+                    deliver(it.type, it.flags, it.streamId, 0, dest, 0, it.length);
                 } finally {
                     dest.release();
                     queue.pop();
@@ -165,24 +177,31 @@ final class ReceivePath {
                 }
             } else {
                 SlabBuffer b = it.buffer;
+                int hold = it.hold;
                 it.buffer = null;
                 try {
-                    deliver(it.type, it.flags, it.streamId, it.credit, b.segment(), it.offset + FrameHeader.SIZE,
-                            it.length);
+                    deliver(it.type, it.flags, it.streamId, it.credit, b, it.offset + FrameHeader.SIZE, it.length);
                 } finally {
                     queue.pop();
-                    if (b.release()) {
-                        send.receivesDone(1); // the last queued frame of that SEND
+                    b.release();
+                    if (holds.drop(hold)) {
+                        send.receivesDone(1); // the last of that SEND to wait here
                     }
                 }
             }
         }
     }
 
-    /** Hands core one frame whose payload is {@code length} bytes of {@code memory} at {@code offset} (no slice). */
-    private void deliver(int type, int flags, int streamId, int credit, MemorySegment memory, long offset, int length) {
+    /**
+     * Hands core one frame whose payload is {@code length} bytes of {@code holder} at {@code offset} (no slice); core
+     * may keep a reference to the holder, this side's own reference is released by the caller as before.
+     */
+    private void deliver(int type, int flags, int streamId, int credit, SlabBuffer holder, long offset, int length) {
         try {
-            handler.onFrame(type, flags, streamId, credit, memory, offset, length);
+            boolean kept = handler.onFrame(type, flags, streamId, credit, holder, offset, length);
+            if (type == FrameType.MESSAGE) {
+                (kept ? RdmaMetrics.MESSAGE_FRAMES_KEPT : RdmaMetrics.MESSAGE_FRAMES_COPIED).increment();
+            }
         } catch (RuntimeException e) {
             endpoint.closeOnError(e);
         }

@@ -14,7 +14,9 @@ import java.util.ArrayDeque;
  * that is read alone), from the allocation until core has been handed the frame ({@link #delivered}). So what one
  * connection holds for receiving is at most {@code max(MAX_READ_BYTES, max frame payload)} (in slab blocks) plus
  * the shared receive queue's fixed buffers. RTSs are read in arrival order. An RTS that waits keeps its receive
- * buffer (and so the peer's credit for that SEND) until its READ is posted, which bounds how many can wait.
+ * buffer and holds its SEND ({@link ReceiveHolds}, so the peer's credit for it) until its READ is posted, which bounds
+ * how many can wait. Once the frame is handed to core the destination leaves the budget even if core keeps it (then
+ * it is the message's buffer, counted against the stream's window like any received message).
  * Poller thread, under the send path's lock (READs are posted on the send queue).
  */
 final class RendezvousReads {
@@ -32,6 +34,8 @@ final class RendezvousReads {
     private long activeBytes;
     private long peakBytes;
     private int creditsFreed;
+    /** Which of the peer's SENDs this connection still holds (shared with the receive path). */
+    private final ReceiveHolds holds = new ReceiveHolds();
 
     RendezvousReads(SlabPool pool, int readChunk, int device) {
         this.device = device;
@@ -64,7 +68,12 @@ final class RendezvousReads {
         return peakBytes;
     }
 
-    /** Receive buffers whose last reference was dropped since the last call (credits now owed to the peer). */
+    /** The peer's SENDs this connection still holds: an RTS waiting here holds its SEND until its READ is posted. */
+    ReceiveHolds holds() {
+        return holds;
+    }
+
+    /** SENDs whose last hold was an RTS admitted since the last call (credits now owed to the peer). */
     int takeCreditsFreed() {
         int n = creditsFreed;
         creditsFreed = 0;
@@ -114,7 +123,8 @@ final class RendezvousReads {
         SlabBuffer received = it.receiveBuffer;
         if (received != null) {
             it.receiveBuffer = null;
-            if (received.release()) {
+            received.release();
+            if (holds.drop(it.hold)) {
                 creditsFreed++;
             }
         }

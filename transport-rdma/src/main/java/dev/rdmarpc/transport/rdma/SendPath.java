@@ -687,7 +687,7 @@ final class SendPath {
         }
     }
 
-    /** The read budget's state, for tests: rendezvous destinations held now. */
+    /** The read budget (rendezvous destinations held now) and the SENDs this connection holds. */
     RendezvousReads reads() {
         return reads;
     }

@@ -69,8 +69,9 @@ public final class RdmaPerfMain {
                 })))
                 .addMethod(SOURCE, ServerCalls.asyncServerStreamingCall((req, obs) -> {
                     int n = Bytes.intAt(req, 0);
+                    byte[] message = req.length >= 8 ? Arrays.copyOf(block, Bytes.intAt(req, 1)) : block;
                     for (int i = 0; i < n; i++) {
-                        obs.onNext(block);
+                        obs.onNext(message);
                     }
                     obs.onCompleted();
                 }))
@@ -160,6 +161,40 @@ public final class RdmaPerfMain {
             System.out.printf("rdmarpc-perf: server streaming 1 MiB messages: %.1f MB/s over %d messages"
                             + " (%d rendezvous reads, %d MiB read)%n", got * 1e9 / nanos, got, d.rendezvousReads(),
                     d.rendezvousReadBytes() >> 20);
+
+            // 3b. a message of 1 MiB - 4 B fills one 1 MiB frame and is parsed from its READ destination; one of
+            // 1 MiB takes two frames and is copied once into its own buffer: both alternately, medians of 3 runs
+            byte[] oneFrame = Arrays.copyOf(block, MIB - 4);
+            double[][] unary = new double[2][3];
+            double[][] streamed = new double[2][3];
+            long keptBefore = RdmaMetrics.MESSAGE_FRAMES_KEPT.sum();
+            for (int run = 0; run < 3; run++) {
+                for (int k = 0; k < 2; k++) {
+                    byte[] body = k == 0 ? oneFrame : block;
+                    t0 = System.nanoTime();
+                    for (int i = 0; i < mib; i++) {
+                        ClientCalls.blockingUnaryCall(channel, SINK, opts, body);
+                    }
+                    unary[k][run] = mib * 1e9 / (System.nanoTime() - t0);
+                    t0 = System.nanoTime();
+                    got = drain(ClientCalls.blockingServerStreamingCall(channel, SOURCE, opts,
+                            Bytes.ofInts(mib, body.length)), body.length);
+                    streamed[k][run] = got * 1e9 / (System.nanoTime() - t0);
+                }
+            }
+            for (double[] runs : unary) {
+                Arrays.sort(runs);
+            }
+            for (double[] runs : streamed) {
+                Arrays.sort(runs);
+            }
+            System.out.printf("rdmarpc-perf: kept vs copied: unary 1 MiB - 4 B (kept) %.1f MB/s, 1 MiB (copied) %.1f MB/s,"
+                            + " ratio %.2f; server streaming kept %.1f MB/s, copied %.1f MB/s, ratio %.2f"
+                            + " (medians of 3; %d frames kept; runs: unary %s / %s, streaming %s / %s)%n", unary[0][1],
+                    unary[1][1], unary[0][1] / unary[1][1], streamed[0][1], streamed[1][1],
+                    streamed[0][1] / streamed[1][1], RdmaMetrics.MESSAGE_FRAMES_KEPT.sum() - keptBefore,
+                    Arrays.toString(unary[0]), Arrays.toString(unary[1]), Arrays.toString(streamed[0]),
+                    Arrays.toString(streamed[1]));
         } finally {
             channel.shutdownNow();
             server.shutdownNow();
@@ -222,10 +257,14 @@ public final class RdmaPerfMain {
     }
 
     private static int drain(Iterator<byte[]> it) {
+        return drain(it, MIB);
+    }
+
+    private static int drain(Iterator<byte[]> it, int size) {
         int n = 0;
         while (it.hasNext()) {
-            if (it.next().length != MIB) {
-                throw new IllegalStateException("a streamed message is not 1 MiB");
+            if (it.next().length != size) {
+                throw new IllegalStateException("a streamed message is not " + size + " bytes");
             }
             n++;
         }

@@ -409,6 +409,7 @@ class SendPathTest {
             sp.startRead(it);
             if (it.buffer == null) {
                 it.receiveBuffer = pool.allocate(PEER_BUFFER); // what ReceivePath keeps for a pending RTS
+                it.hold = sp.reads().holds().open(); // and the hold on its SEND, the RTS's alone once handled
             }
         }
         assertEquals(2, items.stream().filter(it -> it.receiveBuffer != null).count());
@@ -429,6 +430,7 @@ class SendPathTest {
             sp.onCompletion(qp.last().seq(), WorkCompletion.STATUS_SUCCESS);
             deliver(sp, items.get(i));
         }
+        assertEquals(0, sp.reads().holds().held(), "no SEND is held once every READ was posted");
         close(sp);
     }
 }
