@@ -37,6 +37,7 @@ class SemanticsDirectExecutorTest extends SemanticsTest {
         int rounds = 2000;
         CountDownLatch done = new CountDownLatch(2);
         AtomicInteger relayed = new AtomicInteger();
+        AtomicInteger finished = new AtomicInteger();
         AtomicReference<Throwable> failure = new AtomicReference<>();
         // two channels: two connections, each delivering on its own I/O thread
         io.grpc.ManagedChannel second = configure(RdmaChannelBuilder.forAddress("127.0.0.1", server.getPort())
@@ -60,8 +61,15 @@ class SemanticsDirectExecutorTest extends SemanticsTest {
                     synchronized (other) { // the application's own lock, held while sending on the other call
                         other.sendMessage(Integer.toString(n + 1));
                     }
-                } else {
-                    other.halfClose();
+                } else if (finished.incrementAndGet() == 2) {
+                    // both counters are through: until then the other one may still be relayed on either call (the
+                    // two can be a step apart, depending on which first message reached the echo first)
+                    synchronized (self) {
+                        self.halfClose();
+                    }
+                    synchronized (other) {
+                        other.halfClose();
+                    }
                 }
                 self.request(1);
             }
