@@ -367,6 +367,14 @@ TIMEOUT=${RDMA_VM_TIMEOUT:-2400} "$ROOT/scripts/rxe-vm/run-rxe.sh" -s "$ROOT" --
 GUEST_SECS=$(( $(date +%s) - GUEST_START ))
 
 # ---------- 5. results ----------
+# tests, failures, errors and skipped of a JUnit XML report's first <testsuite>
+suite_counts() {
+  awk -F'"' '/<testsuite / {
+      for (i = 1; i < NF; i++) {
+        if ($i ~ / tests=$/) t = $(i+1); if ($i ~ / failures=$/) f = $(i+1);
+        if ($i ~ / errors=$/) e = $(i+1); if ($i ~ / skipped=$/) s = $(i+1) }
+      print t, f, e, s; exit }' "$1"
+}
 total=0; bad=0
 echo
 say "results (JUnit XML in <module>/target/rdma-reports/):"
@@ -377,11 +385,7 @@ for m in "${MODS[@]}"; do
     bad=1
     continue
   fi
-  read -r tests failures errors skipped < <(awk -F'"' '/<testsuite / {
-      for (i = 1; i < NF; i++) {
-        if ($i ~ / tests=$/) t = $(i+1); if ($i ~ / failures=$/) f = $(i+1);
-        if ($i ~ / errors=$/) e = $(i+1); if ($i ~ / skipped=$/) s = $(i+1) }
-      print t, f, e, s; exit }' "$report")
+  read -r tests failures errors skipped < <(suite_counts "$report")
   say "  $m: tests $tests, failures $failures, errors $errors, skipped $skipped"
   first=$(ls "$m"/target/rdma-reports-first-attempt/TEST-*.xml 2>/dev/null | head -1 || true)
   if [ -n "$first" ]; then
@@ -401,11 +405,7 @@ for m in "${MODS[@]}"; do
       bad=1
       continue
     fi
-    read -r tests failures errors skipped < <(awk -F'"' '/<testsuite / {
-        for (i = 1; i < NF; i++) {
-          if ($i ~ / tests=$/) t = $(i+1); if ($i ~ / failures=$/) f = $(i+1);
-          if ($i ~ / errors=$/) e = $(i+1); if ($i ~ / skipped=$/) s = $(i+1) }
-        print t, f, e, s; exit }' "$ureport")
+    read -r tests failures errors skipped < <(suite_counts "$ureport")
     say "  $m (unprivileged, RLIMIT_MEMLOCK): tests $tests, failures $failures, errors $errors, skipped $skipped"
     total=$(( total + tests - skipped ))
     [ "$failures" = 0 ] && [ "$errors" = 0 ] || bad=1
