@@ -134,15 +134,20 @@ final class DeviceContexts {
         return all;
     }
 
+    /**
+     * The open context for {@code key}, else a new one. A context the closer has begun to close is still in {@link #OPEN}
+     * until its close ends; taking {@link #LOCK}, which the closer holds from its check to the removal, waits for that
+     * and then opens the device again, so a connection that arrives during a close never gets a closed context twice.
+     */
     private static RdmaDeviceContext open(String key, RdmaConfig settings) throws DeviceSelector.Unavailable {
         RdmaDeviceContext c = OPEN.get(key);
-        if (c != null) {
+        if (c != null && !c.isClosed()) {
             return c;
         }
         synchronized (LOCK) {
             c = OPEN.get(key);
             if (c != null) {
-                return c;
+                return c; // under the lock no closed context is in OPEN
             }
             Failure f = FAILED.get(key);
             if (f != null && (f.permanent() || System.nanoTime() - f.atNanos() < RETRY_NANOS)) {

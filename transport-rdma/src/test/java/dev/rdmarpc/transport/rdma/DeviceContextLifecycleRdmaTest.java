@@ -96,6 +96,40 @@ class DeviceContextLifecycleRdmaTest {
         assertTrue(RdmaMetrics.snapshot().connections() == 0, "no RDMA connection left");
     }
 
+    /**
+     * Channels that connect one after another to an RDMA-only server while the previous connection's context closes
+     * (linger 0) all get RDMA: a connection that arrives during a close waits for it and opens the device again, it
+     * is never refused for holding a closed context.
+     */
+    @Test
+    void aConnectionArrivingWhileTheContextClosesOpensItAgain() throws Exception {
+        var match = GidTable.find(GidTable.SYSFS, InetAddress.getByName(ADDRESS), null, 0);
+        assumeTrue(match.isPresent(), "no RDMA device has " + ADDRESS + " (the guest's rxe1)");
+        long buffers = SlabPool.shared().inUseBuffers();
+        byte[] req = Bytes.pattern(1_000, 7);
+        RpcServer server = RpcServer.forPort(0).addService(new EchoService().definition())
+                .transportMode(TransportMode.RDMA).build().start();
+        try {
+            for (int round = 1; round <= 12; round++) {
+                RpcChannel channel = RpcChannel.forAddress(ADDRESS, server.getPort()).transportMode(TransportMode.RDMA).build();
+                try {
+                    assertEquals(-1, Bytes.mismatch(req, RdmaEndToEndBase.echo(channel, req, 30_000)), "round " + round);
+                    RdmaEndToEndBase.assertRdma(channel);
+                } finally {
+                    channel.shutdownNow();
+                    channel.awaitTermination(RdmaTests.timeout(30_000), TimeUnit.MILLISECONDS);
+                }
+            }
+        } finally {
+            server.shutdownNow();
+            server.awaitTermination(RdmaTests.timeout(30_000), TimeUnit.MILLISECONDS);
+        }
+        RdmaTests.await(20_000, () -> SlabPool.shared().inUseBuffers() == buffers,
+                () -> "slab buffers " + SlabPool.shared().inUseBuffers() + " (baseline " + buffers + ")");
+        RdmaTests.await(20_000, () -> RdmaMetrics.snapshot().connections() == 0,
+                () -> RdmaMetrics.snapshot().connections() + " RDMA connections left");
+    }
+
     private static RdmaDeviceContext contextOf(String device) {
         for (RdmaDeviceContext c : DeviceContexts.all()) {
             if (c.deviceName().equals(device)) {
