@@ -31,6 +31,20 @@ final class CallbackExecutor implements Executor {
         }
     }
 
+    /**
+     * The calling thread is about to hand off a burst of runs (an I/O thread reading a batch of frames): its lane
+     * wakes a worker once, at {@link CallbackLane#releaseWakes} on the returned lane, not at every run. Null (nothing
+     * to release) on a virtual thread, which has no lane.
+     */
+    CallbackLane holdWakes() {
+        if (Thread.currentThread().isVirtual()) {
+            return null;
+        }
+        CallbackLane lane = lanes.get();
+        lane.holdWakes();
+        return lane;
+    }
+
     StallWatchdog watchdog() {
         return watchdog;
     }

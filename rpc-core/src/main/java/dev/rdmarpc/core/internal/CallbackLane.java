@@ -27,6 +27,11 @@ final class CallbackLane {
      * by default: on a loaded machine the spinning worker takes the CPU the I/O threads need, and measured slower.
      */
     private static final long SPIN_NANOS = Long.getLong("rdmarpc.callbackSpinNanos", 0L);
+    /**
+     * During a held burst ({@link #holdWakes}), a worker is woken anyway once this many runs wait
+     * ({@code -Drdmarpc.callbackHeldRuns}, default 16; 1 wakes at every run, as without holding).
+     */
+    private static final int HELD_RUNS_LIMIT = Math.max(1, Integer.getInteger("rdmarpc.callbackHeldRuns", 16));
 
     private final CallbackExecutor owner;
     private Runnable[] ring = new Runnable[64];
@@ -43,12 +48,14 @@ final class CallbackLane {
     private boolean holderInRun;
     private long takenAtLastCheck;
     private boolean watched;
+    /** Nested {@link #holdWakes} of the owning thread not yet released. */
+    private int holds;
 
     CallbackLane(CallbackExecutor owner) {
         this.owner = owner;
     }
 
-    /** Queues a run and makes sure a worker holds the lane. */
+    /** Queues a run and makes sure a worker holds the lane (at the end of a held burst: {@link #holdWakes}). */
     void execute(Runnable run) {
         Thread wake = null;
         Thread start = null;
@@ -56,25 +63,19 @@ final class CallbackLane {
         synchronized (this) {
             push(run);
             if (holder == null) {
-                if (idlePlatform != null) {
-                    wake = idlePlatform;
-                    idlePlatform = null;
-                    holder = wake;
-                    holderInRun = false;
-                } else if (!platformAlive) {
-                    platformAlive = true;
-                    start = owner.newPlatformWorker(this::platformLoop);
-                    holder = start;
-                    holderInRun = false;
-                } else {
-                    start = owner.newVirtualWorker(this::virtualLoop);
-                    holder = start;
-                    holderInRun = false;
+                if (holds > 0 && size < HELD_RUNS_LIMIT) {
+                    return; // the burst's end wakes the worker once for all of them
                 }
-            } else if (!watched) {
-                watched = true;
-                takenAtLastCheck = taken;
-                watch = true;
+                boolean parked = idlePlatform != null;
+                Thread t = assignHolderLocked();
+                if (parked) {
+                    wake = t;
+                } else {
+                    start = t;
+                }
+                watch = size > 1 && watchLocked(); // runs held back in a burst wait behind the first
+            } else {
+                watch = watchLocked();
             }
         }
         if (wake != null) {
@@ -85,6 +86,82 @@ final class CallbackLane {
         if (watch) {
             owner.watchdog().watch(this);
         }
+    }
+
+    /**
+     * The owning thread is about to hand off a burst of runs (the frames of one read): until {@link #releaseWakes},
+     * runs queue without waking a worker, unless {@link #HELD_RUNS_LIMIT} already wait, so the burst costs one
+     * wake-up instead of one per run (a worker that empties the queue between two runs parks and must be woken again).
+     * Holds nest.
+     */
+    synchronized void holdWakes() {
+        holds++;
+    }
+
+    /** Ends a {@link #holdWakes}: a worker takes the runs that queued meanwhile. */
+    void releaseWakes() {
+        Thread wake = null;
+        Thread start = null;
+        boolean watch;
+        synchronized (this) {
+            if (holds <= 0) {
+                throw new IllegalStateException("releaseWakes without holdWakes");
+            }
+            if (--holds > 0 || holder != null || size == 0) {
+                return;
+            }
+            boolean parked = idlePlatform != null;
+            Thread t = assignHolderLocked();
+            if (parked) {
+                wake = t;
+            } else {
+                start = t;
+            }
+            watch = size > 1 && watchLocked(); // the first run may block: the watchdog must see the others wait
+        }
+        if (wake != null) {
+            LockSupport.unpark(wake);
+        } else {
+            start.start();
+        }
+        if (watch) {
+            owner.watchdog().watch(this);
+        }
+    }
+
+    /** Runs wait behind the holder's: whether the caller must hand the lane to the watchdog (not watched yet). */
+    private boolean watchLocked() {
+        if (watched) {
+            return false;
+        }
+        watched = true;
+        takenAtLastCheck = taken;
+        return true;
+    }
+
+    /** Whether no worker holds the lane (tests). */
+    synchronized boolean isIdle() {
+        return holder == null;
+    }
+
+    /**
+     * Makes a worker the holder and returns it: the parked platform worker (to unpark), else a new platform worker if
+     * there is none, else a virtual one (both unstarted).
+     */
+    private Thread assignHolderLocked() {
+        Thread t;
+        if (idlePlatform != null) {
+            t = idlePlatform;
+            idlePlatform = null;
+        } else if (!platformAlive) {
+            platformAlive = true;
+            t = owner.newPlatformWorker(this::platformLoop);
+        } else {
+            t = owner.newVirtualWorker(this::virtualLoop);
+        }
+        holder = t;
+        holderInRun = false;
+        return t;
     }
 
     /**

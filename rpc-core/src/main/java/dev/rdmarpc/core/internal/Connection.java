@@ -19,6 +19,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.Executor;
 
 /**
  * Core's handler of one transport connection, client or server: the HELLO exchange and optional
@@ -42,6 +43,9 @@ abstract class Connection implements FrameHandler {
     /** Set (under {@link #pings}) when the connection closes: later pings fail with it. */
     private Status pingFailure;
 
+    /** The default executor's lane whose wake-ups wait for the end of the read in progress, or null (I/O thread only). */
+    private CallbackLane heldLane;
+
     /** Counts the peer's frames that move no call forward; past its budget the connection is closed. */
     private final ControlFrameBudget controlFrames;
     /** Frames received so far (wrapping); written by the reading thread, read by timers (keepalive). */
@@ -62,6 +66,29 @@ abstract class Connection implements FrameHandler {
         this.base = base;
         this.out = base;
         this.controlFrames = controlFrames;
+    }
+
+    /** The executor of this connection's call callbacks (a call's own executor aside). */
+    abstract Executor callbackExecutor();
+
+    /**
+     * A read burst starts: with the default executor, the calls it makes ready are handed off together at its end
+     * (one wake-up of a worker per burst, {@link CallbackLane#holdWakes}).
+     */
+    @Override
+    public final void onReadBurstStart() {
+        if (heldLane == null && callbackExecutor() instanceof CallbackExecutor callbacks) {
+            heldLane = callbacks.holdWakes();
+        }
+    }
+
+    @Override
+    public final void onReadBurstEnd() {
+        CallbackLane lane = heldLane;
+        if (lane != null) {
+            heldLane = null;
+            lane.releaseWakes();
+        }
     }
 
     /** Frames received so far (a count that wraps: only whether it moved means anything). */

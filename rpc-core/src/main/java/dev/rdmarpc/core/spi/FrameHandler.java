@@ -49,6 +49,19 @@ public interface FrameHandler {
         return false;
     }
 
+    /**
+     * The frames of one read are about to arrive (on the I/O thread, before the first of them): what the handler
+     * hands off to other threads meanwhile may wait for {@link #onReadBurstEnd}, which the transport then calls, on
+     * the same thread and the same handler, once the read is done, however it ended. A transport need not report
+     * bursts at all; then neither is called.
+     */
+    default void onReadBurstStart() {
+    }
+
+    /** The read announced by {@link #onReadBurstStart} is done. */
+    default void onReadBurstEnd() {
+    }
+
     /** The connection became writable again after {@link FrameConnection#isWritable()} was false. */
     default void onWritable() {
     }

@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The default callback executor: runs leave the handing-off thread, and blocked runs never starve the others. */
@@ -44,11 +45,86 @@ class CallbackExecutorTest {
     }
 
     @Test
+    void runsHandedOffDuringAHeldBurstStartAtItsEndInOrder() throws Exception {
+        int runs = 10; // fewer than the held-runs limit
+        CountDownLatch done = new CountDownLatch(runs);
+        List<Integer> order = new CopyOnWriteArrayList<>();
+        long[] waitingAtRelease = new long[1];
+        fromPlatformThread(() -> {
+            CallbackLane lane = executor.holdWakes();
+            for (int i = 0; i < runs; i++) {
+                int n = i;
+                executor.execute(() -> {
+                    order.add(n);
+                    done.countDown();
+                });
+            }
+            // no worker holds this new thread's lane while the burst is held, so none of the runs can have started
+            waitingAtRelease[0] = done.getCount();
+            lane.releaseWakes();
+        });
+        assertEquals(runs, waitingAtRelease[0], "no run started before the burst's end");
+        assertTrue(done.await(60, TimeUnit.SECONDS), "every run ran after the burst's end");
+        assertEquals(List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9), order);
+    }
+
+    @Test
+    void aHeldBurstWakesAWorkerOnceEnoughRunsWaitAndHoldsNest() throws Exception {
+        CountDownLatch firstBatch = new CountDownLatch(16);
+        CountDownLatch late = new CountDownLatch(1);
+        CompletableFuture<Long> lateWaitingAfterInnerRelease = new CompletableFuture<>();
+        fromPlatformThread(() -> {
+            CallbackLane outer = executor.holdWakes();
+            CallbackLane inner = executor.holdWakes();
+            for (int i = 0; i < 16; i++) {
+                executor.execute(firstBatch::countDown);
+            }
+            try {
+                // the 16th run waiting wakes a worker although the burst is still held
+                assertTrue(firstBatch.await(60, TimeUnit.SECONDS), "a long held burst is not held back");
+                // once the worker has let the lane go, a new run waits for the (nested) holds' end again
+                awaitLaneIdle(outer);
+                executor.execute(late::countDown);
+                inner.releaseWakes();
+                lateWaitingAfterInnerRelease.complete(late.getCount());
+            } catch (InterruptedException e) {
+                lateWaitingAfterInnerRelease.completeExceptionally(e);
+            }
+            outer.releaseWakes();
+        });
+        assertEquals(1L, lateWaitingAfterInnerRelease.get(60, TimeUnit.SECONDS), "the outer hold still held the run");
+        assertTrue(late.await(60, TimeUnit.SECONDS), "the run ran once the outer hold ended");
+        assertThrows(IllegalStateException.class, () -> new CallbackLane(executor).releaseWakes(), "a release with no hold");
+    }
+
+    /** Waits until no worker holds {@code lane} (its worker found the queue empty and let it go). */
+    private static void awaitLaneIdle(CallbackLane lane) {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!lane.isIdle()) {
+            if (System.nanoTime() - end > 0) {
+                throw new AssertionError("the lane's worker never let it go");
+            }
+            Thread.yield();
+        }
+    }
+
+    @Test
     void aRunBlockedOnALaterRunOfTheSameLaneDoesNotDeadlock() throws Exception {
+        blockedOnALaterRun(false);
+    }
+
+    /** The same with both runs handed off in one held burst: the watchdog sees the second wait behind the first. */
+    @Test
+    void aRunBlockedOnALaterRunOfTheSameHeldBurstDoesNotDeadlock() throws Exception {
+        blockedOnALaterRun(true);
+    }
+
+    private void blockedOnALaterRun(boolean held) throws Exception {
         CountDownLatch laterRan = new CountDownLatch(1);
         CompletableFuture<Thread> blocked = new CompletableFuture<>();
         CompletableFuture<Thread> later = new CompletableFuture<>();
         fromPlatformThread(() -> {
+            CallbackLane lane = held ? executor.holdWakes() : null;
             executor.execute(() -> {
                 try {
                     assertTrue(laterRan.await(60, TimeUnit.SECONDS), "the later run ran while this one waited");
@@ -61,6 +137,9 @@ class CallbackExecutorTest {
                 later.complete(Thread.currentThread());
                 laterRan.countDown();
             });
+            if (lane != null) {
+                lane.releaseWakes();
+            }
         });
         Thread blockedOn = blocked.get(60, TimeUnit.SECONDS);
         assertNotSame(blockedOn, later.get(60, TimeUnit.SECONDS), "another worker took the lane over");

@@ -240,6 +240,7 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
         }
         TcpFrameConnection c = connection;
         if (c != null) {
+            c.endReadBurst(); // a read cut short by the close still ends its burst (nothing if none is open)
             String truncation = decoder.truncation();
             decoder.release();
             open.remove(c);

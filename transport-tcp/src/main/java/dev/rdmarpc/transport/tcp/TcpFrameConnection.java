@@ -132,6 +132,8 @@ final class TcpFrameConnection implements FrameConnection {
      */
     private long ownBytes;
     private boolean inReadBurst;
+    /** The handler told that the current read burst started: the one told that it ended, even if replaced meanwhile. */
+    private FrameHandler burstHandler;
     private boolean flushAfterRead;
     /** Flushes asked for during this read burst since the last one done. */
     private int flushesDeferred;
@@ -486,17 +488,33 @@ final class TcpFrameConnection implements FrameConnection {
 
     /** Frames are about to be read; flushes wait for {@link #endReadBurst()}, or for enough of them to pile up. */
     void beginReadBurst() {
-        inReadBurst = true;
         flushesDeferred = 0;
+        if (!inReadBurst) {
+            inReadBurst = true;
+            FrameHandler h = handler;
+            if (h != null) {
+                burstHandler = h;
+                h.onReadBurstStart();
+            }
+        }
     }
 
-    /** The read burst is over: one flush for every reply sent during it. */
+    /** The read burst is over: one flush for every reply sent during it; the handler hears the burst ended. */
     void endReadBurst() {
+        boolean was = inReadBurst;
         inReadBurst = false;
         flushesDeferred = 0;
-        if (flushAfterRead) {
-            flushAfterRead = false;
-            channel.flush();
+        try {
+            if (flushAfterRead) {
+                flushAfterRead = false;
+                channel.flush();
+            }
+        } finally {
+            FrameHandler h = burstHandler;
+            if (was && h != null) {
+                burstHandler = null;
+                h.onReadBurstEnd();
+            }
         }
     }
 

@@ -12,7 +12,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * Flushes asked for while frames are being read wait for the end of the read burst, but only
  * {@link TcpFrameConnection#BURST_FLUSH_EVERY} of them at a time, so a peer with many calls in flight gets the first
- * replies while the rest are being made. An embedded channel hands over exactly what was flushed.
+ * replies while the rest are being made; and the handler hears where each burst starts and ends. An embedded channel
+ * hands over exactly what was flushed.
  */
 @ExtendWith(LeakCheck.class)
 class ReadBurstFlushTest {
@@ -48,6 +49,48 @@ class ReadBurstFlushTest {
             // outside a read burst every flush asked for is done at once
             c.send(TestFrames.message(1, new byte[8]), null, true);
             assertEquals(1, flushedMessages(ch));
+        } finally {
+            ch.finishAndReleaseAll();
+        }
+    }
+
+    /**
+     * The handler hears a read burst start once, however many reads it spans, and end once, after the burst's
+     * flush; a burst's end with no burst open tells it nothing.
+     */
+    @Test
+    void theHandlerHearsEachReadBurstStartAndEndOnce() {
+        EmbeddedChannel ch = new EmbeddedChannel();
+        TcpFrameConnection c = new TcpFrameConnection(ch, true);
+        StringBuilder heard = new StringBuilder();
+        c.bind(new FrameHandler() {
+            @Override
+            public void onFrame(int type, int flags, int streamId, int credit, MemorySegment payload) {
+            }
+
+            @Override
+            public void onReadBurstStart() {
+                heard.append("start;");
+            }
+
+            @Override
+            public void onReadBurstEnd() {
+                heard.append("end, flushed ").append(flushedMessages(ch)).append(';');
+            }
+
+            @Override
+            public void onClosed(String reason, Throwable cause) {
+            }
+        });
+        try {
+            c.endReadBurst();
+            assertEquals("", heard.toString(), "no burst was open");
+            c.beginReadBurst();
+            c.send(TestFrames.message(1, new byte[8]), null, true);
+            c.beginReadBurst(); // a second read before the read-complete
+            c.endReadBurst();
+            c.endReadBurst(); // the channel's close after it
+            assertEquals("start;end, flushed 1;", heard.toString());
         } finally {
             ch.finishAndReleaseAll();
         }
