@@ -46,7 +46,7 @@ class CallbackExecutorTest {
 
     @Test
     void runsHandedOffDuringAHeldBurstStartAtItsEndInOrder() throws Exception {
-        int runs = 10; // fewer than the held-runs limit
+        int runs = CallbackLane.HELD_RUNS_LIMIT - 1; // fewer than wake a worker during the burst
         CountDownLatch done = new CountDownLatch(runs);
         List<Integer> order = new CopyOnWriteArrayList<>();
         long[] waitingAtRelease = new long[1];
@@ -65,22 +65,23 @@ class CallbackExecutorTest {
         });
         assertEquals(runs, waitingAtRelease[0], "no run started before the burst's end");
         assertTrue(done.await(60, TimeUnit.SECONDS), "every run ran after the burst's end");
-        assertEquals(List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9), order);
+        assertEquals(java.util.stream.IntStream.range(0, runs).boxed().toList(), order);
     }
 
     @Test
     void aHeldBurstWakesAWorkerOnceEnoughRunsWaitAndHoldsNest() throws Exception {
-        CountDownLatch firstBatch = new CountDownLatch(16);
+        int runs = CallbackLane.HELD_RUNS_LIMIT * 4;
+        CountDownLatch firstBatch = new CountDownLatch(runs);
         CountDownLatch late = new CountDownLatch(1);
         CompletableFuture<Long> lateWaitingAfterInnerRelease = new CompletableFuture<>();
         fromPlatformThread(() -> {
             CallbackLane outer = executor.holdWakes();
             CallbackLane inner = executor.holdWakes();
-            for (int i = 0; i < 16; i++) {
+            for (int i = 0; i < runs; i++) {
                 executor.execute(firstBatch::countDown);
             }
             try {
-                // the 16th run waiting wakes a worker although the burst is still held
+                // once the limit's worth of runs waited, a worker took them, although the burst is still held
                 assertTrue(firstBatch.await(60, TimeUnit.SECONDS), "a long held burst is not held back");
                 // once the worker has let the lane go, a new run waits for the (nested) holds' end again
                 awaitLaneIdle(outer);
