@@ -59,32 +59,21 @@ final class CallbackLane {
 
     /** Queues a run and makes sure a worker holds the lane (at the end of a held burst: {@link #holdWakes}). */
     void execute(Runnable run) {
-        Thread wake = null;
-        Thread start = null;
-        boolean watch = false;
+        Thread worker = null;
+        boolean watch;
         synchronized (this) {
             push(run);
             if (holder == null) {
                 if (holds > 0 && size < HELD_RUNS_LIMIT) {
                     return; // the burst's end wakes the worker once for all of them
                 }
-                boolean parked = idlePlatform != null;
-                Thread t = assignHolderLocked();
-                if (parked) {
-                    wake = t;
-                } else {
-                    start = t;
-                }
+                worker = assignHolderLocked();
                 watch = size > 1 && watchLocked(); // runs held back in a burst wait behind the first
             } else {
                 watch = watchLocked();
             }
         }
-        if (wake != null) {
-            LockSupport.unpark(wake);
-        } else if (start != null) {
-            start.start();
-        }
+        startOrWake(worker);
         if (watch) {
             owner.watchdog().watch(this);
         }
@@ -102,8 +91,7 @@ final class CallbackLane {
 
     /** Ends a {@link #holdWakes}: a worker takes the runs that queued meanwhile. */
     void releaseWakes() {
-        Thread wake = null;
-        Thread start = null;
+        Thread worker;
         boolean watch;
         synchronized (this) {
             if (holds <= 0) {
@@ -112,33 +100,13 @@ final class CallbackLane {
             if (--holds > 0 || holder != null || size == 0) {
                 return;
             }
-            boolean parked = idlePlatform != null;
-            Thread t = assignHolderLocked();
-            if (parked) {
-                wake = t;
-            } else {
-                start = t;
-            }
+            worker = assignHolderLocked();
             watch = size > 1 && watchLocked(); // the first run may block: the watchdog must see the others wait
         }
-        if (wake != null) {
-            LockSupport.unpark(wake);
-        } else {
-            start.start();
-        }
+        startOrWake(worker);
         if (watch) {
             owner.watchdog().watch(this);
         }
-    }
-
-    /** Runs wait behind the holder's: whether the caller must hand the lane to the watchdog (not watched yet). */
-    private boolean watchLocked() {
-        if (watched) {
-            return false;
-        }
-        watched = true;
-        takenAtLastCheck = taken;
-        return true;
     }
 
     /** Whether no worker holds the lane (tests). */
@@ -164,6 +132,28 @@ final class CallbackLane {
         holder = t;
         holderInRun = false;
         return t;
+    }
+
+    /** Outside the lock: starts a worker {@link #assignHolderLocked} made, or wakes the parked one; null: nothing. */
+    private static void startOrWake(Thread worker) {
+        if (worker == null) {
+            return;
+        }
+        if (worker.getState() == Thread.State.NEW) {
+            worker.start();
+        } else {
+            LockSupport.unpark(worker);
+        }
+    }
+
+    /** Runs wait behind the holder's: whether the caller must hand the lane to the watchdog (not watched yet). */
+    private boolean watchLocked() {
+        if (watched) {
+            return false;
+        }
+        watched = true;
+        takenAtLastCheck = taken;
+        return true;
     }
 
     /**
