@@ -100,9 +100,9 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         this.pool = channel.pool();
         this.outbound = channel.parts().takeOutbound();
         this.inbound = channel.parts().takeInbound();
-        Delivery delivery = new Delivery();
+        Delivery delivery = new Delivery(executor);
         outbound.onAttachmentFailed(delivery);
-        this.drain = new SerializingDrain(this, executor, delivery, delivery);
+        this.drain = delivery;
     }
 
     /** The stream's protocol state (for tests and logs). */
@@ -779,8 +779,12 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         channel.parts().recycle(out);
     }
 
-    /** Runs the drain's loop, and ends the call when the executor refuses it (one object for both, made once per call). */
-    private final class Delivery implements Runnable, SerializingDrain.Rejection, Consumer<Status> {
+    /** Runs the drain's loop, and ends the call when the executor refuses it (the drain itself: one object per call). */
+    private final class Delivery extends SerializingDrain implements Consumer<Status> {
+        Delivery(Executor executor) {
+            super(ClientStream.this, executor);
+        }
+
         @Override
         public void run() {
             deliver();
@@ -793,7 +797,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
 
         @Override
-        public void rejected(java.util.concurrent.RejectedExecutionException e) {
+        void rejected(java.util.concurrent.RejectedExecutionException e) {
             executorRejected(e);
         }
     }

@@ -15,6 +15,7 @@ import dev.rdmarpc.core.protocol.ProtocolException;
 
 import java.lang.foreign.MemorySegment;
 import java.util.function.Consumer;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -85,9 +86,9 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         this.deadline = timeoutNanos > 0 ? Deadline.after(timeoutNanos, TimeUnit.NANOSECONDS) : null;
         this.outbound = conn.parts.takeOutbound();
         this.inbound = conn.parts.takeInbound();
-        Delivery delivery = new Delivery();
+        Delivery delivery = new Delivery(conn.server.executor());
         outbound.onAttachmentFailed(delivery);
-        this.drain = new SerializingDrain(this, conn.server.executor(), delivery, delivery);
+        this.drain = delivery;
         this.state = halfClosed ? State.HALF_CLOSED_REMOTE : State.OPEN;
     }
 
@@ -635,8 +636,12 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         }
     }
 
-    /** Runs the drain's loop, and fails the call when the executor refuses it (one object for both, made once per call). */
-    private final class Delivery implements Runnable, SerializingDrain.Rejection, Consumer<Status> {
+    /** Runs the drain's loop, and fails the call when the executor refuses it (the drain itself: one object per call). */
+    private final class Delivery extends SerializingDrain implements Consumer<Status> {
+        Delivery(Executor executor) {
+            super(ServerStream.this, executor);
+        }
+
         @Override
         public void run() {
             deliver();
@@ -649,7 +654,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         }
 
         @Override
-        public void rejected(java.util.concurrent.RejectedExecutionException e) {
+        void rejected(java.util.concurrent.RejectedExecutionException e) {
             executorRejected(e);
         }
     }
