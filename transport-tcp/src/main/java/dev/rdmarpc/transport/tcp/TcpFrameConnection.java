@@ -501,7 +501,6 @@ final class TcpFrameConnection implements FrameConnection {
 
     /** The read burst is over: one flush for every reply sent during it; the handler hears the burst ended. */
     void endReadBurst() {
-        boolean was = inReadBurst;
         inReadBurst = false;
         flushesDeferred = 0;
         try {
@@ -510,8 +509,8 @@ final class TcpFrameConnection implements FrameConnection {
                 channel.flush();
             }
         } finally {
-            FrameHandler h = burstHandler;
-            if (was && h != null) {
+            FrameHandler h = burstHandler; // set only while a burst the handler heard start is open
+            if (h != null) {
                 burstHandler = null;
                 h.onReadBurstEnd();
             }
