@@ -1,10 +1,12 @@
 package dev.rdmarpc.grpc;
 
+import dev.rdmarpc.core.CallExecutors;
 import dev.rdmarpc.core.RdmaUnderTls;
 import dev.rdmarpc.core.TlsConfig;
 import dev.rdmarpc.core.TransportMode;
 import io.grpc.ChannelCredentials;
 import io.grpc.ForwardingChannelBuilder2;
+import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.internal.ClientTransportFactory;
 import io.grpc.internal.GrpcUtil;
@@ -14,6 +16,7 @@ import io.grpc.internal.ManagedChannelImplBuilder;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.Objects;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -53,6 +56,8 @@ public final class RdmaChannelBuilder extends ForwardingChannelBuilder2<RdmaChan
     private dev.rdmarpc.core.RdmaDeviceChoice rdmaDevice;
     /** Set when built from channel credentials: security can no longer be changed (as grpc-netty). */
     private boolean securityFromCredentials;
+    /** Set once the user chose an executor (or direct): that one is used, not rdmarpc's shared default. */
+    private boolean executorChosen;
 
     private RdmaChannelBuilder(String target) {
         this.delegate = new ManagedChannelImplBuilder(target, this::buildTransportFactory, this::defaultPort);
@@ -151,6 +156,39 @@ public final class RdmaChannelBuilder extends ForwardingChannelBuilder2<RdmaChan
     @Override
     protected ManagedChannelBuilder<?> delegate() {
         return delegate;
+    }
+
+    /**
+     * The executor of call callbacks, as with grpc-netty. Null, or never calling this, means rdmarpc's shared
+     * default ({@link CallExecutors#shared()}), not grpc's cached thread pool.
+     */
+    @Override
+    public RdmaChannelBuilder executor(Executor executor) {
+        executorChosen = executor != null;
+        delegate.executor(executor);
+        return this;
+    }
+
+    @Override
+    public RdmaChannelBuilder directExecutor() {
+        executorChosen = true;
+        delegate.directExecutor();
+        return this;
+    }
+
+    /**
+     * Builds the channel. Without an executor of the user's, call callbacks run on rdmarpc's shared
+     * default ({@link CallExecutors#shared()}: one lane per transport thread, drained in bursts, blocking allowed),
+     * not on grpc's cached thread pool, which pays a thread hand-off per call.
+     * {@code -Drdmarpc.grpc.defaultExecutor=grpc} keeps grpc's.
+     */
+    @Override
+    public ManagedChannel build() {
+        Executor shared = executorChosen ? null : DefaultExecutor.choose();
+        if (shared != null) {
+            delegate.executor(shared);
+        }
+        return delegate.build();
     }
 
     /** AUTO (default): RDMA when both sides can, TCP otherwise; RDMA or TCP forces one. */

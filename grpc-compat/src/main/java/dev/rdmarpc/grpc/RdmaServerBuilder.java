@@ -1,5 +1,6 @@
 package dev.rdmarpc.grpc;
 
+import dev.rdmarpc.core.CallExecutors;
 import dev.rdmarpc.core.RdmaUnderTls;
 import dev.rdmarpc.core.RpcServer;
 import dev.rdmarpc.core.TlsConfig;
@@ -7,6 +8,7 @@ import dev.rdmarpc.core.TransportMode;
 import io.grpc.BindableService;
 import io.grpc.ForwardingServerBuilder;
 import io.grpc.MethodDescriptor;
+import io.grpc.Server;
 import io.grpc.ServerBuilder;
 import io.grpc.ServerCredentials;
 import io.grpc.ServerMethodDefinition;
@@ -25,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -71,6 +74,8 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
     private dev.rdmarpc.core.RdmaDeviceChoice rdmaDevice;
     /** Set when built from server credentials: security can no longer be changed (as grpc-netty). */
     private boolean securityFromCredentials;
+    /** Set once the user chose an executor (or direct): that one is used, not rdmarpc's shared default. */
+    private boolean executorChosen;
 
     private RdmaServerBuilder(InetSocketAddress address) {
         this.address = address;
@@ -119,6 +124,39 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
     @Override
     protected ServerBuilder<?> delegate() {
         return delegate;
+    }
+
+    /**
+     * The executor of handlers and call callbacks, as with grpc-netty. Null, or never calling this, means rdmarpc's shared
+     * default ({@link CallExecutors#shared()}), not grpc's cached thread pool.
+     */
+    @Override
+    public RdmaServerBuilder executor(Executor executor) {
+        executorChosen = executor != null;
+        delegate.executor(executor);
+        return this;
+    }
+
+    @Override
+    public RdmaServerBuilder directExecutor() {
+        executorChosen = true;
+        delegate.directExecutor();
+        return this;
+    }
+
+    /**
+     * Builds the server. Without an executor of the user's, handlers and call callbacks run on rdmarpc's shared
+     * default ({@link CallExecutors#shared()}: one lane per transport thread, drained in bursts, blocking allowed),
+     * not on grpc's cached thread pool, which pays a thread hand-off per call.
+     * {@code -Drdmarpc.grpc.defaultExecutor=grpc} keeps grpc's.
+     */
+    @Override
+    public Server build() {
+        Executor shared = executorChosen ? null : DefaultExecutor.choose();
+        if (shared != null) {
+            delegate.executor(shared);
+        }
+        return delegate.build();
     }
 
     @Override
