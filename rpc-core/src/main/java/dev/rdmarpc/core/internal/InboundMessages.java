@@ -17,9 +17,10 @@ import java.nio.ByteOrder;
  * count as consumed when the application takes them: a whole message's bytes are credited back
  * when it is delivered, and the bytes of a message still arriving are credited as they come only
  * while the application has asked for more than is queued (so a message larger than the window
- * can arrive). A reader that stops asking stops the sender after one window. A message that arrives whole in one
- * frame whose transport owns the buffer holding it is kept in that buffer (a retained slice, no copy) when it fills at
- * least half of it; every other message is copied once, into its own buffer. Not thread-safe:
+ * can arrive). A reader that stops asking stops the sender after one window. A message whose bytes all arrive in one
+ * frame (with its length prefix, or after a BEGIN that carried only the prefix) whose transport owns the buffer
+ * holding it is kept in that buffer (a retained slice, no copy) when it fills at least half of it; every other message
+ * is copied once, into its own buffer. Not thread-safe:
  * the owning stream locks.
  */
 final class InboundMessages {
@@ -167,7 +168,12 @@ final class InboundMessages {
             throw new ProtocolException("ATTACHMENT flag on a MESSAGE continuation (it belongs on BEGIN)");
         }
         long data = len - dataOffset;
-        if (begin && end && data == expected && holder != null && worthKeeping(len, holder)) {
+        if (end && assembled == 0 && data == expected && holder != null && worthKeeping(len, holder)) {
+            // the whole message in this frame: alone, or after a BEGIN that carried only its length prefix
+            if (assembling != null) {
+                assembling.release();
+                assembling = null;
+            }
             inMessage = false;
             enqueue(holder.retainedSlice(offset + dataOffset, expected), len + withheldPartial, assemblingCompressed,
                     assemblingSplit);
@@ -178,7 +184,9 @@ final class InboundMessages {
         if (assembled + data > expected) {
             throw new ProtocolException("MESSAGE carries more bytes than the " + expected + " announced");
         }
-        ensureCapacity(assembled + (int) data);
+        if (data > 0 || end) { // a BEGIN with only the length prefix takes no buffer yet
+            ensureCapacity(assembled + (int) data);
+        }
         if (data > 0) {
             MemorySegment.copy(memory, offset + dataOffset, assembling.segment(), assembled, data);
         }

@@ -198,6 +198,11 @@ final class OutboundFlow {
                     return unflushed;
                 }
                 int payload = Math.min(want, room);
+                if (att == null && want > maxChunk && dataLen <= maxChunk && window >= want) {
+                    // the body fits one frame but not with its prefix: the prefix goes alone, so the body arrives
+                    // whole in one frame that the receiver can keep without copying
+                    payload = 4;
+                }
                 int data = payload - 4;
                 boolean last = data == dataLen && attLeft == 0;
                 MessageFramer.writeHeader(p.buf.segment(), 0, payload,

@@ -185,6 +185,33 @@ class FlowControlTest {
     }
 
     @Test
+    void aBodyThatFitsOneFrameOnlyWithoutItsPrefixGoesWholeAfterAPrefixOnlyBegin() {
+        CollectingConnection c = new CollectingConnection();
+        OutboundFlow out = new OutboundFlow(pool);
+        out.bind(c, 5, 65536, 1000);
+        byte[] body = pattern(1000);
+        out.message(MessageFramer.frame(pool, BYTES, body), true, true);
+        assertEquals(2, c.frames.size());
+        assertEquals(4, c.frames.get(0).length - FrameHeader.SIZE, "the BEGIN frame carries only the length prefix");
+        assertEquals(1000, c.frames.get(1).length - FrameHeader.SIZE, "the body goes in one frame");
+        InboundMessages in = new InboundMessages(pool, 1 << 20, 65536);
+        assertEquals(InboundMessages.PARTIAL, feed(in, c.frames.get(0)));
+        assertEquals(InboundMessages.COMPLETED, feed(in, c.frames.get(1)));
+        SlabBuffer m = in.poll();
+        assertEquals(java.util.Arrays.toString(body), java.util.Arrays.toString(BYTES.parse(m.content())));
+        m.release();
+
+        c.frames.clear();
+        out.message(MessageFramer.frame(pool, BYTES, pattern(996)), true, true);
+        assertEquals(1, c.frames.size(), "a body that fits with its prefix still goes in one frame");
+        c.frames.clear();
+        out.message(MessageFramer.frame(pool, BYTES, pattern(1001)), true, true);
+        assertEquals(2, c.frames.size());
+        assertEquals(1000, c.frames.get(0).length - FrameHeader.SIZE, "a body larger than a frame fills the first");
+        assertTrue(out.isEmpty());
+    }
+
+    @Test
     void readerThatStopsReadingStopsTheSender() {
         CollectingConnection c = new CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);

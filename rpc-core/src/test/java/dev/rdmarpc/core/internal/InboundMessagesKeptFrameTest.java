@@ -157,6 +157,62 @@ class InboundMessagesKeptFrameTest {
     }
 
     @Test
+    void aBodyArrivingWholeAfterAPrefixOnlyBeginIsKeptWithTheSameCredit() {
+        byte[] message = pattern(1 << 20, 9);
+        int window = 4 << 20;
+        SlabBuffer prefix = pool.allocate(RECEIVE_BUFFER);
+        prefix.segment().set(INT, AT, message.length);
+        SlabBuffer destination = pool.allocate(message.length);
+        MemorySegment.copy(message, 0, destination.segment(), ValueLayout.JAVA_BYTE, 0, message.length);
+        InboundMessages in = new InboundMessages(pool, window, window);
+        InboundMessages copying = new InboundMessages(pool, window, window);
+        long inUseBefore = pool.inUseBuffers();
+
+        assertEquals(InboundMessages.PARTIAL, offer(in, FrameFlags.BEGIN, prefix, 4));
+        assertEquals(inUseBefore, pool.inUseBuffers(), "a BEGIN with only the prefix takes no buffer");
+        assertEquals(InboundMessages.COMPLETED,
+                in.onFrame(FrameFlags.END, destination.segment(), destination, 0, message.length, true));
+        assertTrue(in.keptHolder());
+        assertEquals(InboundMessages.PARTIAL, copying.onFrame(FrameFlags.BEGIN, prefix.segment(), AT, 4, true));
+        assertEquals(InboundMessages.COMPLETED,
+                copying.onFrame(FrameFlags.END, destination.segment(), 0, message.length, true));
+        prefix.release();
+        destination.release();
+        assertEquals(copying.takeCredit(), in.takeCredit(), "credit owed before the application reads");
+
+        SlabBuffer polled = in.poll();
+        assertEquals(destination.address(), polled.address(), "the message is read where the transport received it");
+        assertArrayEquals(message, polled.content().toArray(ValueLayout.JAVA_BYTE));
+        SlabBuffer copied = copying.poll();
+        polled.release();
+        copied.release();
+        assertEquals(copying.takeCredit(), in.takeCredit(), "credit owed once it was read");
+    }
+
+    @Test
+    void aBodySplitAfterAPrefixOnlyBeginIsReassembledByCopy() {
+        byte[] message = pattern(6000, 10);
+        SlabBuffer prefix = pool.allocate(RECEIVE_BUFFER);
+        prefix.segment().set(INT, AT, message.length);
+        SlabBuffer first = pool.allocate(RECEIVE_BUFFER);
+        SlabBuffer second = pool.allocate(RECEIVE_BUFFER);
+        MemorySegment.copy(message, 0, first.segment(), ValueLayout.JAVA_BYTE, AT, 4000);
+        MemorySegment.copy(message, 4000, second.segment(), ValueLayout.JAVA_BYTE, AT, 2000);
+        InboundMessages in = new InboundMessages(pool, WINDOW, WINDOW);
+        assertEquals(InboundMessages.PARTIAL, offer(in, FrameFlags.BEGIN, prefix, 4));
+        assertEquals(InboundMessages.PARTIAL, offer(in, 0, first, 4000));
+        assertFalse(in.keptHolder());
+        assertEquals(InboundMessages.COMPLETED, offer(in, FrameFlags.END, second, 2000));
+        assertFalse(in.keptHolder(), "only the first data frame of a message can hold all of it");
+        prefix.release();
+        first.release();
+        second.release();
+        SlabBuffer polled = in.poll();
+        assertArrayEquals(message, polled.content().toArray(ValueLayout.JAVA_BYTE));
+        polled.release();
+    }
+
+    @Test
     void aMessageInSeveralFramesIsStillReassembledByCopy() {
         byte[] message = pattern(12_000, 5);
         SlabBuffer first = pool.allocate(RECEIVE_BUFFER);

@@ -82,9 +82,14 @@ class KeptReceiveBuffersRdmaTest extends RdmaEndToEndBase {
             assertEquals(0, d.kept(), "small messages are not kept: " + d);
             assertEquals(2, d.copied(), "each copied once: " + d);
         }
-        // exactly 1 MiB is 4 bytes more than a frame of the default 1 MiB maximum carries with its length prefix:
-        // two frames per message, reassembled by copy
+        // exactly 1 MiB fits a frame of the default 1 MiB maximum only without its length prefix: the prefix goes
+        // alone in a BEGIN frame (no message bytes, nothing to keep), the message's bytes whole in the next frame
         Counts d = echoCounting(ch, 1 << 20, 3);
+        assertEquals(2, d.reads(), "one rendezvous each way: " + d);
+        assertEquals(2, d.kept(), "both kept in their READ destination: " + d);
+        assertEquals(2, d.copied(), "only the prefix-only BEGIN frames are not kept: " + d);
+        // a byte more does not fit one frame at all: two frames per message, reassembled by copy
+        d = echoCounting(ch, (1 << 20) + 1, 3);
         assertEquals(0, d.kept(), "a message split over frames is not kept: " + d);
         assertEquals(4, d.copied(), "two frames each way, copied: " + d);
     }
