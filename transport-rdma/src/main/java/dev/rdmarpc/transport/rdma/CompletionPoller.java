@@ -32,6 +32,8 @@ final class CompletionPoller implements Runnable {
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final RdmaEndpoint[] touched = new RdmaEndpoint[BATCH];
     private final ArrayList<RdmaEndpoint> draining = new ArrayList<>();
+    /** Endpoints whose read burst core heard start in this cycle: each hears its end once the cycle is done. */
+    private final ArrayList<RdmaEndpoint> inReadBurst = new ArrayList<>();
     private final Thread thread;
     private volatile boolean running = true;
     private volatile boolean sleeping;
@@ -131,7 +133,30 @@ final class CompletionPoller implements Runnable {
                 Fallbacks.LOG.log(Level.WARNING, "RDMA poller task failed", e);
             }
         }
+        endReadBursts();
         return n;
+    }
+
+    /** An endpoint's first frame of this cycle is about to reach core: it hears the burst's end in {@link #endReadBursts}. */
+    void readBurstStarted(RdmaEndpoint ep) {
+        inReadBurst.add(ep);
+    }
+
+    /**
+     * Tells core, for each endpoint that delivered frames since the last call, that the read burst is over (core then
+     * wakes its callback worker once for all of them). Runs after every task run and every poll, so no burst stays open
+     * past the cycle that opened it.
+     */
+    private void endReadBursts() {
+        for (int i = 0; i < inReadBurst.size(); i++) {
+            RdmaEndpoint ep = inReadBurst.get(i);
+            try {
+                ep.endReadBurst();
+            } catch (RuntimeException e) {
+                ep.closeOnError(e);
+            }
+        }
+        inReadBurst.clear();
     }
 
     private int pollOnce() {
@@ -156,6 +181,7 @@ final class CompletionPoller implements Runnable {
             afterBatch(ep);
         }
         touchedCount = 0;
+        endReadBursts();
         if (refillsOwed > 0) {
             refillsOwed = 0;
             receives.fill();

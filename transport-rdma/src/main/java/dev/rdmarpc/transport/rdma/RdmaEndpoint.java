@@ -56,6 +56,8 @@ final class RdmaEndpoint implements FrameConnection, SendEvents {
     boolean touched;
     /** Poller: when to give up waiting for the drain marker. */
     long drainDeadlineNanos;
+    /** Poller: core heard a read burst start on this endpoint and not yet its end ({@link CompletionPoller}). */
+    boolean inReadBurst;
 
     RdmaEndpoint(int id, RdmaDeviceContext context, QueuePair qp, FrameConnection base, FrameHandler handler,
                  SlabPool pool, RdmaCapability peer) {
@@ -70,6 +72,25 @@ final class RdmaEndpoint implements FrameConnection, SendEvents {
                 peer.receiveBufferSize(), peer.credits(), context.readChunk(),
                 context.useWindows() && context.localOpsNeedEmptySendQueue(), context.registry().device());
         this.receive = new ReceivePath(this, send, handler, pool);
+    }
+
+    /**
+     * Poller, before a frame goes to core: the first frame of this endpoint in a poll cycle opens a read burst, which
+     * the poller ends once the cycle's completions are all handled ({@link FrameHandler#onReadBurstStart}).
+     */
+    void beforeFrame() {
+        if (inReadBurst) {
+            return;
+        }
+        inReadBurst = true;
+        context.poller().readBurstStarted(this);
+        handler.onReadBurstStart();
+    }
+
+    /** Poller: ends the read burst {@link #beforeFrame} opened. */
+    void endReadBurst() {
+        inReadBurst = false;
+        handler.onReadBurstEnd();
     }
 
     // ---------------------------------------------------------------- FrameConnection

@@ -198,6 +198,7 @@ final class ReceivePath {
      */
     private void deliver(int type, int flags, int streamId, int credit, SlabBuffer holder, long offset, int length) {
         try {
+            endpoint.beforeFrame();
             boolean kept = handler.onFrame(type, flags, streamId, credit, holder, offset, length);
             if (type == FrameType.MESSAGE) {
                 (kept ? RdmaMetrics.MESSAGE_FRAMES_KEPT : RdmaMetrics.MESSAGE_FRAMES_COPIED).increment();

@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
  * {@code -Drdmarpc.rdma.spinMicros} says otherwise. Prints one line per figure, warm-up first, asserts nothing:
  * <ul>
  *   <li>unary 64 B round trips, one at a time: median and p10/p90 (compare with 2 × ib_send_lat's t_typical);</li>
+ *   <li>unary 64 B calls, 64 in flight on the default executors: calls/s;</li>
  *   <li>unary calls with 1 MiB requests (rendezvous) and a 4-byte answer, one at a time: MB/s;</li>
  *   <li>one server-streaming call of 1 MiB messages (rendezvous): MB/s (compare with ib_read_bw at 1 MiB);</li>
  *   <li>unary 64 B round trips again with the server's handler and the client's callbacks on the transport's
@@ -111,6 +112,13 @@ public final class RdmaPerfMain {
             System.out.printf("rdmarpc-perf: unary 64 B round trip: median %.1f us, p10 %.1f us, p90 %.1f us over %d calls"
                             + " (%d inline, %d eager SENDs)%n", rtt[rttCalls / 2] / 1e3, rtt[rttCalls / 10] / 1e3,
                     rtt[rttCalls * 9 / 10] / 1e3, rttCalls, d.inlineSends(), d.eagerSends());
+
+            // 1b. unary 64 B, 64 calls in flight on the default executors (async stub): calls/s, warm-up first
+            inFlight(channel, opts, small, 64, rttCalls);
+            long inFlightStart = System.nanoTime();
+            int inFlightCalls = inFlight(channel, opts, small, 64, rttCalls * 4);
+            System.out.printf("rdmarpc-perf: unary 64 B, 64 in flight, default executors: %.0f calls/s over %d calls%n",
+                    inFlightCalls * 1e9 / (System.nanoTime() - inFlightStart), inFlightCalls);
 
             // 2. unary 1 MiB requests
             int warm = Math.max(2, mib / 8);
@@ -230,6 +238,40 @@ public final class RdmaPerfMain {
             directChannel.awaitTermination(1, TimeUnit.MINUTES);
             direct.awaitTermination(1, TimeUnit.MINUTES);
         }
+    }
+
+    /** Makes {@code calls} async unary calls with at most {@code window} in flight; returns once all answered. */
+    private static int inFlight(RpcChannel channel, CallOptions opts, byte[] body, int window, int calls)
+            throws InterruptedException {
+        java.util.concurrent.Semaphore room = new java.util.concurrent.Semaphore(window);
+        java.util.concurrent.CountDownLatch answered = new java.util.concurrent.CountDownLatch(calls);
+        java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+        dev.rdmarpc.core.StreamObserver<byte[]> observer = new dev.rdmarpc.core.StreamObserver<>() {
+            @Override
+            public void onNext(byte[] value) {
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                failure.compareAndSet(null, t);
+                room.release();
+                answered.countDown();
+            }
+
+            @Override
+            public void onCompleted() {
+                room.release();
+                answered.countDown();
+            }
+        };
+        for (int i = 0; i < calls; i++) {
+            room.acquire();
+            ClientCalls.asyncUnaryCall(channel.newCall(PING, opts), body, observer);
+        }
+        if (!answered.await(30, TimeUnit.MINUTES) || failure.get() != null) {
+            throw new IllegalStateException("calls in flight did not all succeed", failure.get());
+        }
+        return calls;
     }
 
     /** One unary call with {@code body} as its request's attachment; waits for the answer. */
