@@ -18,7 +18,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
 
 /** The client side of one connection: opens streams, routes their frames, fails them when it closes. */
 final class ClientConnection extends Connection {
@@ -52,11 +51,6 @@ final class ClientConnection extends Connection {
         super(settings, base, ConnectionGuards.DEFAULT.newControlFrameBudget());
         this.authority = authority;
         this.channel = channel;
-    }
-
-    @Override
-    Executor callbackExecutor() {
-        return channel.executor();
     }
 
     @Override

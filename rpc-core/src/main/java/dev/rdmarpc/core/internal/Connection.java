@@ -19,7 +19,6 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.Executor;
 
 /**
  * Core's handler of one transport connection, client or server: the HELLO exchange and optional
@@ -68,16 +67,14 @@ abstract class Connection implements FrameHandler {
         this.controlFrames = controlFrames;
     }
 
-    /** The executor of this connection's call callbacks (a call's own executor aside). */
-    abstract Executor callbackExecutor();
-
     /**
-     * A read burst starts: with the default executor, the calls it makes ready are handed off together at its end
-     * (one wake-up of a worker per burst, {@link CallbackLane#holdWakes}).
+     * A read burst starts: runs handed to the shared default executor during it (this connection's call callbacks
+     * when it is their executor, or what a layer above hands it from a direct executor: grpc-compat's grpc calls) go
+     * to a worker together at its end (one wake-up per burst, {@link CallbackLane#holdWakes}).
      */
     @Override
     public final void onReadBurstStart() {
-        if (heldLane == null && callbackExecutor() instanceof CallbackExecutor callbacks) {
+        if (heldLane == null && RpcExecutors.defaultCallbackExecutor() instanceof CallbackExecutor callbacks) {
             heldLane = callbacks.holdWakes();
         }
     }

@@ -19,7 +19,6 @@ import dev.rdmarpc.core.spi.FrameConnection;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
-import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -276,11 +275,6 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
         streams.put(streamId, s);
         slots.put(streamId, s);
         s.start();
-    }
-
-    @Override
-    Executor callbackExecutor() {
-        return server.executor();
     }
 
     @Override

@@ -47,6 +47,16 @@ final class FakeConnection implements FrameConnection {
         this.handler = h;
     }
 
+    /** Runs {@code deliveries} (calls of {@link #deliver}) as one read burst, as a transport reports a read. */
+    void readBurst(Runnable deliveries) {
+        handler.onReadBurstStart();
+        try {
+            deliveries.run();
+        } finally {
+            handler.onReadBurstEnd();
+        }
+    }
+
     /** Hands one frame to core as the transport would, on the calling thread; a refused frame closes the connection. */
     void deliver(SlabBuffer frame) {
         byte[] bytes = frame.segment().asSlice(0, frame.length()).toArray(ValueLayout.JAVA_BYTE);
