@@ -74,8 +74,8 @@ abstract class Connection implements FrameHandler {
      */
     @Override
     public final void onReadBurstStart() {
-        if (heldLane == null && RpcExecutors.defaultCallbackExecutor() instanceof CallbackExecutor callbacks) {
-            heldLane = callbacks.holdWakes();
+        if (heldLane == null) {
+            heldLane = RpcExecutors.sharedCallbacks().holdWakes();
         }
     }
 

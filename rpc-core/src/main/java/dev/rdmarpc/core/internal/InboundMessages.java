@@ -169,11 +169,8 @@ final class InboundMessages {
         }
         long data = len - dataOffset;
         if (end && assembled == 0 && data == expected && holder != null && worthKeeping(len, holder)) {
-            // the whole message in this frame: alone, or after a BEGIN that carried only its length prefix
-            if (assembling != null) {
-                assembling.release();
-                assembling = null;
-            }
+            // the whole message in this frame: alone, or after a BEGIN that carried only its length prefix (which
+            // took no buffer)
             inMessage = false;
             enqueue(holder.retainedSlice(offset + dataOffset, expected), len + withheldPartial, assemblingCompressed,
                     assemblingSplit);

@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /** The shared default callback executor and deadline timer (daemon threads). Internal: public only for RpcChannel and RpcServer. */
 public final class RpcExecutors {
-    private static final Executor CALLBACKS = newCallbackExecutor("rdmarpc-callback");
+    private static final CallbackExecutor CALLBACKS = new CallbackExecutor("rdmarpc-callback");
     private static final ScheduledExecutorService TIMER = newTimer();
 
     private RpcExecutors() {
@@ -23,6 +23,11 @@ public final class RpcExecutors {
      * thread. Runs handed off from a virtual thread get a virtual thread each.
      */
     public static Executor defaultCallbackExecutor() {
+        return CALLBACKS;
+    }
+
+    /** {@link #defaultCallbackExecutor()} as what it is, for core's own use (holding its lanes' wake-ups). */
+    static CallbackExecutor sharedCallbacks() {
         return CALLBACKS;
     }
 
@@ -43,10 +48,6 @@ public final class RpcExecutors {
             t.setDaemon(true);
             return t;
         };
-    }
-
-    private static Executor newCallbackExecutor(String name) {
-        return new CallbackExecutor(name);
     }
 
     private static ScheduledExecutorService newTimer() {

@@ -72,7 +72,7 @@ class ReadBurstHoldTest {
                 FakeConnection c = transport.accept();
                 c.deliver(StreamFrames.hello(pool));
                 assertEquals(FrameType.HELLO, c.next().type());
-                CallbackLane lane = ((CallbackExecutor) RpcExecutors.defaultCallbackExecutor()).holdWakes();
+                CallbackLane lane = RpcExecutors.sharedCallbacks().holdWakes();
                 lane.releaseWakes();
                 c.readBurst(() -> {
                     c.deliver(StreamFrames.requestHeaders(pool, 1, UNARY, false, 0));
