@@ -19,7 +19,8 @@
 #      --kv builds the samples jar, starts the key-value sample server over rxe0 (192.168.77.1) and runs the
 #      KV client with --transport RDMA against it, then prints the transport used and the server's RDMA meters;
 #      --cmd runs any shell command in the guest after the above (cwd = project root; $JAVA is the JDK's java,
-#      $RDMA_CP_<module> with - as _ is a module's staged test class path),
+#      $RDMA_JVM_FLAGS the flags the guest's JVMs run with, $RDMA_CP_<module> with - as _ is a module's staged
+#      test class path),
 #      then, in the same boot, a module's test classes tagged rdma-unprivileged (e.g. the RLIMIT_MEMLOCK test) run
 #      once more in their own JVM as nobody:nogroup with no capabilities (setpriv) and RLIMIT_MEMLOCK set by prlimit
 #      (as root, CAP_IPC_LOCK lifts the limit, so those tests skip themselves there); class path copied to the
@@ -40,7 +41,9 @@
 #      RDMA_TEST_UNPRIVILEGED (default 1; 0 skips the unprivileged pass), RDMA_TEST_MEMLOCK (bytes, default 1073741824:
 #      the unprivileged JVM's RLIMIT_MEMLOCK, soft and hard; a test may lower its soft limit further)
 #      PERF_SEND_SIZE (64), PERF_READ_SIZES ("65536 1048576"), PERF_ITERS (1000): perftest parameters for --perf
-#      PERF_RTT_CALLS (3000: as many warm-up calls first, so the JIT has compiled the path), PERF_MIB (64): RdmaPerfMain's round trips and MiB per throughput run
+#      PERF_RTT_CALLS (1000), PERF_MIB (32): RdmaPerfMain's measured round trips and MiB per throughput run (each
+#      measurement first warms up until the JIT compilers have settled); with --perf the guest has one vCPU unless
+#      RXE_VM_CPUS says otherwise (run-rxe.sh)
 #      plus run-rxe.sh's ACCEL, CPU, RXE_VM_CACHE
 set -euo pipefail
 
@@ -232,6 +235,7 @@ GUEST_JAVA="$JAVA_BIN $JVM_FLAGS -XX:+UseSerialGC"
   echo "set -u"
   echo "ROOT=\$PWD; overall=0"
   echo "JAVA=$JAVA_BIN; export JAVA"
+  echo "RDMA_JVM_FLAGS=\"$JVM_FLAGS -XX:+UseSerialGC\"; export RDMA_JVM_FLAGS"
   for m in "${BUILD_MODS[@]}"; do
     echo "RDMA_CP_${m//-/_}=\$(cat $STAGE/$m/classpath.txt); export RDMA_CP_${m//-/_}"
   done
@@ -322,7 +326,7 @@ done
 echo "rdma-vm-guest: === rdmarpc: RdmaPerfMain (event mode) ==="
 t0=\$(date +%s)
 $GUEST_JAVA -Xmx1g -Drdmarpc.rdma.spinMicros=0 -cp "\$RDMA_CP_transport_rdma" dev.rdmarpc.transport.rdma.RdmaPerfMain \\
-  ${PERF_RTT_CALLS:-3000} ${PERF_MIB:-64} > "$WORK/perf-rdmarpc.txt" 2>&1
+  ${PERF_RTT_CALLS:-1000} ${PERF_MIB:-32} > "$WORK/perf-rdmarpc.txt" 2>&1
 rc=\$?
 grep -v '^rdmarpc-perf' "$WORK/perf-rdmarpc.txt" | tail -20
 echo "rdma-vm-guest: RdmaPerfMain: exit code \$rc in \$(( \$(date +%s) - t0 )) s"
@@ -359,6 +363,12 @@ GUESTKV
 chmod +x "$GUEST"
 
 what="${MODS[*]}"; [ "$PERF" = 0 ] || what="$what + perf"; [ "$KV" = 0 ] || what="$what + kv"
+# Single-threaded TCG runs every vCPU on one host thread, so with two vCPUs a thread woken on the other vCPU waits for
+# that vCPU's turn: figures would measure the emulator's round robin. --perf boots one vCPU unless told otherwise.
+if [ "$PERF" = 1 ] && [ -z "${RXE_VM_CPUS:-}" ]; then
+  export RXE_VM_CPUS=1
+  what="$what (one vCPU: RXE_VM_CPUS=1)"
+fi
 [ -z "$USER_CMD" ] || what="$what + --cmd"
 say "booting the rxe guest for: $what"
 GUEST_START=$(date +%s)

@@ -14,6 +14,7 @@
 #        CPU      QEMU CPU model (default max)
 #        RXE_VM_CACHE  kernel, initramfs cache (default ${XDG_CACHE_HOME:-~/.cache}/rxe-vm)
 #        TIMEOUT  seconds before QEMU is killed (default 3600)
+#        RXE_VM_CPUS  the guest's vCPUs when -c is not given (default: this machine's cores)
 #
 # NOTES  Needs root for the first run (apt-get installs qemu-system-x86 busybox-static kmod cpio rdma-core
 #        ibverbs-providers ibverbs-utils rdmacm-utils perftest iproute2 and downloads the kernel package).
@@ -26,7 +27,7 @@ set -euo pipefail
 BASE=${RXE_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rxe-vm}
 SHARE=$PWD
 MEM=4096
-CPUS=$(nproc)
+CPUS=${RXE_VM_CPUS:-$(nproc)}
 RXE=1
 ACCEL=${ACCEL:-tcg,thread=single}
 CPU=${CPU:-max}

@@ -27,7 +27,10 @@ import java.util.concurrent.TimeUnit;
  *   <li>unary 64 B round trips again with the server's handler and the client's callbacks on the transport's
  *       thread ({@code directExecutor()} on both builders).</li>
  * </ul>
- * MB = 2^20 bytes, as perftest reports. Arguments: {@code [rttCalls [mib]]} (defaults 300 and 64).
+ * MB = 2^20 bytes, as perftest reports. Arguments: {@code [rttCalls [mib]]} (defaults 300 and 64): measured round
+ * trips, MiB per throughput figure. Each measurement first warms up until the JIT has settled ({@link PerfPhases}). Measurements by name,
+ * for {@code -Drdmarpc.perf.phases} ({@link PerfPhases}, which can also switch a profiler on around each): {@code rtt},
+ * {@code inflight}, {@code unary}, {@code attach1}, {@code attach16}, {@code stream}, {@code kept}, {@code direct}.
  */
 public final class RdmaPerfMain {
     private static final String SERVICE = "rdma.perf.Perf";
@@ -40,6 +43,16 @@ public final class RdmaPerfMain {
     private static final MethodDescriptor<byte[], byte[]> SOURCE = MethodDescriptor.create(SERVICE + "/Source",
             MethodType.SERVER_STREAMING, Bytes.MARSHALLER, Bytes.MARSHALLER);
     private static final int MIB = 1 << 20;
+    /**
+     * Bulk measurements warm up on {@value #WARM_CALLS} messages of {@value #WARM_SIZE} bytes per batch (rendezvous
+     * too, at a sixteenth of the bytes) and two calls of the measured size (streaming: one stream as long as the
+     * measured one): the per-call code runs often enough to be compiled, and the measured size's branches are in the
+     * profile the compiler used.
+     */
+    private static final int WARM_CALLS = 200;
+    /** 64 B round trips per warm-up batch. */
+    private static final int WARM_ROUND_TRIPS = 500;
+    private static final int WARM_SIZE = 64 << 10;
 
     private RdmaPerfMain() {
     }
@@ -48,10 +61,12 @@ public final class RdmaPerfMain {
     public static void main(String[] args) throws Exception {
         int rttCalls = args.length > 0 ? Integer.parseInt(args[0]) : 300;
         int mib = args.length > 1 ? Integer.parseInt(args[1]) : 64;
+        PerfPhases phases = PerfPhases.fromSystemProperties();
         if (System.getProperty("rdmarpc.rdma.spinMicros") == null) {
             System.setProperty("rdmarpc.rdma.spinMicros", "0");
         }
         byte[] block = Bytes.pattern(MIB, 7);
+        byte[] warmBlock = Arrays.copyOf(block, WARM_SIZE);
         ServiceDefinition perf = ServiceDefinition.builder(SERVICE)
                 .addMethod(PING, ServerCalls.asyncUnaryCall((req, obs) -> {
                     obs.onNext(req);
@@ -97,61 +112,71 @@ public final class RdmaPerfMain {
             }
 
             // 1. unary 64 B round trips
-            for (int i = 0; i < rttCalls; i++) {
-                ClientCalls.blockingUnaryCall(channel, PING, opts, small);
+            if (phases.runs("rtt")) {
+                long[] rtt = new long[rttCalls];
+                long[] warmRtt = new long[WARM_ROUND_TRIPS];
+                PerfPhases.warmUp("64 B round trips", () -> roundTrips(channel, opts, small, warmRtt));
+                RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
+                try (PerfPhases.Measured m = phases.measure()) {
+                    roundTrips(channel, opts, small, rtt);
+                }
+                RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
+                Arrays.sort(rtt);
+                System.out.printf("rdmarpc-perf: unary 64 B round trip: median %.1f us, p10 %.1f us, p90 %.1f us over %d calls"
+                                + " (%d inline, %d eager SENDs)%n", rtt[rttCalls / 2] / 1e3, rtt[rttCalls / 10] / 1e3,
+                        rtt[rttCalls * 9 / 10] / 1e3, rttCalls, d.inlineSends(), d.eagerSends());
             }
-            RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
-            long[] rtt = new long[rttCalls];
-            for (int i = 0; i < rttCalls; i++) {
-                long t0 = System.nanoTime();
-                ClientCalls.blockingUnaryCall(channel, PING, opts, small);
-                rtt[i] = System.nanoTime() - t0;
-            }
-            RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
-            Arrays.sort(rtt);
-            System.out.printf("rdmarpc-perf: unary 64 B round trip: median %.1f us, p10 %.1f us, p90 %.1f us over %d calls"
-                            + " (%d inline, %d eager SENDs)%n", rtt[rttCalls / 2] / 1e3, rtt[rttCalls / 10] / 1e3,
-                    rtt[rttCalls * 9 / 10] / 1e3, rttCalls, d.inlineSends(), d.eagerSends());
 
             // 1b. unary 64 B, 64 calls in flight on the default executors (async stub): calls/s, warm-up first
-            inFlight(channel, opts, small, 64, rttCalls);
-            long inFlightStart = System.nanoTime();
-            int inFlightCalls = inFlight(channel, opts, small, 64, rttCalls * 4);
-            System.out.printf("rdmarpc-perf: unary 64 B, 64 in flight, default executors: %.0f calls/s over %d calls%n",
-                    inFlightCalls * 1e9 / (System.nanoTime() - inFlightStart), inFlightCalls);
+            if (phases.runs("inflight")) {
+                PerfPhases.warmUp("64 B, 64 in flight", () -> inFlight(channel, opts, small, 64, WARM_ROUND_TRIPS));
+                int inFlightCalls;
+                long nanos;
+                try (PerfPhases.Measured m = phases.measure()) {
+                    long t0 = System.nanoTime();
+                    inFlightCalls = inFlight(channel, opts, small, 64, rttCalls * 4);
+                    nanos = System.nanoTime() - t0;
+                }
+                System.out.printf("rdmarpc-perf: unary 64 B, 64 in flight, default executors: %.0f calls/s over %d calls%n",
+                        inFlightCalls * 1e9 / nanos, inFlightCalls);
+            }
 
             // 2. unary 1 MiB requests
-            int warm = Math.max(2, mib / 8);
-            for (int i = 0; i < warm; i++) {
-                ClientCalls.blockingUnaryCall(channel, SINK, opts, block);
+            if (phases.runs("unary")) {
+                PerfPhases.warmUp("unary 1 MiB", () -> {
+                    sinks(channel, opts, warmBlock, WARM_CALLS);
+                    sinks(channel, opts, block, 2);
+                });
+                RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
+                long nanos;
+                try (PerfPhases.Measured m = phases.measure()) {
+                    nanos = sinks(channel, opts, block, mib);
+                }
+                RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
+                System.out.printf("rdmarpc-perf: unary 1 MiB requests: %.1f MB/s over %d calls, one at a time"
+                                + " (%d rendezvous reads, %d MiB read)%n", mib * 1e9 / nanos, mib, d.rendezvousReads(),
+                        d.rendezvousReadBytes() >> 20);
             }
-            before = RdmaMetrics.snapshot();
-            long t0 = System.nanoTime();
-            for (int i = 0; i < mib; i++) {
-                ClientCalls.blockingUnaryCall(channel, SINK, opts, block);
-            }
-            long nanos = System.nanoTime() - t0;
-            d = RdmaMetrics.snapshot().minus(before);
-            System.out.printf("rdmarpc-perf: unary 1 MiB requests: %.1f MB/s over %d calls, one at a time"
-                            + " (%d rendezvous reads, %d MiB read)%n", mib * 1e9 / nanos, mib, d.rendezvousReads(),
-                    d.rendezvousReadBytes() >> 20);
 
             // 2b. unary calls with a 1 MiB and a 16 MiB attachment from native memory (rendezvous in 1 MiB frames
             // straight from it, through the registration cache), a 4-byte answer, one at a time
             try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared()) {
                 for (int size : new int[]{MIB, 16 * MIB}) {
+                    if (!phases.runs("attach" + size / MIB)) {
+                        continue;
+                    }
                     java.lang.foreign.MemorySegment body = arena.allocate(size, 4096);
                     int calls = Math.max(2, mib * MIB / size);
-                    for (int i = 0; i < Math.max(2, calls / 8); i++) {
-                        attached(channel, opts, body);
+                    PerfPhases.warmUp(size / MIB + " MiB attachments", () -> {
+                        attachedCalls(channel, opts, body.asSlice(0, WARM_SIZE), WARM_CALLS);
+                        attachedCalls(channel, opts, body, 2);
+                    });
+                    RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
+                    long an;
+                    try (PerfPhases.Measured m = phases.measure()) {
+                        an = attachedCalls(channel, opts, body, calls);
                     }
-                    before = RdmaMetrics.snapshot();
-                    long a0 = System.nanoTime();
-                    for (int i = 0; i < calls; i++) {
-                        attached(channel, opts, body);
-                    }
-                    long an = System.nanoTime() - a0;
-                    d = RdmaMetrics.snapshot().minus(before);
+                    RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
                     System.out.printf("rdmarpc-perf: unary %d MiB attachments: %.1f MB/s over %d calls, one at a time"
                                     + " (%d rendezvous reads, %d MiB read, %d attachment registrations held)%n", size / MIB,
                             (double) calls * size / MIB * 1e9 / an, calls, d.rendezvousReads(), d.rendezvousReadBytes() >> 20,
@@ -160,51 +185,64 @@ public final class RdmaPerfMain {
             }
 
             // 3. server streaming 1 MiB messages
-            drain(ClientCalls.blockingServerStreamingCall(channel, SOURCE, opts, Bytes.ofInts(warm)));
-            before = RdmaMetrics.snapshot();
-            t0 = System.nanoTime();
-            int got = drain(ClientCalls.blockingServerStreamingCall(channel, SOURCE, opts, Bytes.ofInts(mib)));
-            nanos = System.nanoTime() - t0;
-            d = RdmaMetrics.snapshot().minus(before);
-            System.out.printf("rdmarpc-perf: server streaming 1 MiB messages: %.1f MB/s over %d messages"
-                            + " (%d rendezvous reads, %d MiB read)%n", got * 1e9 / nanos, got, d.rendezvousReads(),
-                    d.rendezvousReadBytes() >> 20);
+            if (phases.runs("stream")) {
+                PerfPhases.warmUp("streaming 1 MiB", () -> {
+                    drain(ClientCalls.blockingServerStreamingCall(channel, SOURCE, opts, Bytes.ofInts(WARM_CALLS,
+                            WARM_SIZE)), WARM_SIZE);
+                    // the measured call's own length: a stream that long takes the flow-control paths it will take
+                    drain(ClientCalls.blockingServerStreamingCall(channel, SOURCE, opts, Bytes.ofInts(mib)));
+                });
+                RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
+                int got;
+                long nanos;
+                try (PerfPhases.Measured m = phases.measure()) {
+                    long t0 = System.nanoTime();
+                    got = drain(ClientCalls.blockingServerStreamingCall(channel, SOURCE, opts, Bytes.ofInts(mib)));
+                    nanos = System.nanoTime() - t0;
+                }
+                RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
+                System.out.printf("rdmarpc-perf: server streaming 1 MiB messages: %.1f MB/s over %d messages"
+                                + " (%d rendezvous reads, %d MiB read)%n", got * 1e9 / nanos, got, d.rendezvousReads(),
+                        d.rendezvousReadBytes() >> 20);
+            }
 
             // 3b. a message of 1 MiB arrives whole in one 1 MiB frame (after a BEGIN carrying only its length prefix)
             // and is parsed from its READ destination; one of 1 MiB + 4 B takes two frames and is copied once into its
             // own buffer: both alternately, medians of 3 runs
-            byte[] oneFrame = block;
-            byte[] twoFrames = Arrays.copyOf(block, MIB + 4);
-            double[][] unary = new double[2][3];
-            double[][] streamed = new double[2][3];
-            long keptBefore = RdmaMetrics.MESSAGE_FRAMES_KEPT.sum();
-            for (int run = 0; run < 3; run++) {
-                for (int k = 0; k < 2; k++) {
-                    byte[] body = k == 0 ? oneFrame : twoFrames;
-                    t0 = System.nanoTime();
-                    for (int i = 0; i < mib; i++) {
-                        ClientCalls.blockingUnaryCall(channel, SINK, opts, body);
+            if (phases.runs("kept")) {
+                byte[] oneFrame = block;
+                byte[] twoFrames = Arrays.copyOf(block, MIB + 4);
+                double[][] unary = new double[2][3];
+                double[][] streamed = new double[2][3];
+                long keptBefore = RdmaMetrics.MESSAGE_FRAMES_KEPT.sum();
+                for (int run = 0; run < 3; run++) {
+                    for (int k = 0; k < 2; k++) {
+                        byte[] body = k == 0 ? oneFrame : twoFrames;
+                        long t0 = System.nanoTime();
+                        for (int i = 0; i < mib; i++) {
+                            ClientCalls.blockingUnaryCall(channel, SINK, opts, body);
+                        }
+                        unary[k][run] = mib * 1e9 / (System.nanoTime() - t0);
+                        t0 = System.nanoTime();
+                        int got = drain(ClientCalls.blockingServerStreamingCall(channel, SOURCE, opts,
+                                Bytes.ofInts(mib, body.length)), body.length);
+                        streamed[k][run] = got * 1e9 / (System.nanoTime() - t0);
                     }
-                    unary[k][run] = mib * 1e9 / (System.nanoTime() - t0);
-                    t0 = System.nanoTime();
-                    got = drain(ClientCalls.blockingServerStreamingCall(channel, SOURCE, opts,
-                            Bytes.ofInts(mib, body.length)), body.length);
-                    streamed[k][run] = got * 1e9 / (System.nanoTime() - t0);
                 }
+                for (double[] runs : unary) {
+                    Arrays.sort(runs);
+                }
+                for (double[] runs : streamed) {
+                    Arrays.sort(runs);
+                }
+                System.out.printf("rdmarpc-perf: kept vs copied: unary 1 MiB (kept) %.1f MB/s, 1 MiB + 4 B (copied) %.1f MB/s,"
+                                + " ratio %.2f; server streaming kept %.1f MB/s, copied %.1f MB/s, ratio %.2f"
+                                + " (medians of 3; %d frames kept; runs: unary %s / %s, streaming %s / %s)%n", unary[0][1],
+                        unary[1][1], unary[0][1] / unary[1][1], streamed[0][1], streamed[1][1],
+                        streamed[0][1] / streamed[1][1], RdmaMetrics.MESSAGE_FRAMES_KEPT.sum() - keptBefore,
+                        Arrays.toString(unary[0]), Arrays.toString(unary[1]), Arrays.toString(streamed[0]),
+                        Arrays.toString(streamed[1]));
             }
-            for (double[] runs : unary) {
-                Arrays.sort(runs);
-            }
-            for (double[] runs : streamed) {
-                Arrays.sort(runs);
-            }
-            System.out.printf("rdmarpc-perf: kept vs copied: unary 1 MiB (kept) %.1f MB/s, 1 MiB + 4 B (copied) %.1f MB/s,"
-                            + " ratio %.2f; server streaming kept %.1f MB/s, copied %.1f MB/s, ratio %.2f"
-                            + " (medians of 3; %d frames kept; runs: unary %s / %s, streaming %s / %s)%n", unary[0][1],
-                    unary[1][1], unary[0][1] / unary[1][1], streamed[0][1], streamed[1][1],
-                    streamed[0][1] / streamed[1][1], RdmaMetrics.MESSAGE_FRAMES_KEPT.sum() - keptBefore,
-                    Arrays.toString(unary[0]), Arrays.toString(unary[1]), Arrays.toString(streamed[0]),
-                    Arrays.toString(streamed[1]));
         } finally {
             channel.shutdownNow();
             server.shutdownNow();
@@ -213,20 +251,20 @@ public final class RdmaPerfMain {
         }
 
         // 4. unary 64 B round trips again, the handler run on the poller thread (server directExecutor)
+        if (!phases.runs("direct")) {
+            return;
+        }
         RpcServer direct = RpcServer.forPort(0).addService(perf).directExecutor().handshakeTimeout(handshake).build()
                 .start();
         RpcChannel directChannel = RpcChannel.forAddress("127.0.0.1", direct.getPort())
                 .transportMode(TransportMode.RDMA).directExecutor().connectTimeout(handshake).build();
         try {
             byte[] small = new byte[64];
-            for (int i = 0; i < rttCalls; i++) {
-                ClientCalls.blockingUnaryCall(directChannel, PING, opts, small);
-            }
             long[] rtt = new long[rttCalls];
-            for (int i = 0; i < rttCalls; i++) {
-                long t0 = System.nanoTime();
-                ClientCalls.blockingUnaryCall(directChannel, PING, opts, small);
-                rtt[i] = System.nanoTime() - t0;
+            long[] warmRtt = new long[WARM_ROUND_TRIPS];
+            PerfPhases.warmUp("64 B round trips, directExecutor", () -> roundTrips(directChannel, opts, small, warmRtt));
+            try (PerfPhases.Measured m = phases.measure()) {
+                roundTrips(directChannel, opts, small, rtt);
             }
             Arrays.sort(rtt);
             System.out.printf("rdmarpc-perf: unary 64 B round trip, directExecutor: median %.1f us, p10 %.1f us,"
@@ -238,6 +276,34 @@ public final class RdmaPerfMain {
             directChannel.awaitTermination(1, TimeUnit.MINUTES);
             direct.awaitTermination(1, TimeUnit.MINUTES);
         }
+    }
+
+    /** One blocking 64 B round trip per element of {@code nanos}, each one's time stored there. */
+    private static void roundTrips(RpcChannel channel, CallOptions opts, byte[] small, long[] nanos) {
+        for (int i = 0; i < nanos.length; i++) {
+            long t0 = System.nanoTime();
+            ClientCalls.blockingUnaryCall(channel, PING, opts, small);
+            nanos[i] = System.nanoTime() - t0;
+        }
+    }
+
+    /** {@code calls} blocking unary calls with {@code body} as the request, one at a time; returns their time. */
+    private static long sinks(RpcChannel channel, CallOptions opts, byte[] body, int calls) {
+        long t0 = System.nanoTime();
+        for (int i = 0; i < calls; i++) {
+            ClientCalls.blockingUnaryCall(channel, SINK, opts, body);
+        }
+        return System.nanoTime() - t0;
+    }
+
+    /** {@code calls} unary calls with {@code body} as the attachment, one at a time; returns their time. */
+    private static long attachedCalls(RpcChannel channel, CallOptions opts, java.lang.foreign.MemorySegment body, int calls)
+            throws Exception {
+        long t0 = System.nanoTime();
+        for (int i = 0; i < calls; i++) {
+            attached(channel, opts, body);
+        }
+        return System.nanoTime() - t0;
     }
 
     /** Makes {@code calls} async unary calls with at most {@code window} in flight; returns once all answered. */
