@@ -23,11 +23,15 @@ import java.util.concurrent.Executor;
 
 /**
  * The client side of one call: sends HEADERS and messages under flow control, reassembles
- * responses, and delivers listener callbacks in order on the call's executor through one
- * {@link SerializingDrain}, never under this call's lock. The protocol state is {@link State}, as in
- * the stream state diagram of PROTOCOL.md. All state is guarded by {@code this}.
+ * responses, and delivers listener callbacks in order on the call's executor, never under this call's lock: the
+ * stream is itself the run its executor is given ({@link #run}, the drain loop), so a call needs no delivery object
+ * of its own. A state change asks for a run with the lock held ({@link #requestDrainLocked}) and starts it only after
+ * releasing the lock ({@link #startDrain}), so any executor, a direct one included, runs user code with no lock of
+ * core's held; the loop takes one piece of work at a time under the lock, delivers it outside, and goes idle when
+ * nothing is left. The stream is also its send side's attachment-failure callback ({@link #accept}). The protocol
+ * state is {@link State}, as in the stream state diagram of PROTOCOL.md. All state is guarded by {@code this}.
  */
-final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
+final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> implements Runnable, Consumer<Status> {
     /** The client side's stream states (PROTOCOL.md, "Stream states"). */
     enum State {
         /** Started, no HEADERS sent yet (waiting for a connection). */
@@ -54,7 +58,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private OutboundFlow outbound;
     /** The reassembler, from the channel's {@link StreamParts}; null once given back after onClose. */
     private InboundMessages inbound;
-    private final SerializingDrain drain;
+    /** A drain run is scheduled or running: the next request for one need not start another. */
+    private boolean drainScheduled;
+    /** The executor refused a run: the listener can no longer be called. */
+    private boolean drainDead;
     /** Created only for a call with a deadline. */
     private CallTimer deadlineTimer;
     private State state = State.IDLE;
@@ -100,9 +107,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         this.pool = channel.pool();
         this.outbound = channel.parts().takeOutbound();
         this.inbound = channel.parts().takeInbound();
-        Delivery delivery = new Delivery(executor);
-        outbound.onAttachmentFailed(delivery);
-        this.drain = delivery;
+        outbound.onAttachmentFailed(this);
     }
 
     /** The stream's protocol state (for tests and logs). */
@@ -241,7 +246,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         if (run) {
             leaveConnection(); // a no-op unless the held request's attachment was refused and ended the call
-            drain.start();
+            startDrain();
         }
         return handled;
     }
@@ -312,7 +317,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             conn.sendControl(Frames.window(pool, id, credit));
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
@@ -372,7 +377,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         if (run) {
             leaveConnection(); // a no-op unless the attachment was refused and ended the call
-            drain.start();
+            startDrain();
         }
     }
 
@@ -394,7 +399,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         if (run) {
             leaveConnection();
-            drain.start();
+            startDrain();
         }
     }
 
@@ -482,7 +487,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             run = requestDrainLocked();
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
@@ -527,7 +532,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             leaveConnection(); // the call ended here: only then is there a connection to leave
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
         return kept;
     }
@@ -579,7 +584,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             run = updateReadinessLocked();
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
@@ -600,7 +605,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         leaveConnection();
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
@@ -670,7 +675,24 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     /** With the lock held: asks for a drain once the call has a listener; true when the caller must start it. */
     private boolean requestDrainLocked() {
-        return listener != null && drain.requestLocked();
+        if (listener == null || drainScheduled || drainDead) {
+            return false;
+        }
+        drainScheduled = true;
+        return true;
+    }
+
+    /** Without the lock: hands the drain loop to the executor (only after {@link #requestDrainLocked} returned true). */
+    private void startDrain() {
+        assert !Thread.holdsLock(this) : "a call's callbacks must never start under its lock";
+        try {
+            executor.execute(this);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            synchronized (this) {
+                drainDead = true;
+            }
+            executorRejected(e);
+        }
     }
 
     /**
@@ -700,7 +722,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             int credit = 0;
             synchronized (this) {
                 if (listenerClosed) {
-                    drain.idleLocked();
+                    drainScheduled = false;
                     return;
                 }
                 if (pendingHeaders != null) {
@@ -722,7 +744,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     readyPending = false;
                     action = READY;
                 } else {
-                    drain.idleLocked();
+                    drainScheduled = false;
                     return;
                 }
             }
@@ -779,27 +801,16 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         channel.parts().recycle(out);
     }
 
-    /** Runs the drain's loop, and ends the call when the executor refuses it (the drain itself: one object per call). */
-    private final class Delivery extends SerializingDrain implements Consumer<Status> {
-        Delivery(Executor executor) {
-            super(ClientStream.this, executor);
-        }
+    /** The drain loop, on the call's executor (the stream is the run handed to it; core alone runs it). */
+    @Override
+    public void run() {
+        deliver();
+    }
 
-        @Override
-        public void run() {
-            deliver();
-        }
-
-        /** The attachment being sent failed (its segment closed, or its memory refused): ends the call. */
-        @Override
-        public void accept(Status s) {
-            Thread.ofVirtual().start(() -> finish(s, null, true));
-        }
-
-        @Override
-        void rejected(java.util.concurrent.RejectedExecutionException e) {
-            executorRejected(e);
-        }
+    /** The attachment being sent failed (its segment closed, or its memory refused): ends the call. */
+    @Override
+    public void accept(Status s) {
+        Thread.ofVirtual().start(() -> finish(s, null, true));
     }
 
     private void deliverMessage(SlabBuffer buf, boolean compressed, int split) {

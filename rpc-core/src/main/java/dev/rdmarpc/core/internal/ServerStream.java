@@ -21,10 +21,12 @@ import java.util.function.Consumer;
 /**
  * The server side of one call: starts the handler, reassembles requests, sends responses under
  * flow control, enforces the deadline, and delivers listener callbacks in order on the server's
- * executor through one {@link SerializingDrain}, never under this call's lock. The protocol state is
- * {@link State}, as in the stream state diagram of PROTOCOL.md. State is guarded by {@code this}.
+ * executor, never under this call's lock: the stream is itself the run the executor is given ({@link #run}, the
+ * drain loop), as {@link ClientStream} is (see there), and its send side's attachment-failure callback
+ * ({@link #accept}). The protocol state is {@link State}, as in the stream state diagram of PROTOCOL.md. State is
+ * guarded by {@code this}.
  */
-final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
+final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> implements Runnable, Consumer<Status> {
     /** The server side's stream states (PROTOCOL.md, "Stream states"). */
     enum State {
         /** HEADERS received; both directions open. */
@@ -51,7 +53,11 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
     private OutboundFlow outbound;
     /** The reassembler, from the connection's {@link StreamParts}; null once given back when the call ended. */
     private InboundMessages inbound;
-    private final SerializingDrain drain;
+    private final Executor executor;
+    /** A drain run is scheduled or running: the next request for one need not start another. */
+    private boolean drainScheduled;
+    /** The executor refused a run: the handler's listener can no longer be called. */
+    private boolean drainDead;
     /** Created only for a call with a deadline. */
     private CallTimer deadlineTimer;
     private final long startNanos = System.nanoTime();
@@ -86,9 +92,8 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         this.deadline = timeoutNanos > 0 ? Deadline.after(timeoutNanos, TimeUnit.NANOSECONDS) : null;
         this.outbound = conn.parts.takeOutbound();
         this.inbound = conn.parts.takeInbound();
-        Delivery delivery = new Delivery(conn.server.executor());
-        outbound.onAttachmentFailed(delivery);
-        this.drain = delivery;
+        this.executor = conn.server.executor();
+        outbound.onAttachmentFailed(this);
         this.state = halfClosed ? State.HALF_CLOSED_REMOTE : State.OPEN;
     }
 
@@ -118,10 +123,10 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                 deadlineTimer = new CallTimer();
                 deadlineTimer.arm(deadline.remainingNanos(), this::onDeadline);
             }
-            run = drain.requestLocked();
+            run = requestDrainLocked();
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
@@ -144,13 +149,13 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                 inbound.onDemand();
                 credit = inbound.takeCredit();
             }
-            run = drain.requestLocked();
+            run = requestDrainLocked();
         }
         if (credit > 0) {
             conn.send(Frames.window(pool, id, credit), true);
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
@@ -181,13 +186,13 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                 }
             }
             failed = cancelLocked(Status.INTERNAL.withDescription(tooLarge));
-            run = failed && drain.requestLocked();
+            run = failed && requestDrainLocked();
         }
         if (failed) {
             removeFromConnection();
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
@@ -240,7 +245,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             run = updateReadinessLocked();
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
@@ -270,13 +275,13 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             outbound.control(conn.trailers(id, status, trailers), true);
             remove = outbound.isEmpty();
             outbound.wakeWaiters(this);
-            run = drain.requestLocked();
+            run = requestDrainLocked();
         }
         if (remove) {
             removeFromConnection();
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
@@ -356,7 +361,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             } else {
                 credit = endStream ? 0 : inbound.takeCredit();
             }
-            run = drain.requestLocked();
+            run = requestDrainLocked();
         }
         if (tooLarge) {
             removeFromConnection();
@@ -364,7 +369,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             conn.send(Frames.window(pool, id, credit), true);
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
         return kept;
     }
@@ -379,10 +384,10 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                 return;
             }
             state = State.HALF_CLOSED_REMOTE;
-            run = drain.requestLocked();
+            run = requestDrainLocked();
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
@@ -416,14 +421,14 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             remove = state == State.CLOSED && outbound.isEmpty();
             if (remove) {
                 // the TRAILERS queued behind flow-controlled data are out: deliver onComplete
-                run |= drain.requestLocked();
+                run |= requestDrainLocked();
             }
         }
         if (remove) {
             removeFromConnection();
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
@@ -452,13 +457,13 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         boolean run;
         synchronized (this) {
             changed = cancelLocked(tellClient);
-            run = changed && drain.requestLocked();
+            run = changed && requestDrainLocked();
         }
         if (changed) {
             removeFromConnection();
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
@@ -515,10 +520,32 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         boolean run = false;
         if (ready && !wasReady) {
             readyPending = true;
-            run = drain.requestLocked();
+            run = requestDrainLocked();
         }
         wasReady = ready;
         return run;
+    }
+
+    /** With the lock held: asks for a drain run; true when the caller must {@link #startDrain} one after releasing it. */
+    private boolean requestDrainLocked() {
+        if (drainScheduled || drainDead) {
+            return false;
+        }
+        drainScheduled = true;
+        return true;
+    }
+
+    /** Without the lock: hands the drain loop to the executor (only after {@link #requestDrainLocked} returned true). */
+    private void startDrain() {
+        assert !Thread.holdsLock(this) : "a call's callbacks must never start under its lock";
+        try {
+            executor.execute(this);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            synchronized (this) {
+                drainDead = true;
+            }
+            executorRejected(e);
+        }
     }
 
     /** The drain's loop: one callback at a time, chosen under the lock and run outside it. */
@@ -534,11 +561,11 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                     startPending = false;
                     action = START;
                 } else if (listener == null) {
-                    drain.idleLocked();
+                    drainScheduled = false;
                     return;
                 } else if (state == State.CANCELLED) {
                     if (cancelDelivered || completeDelivered) {
-                        drain.idleLocked();
+                        drainScheduled = false;
                         return;
                     }
                     cancelDelivered = true;
@@ -546,7 +573,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                     action = CANCEL;
                 } else if (state == State.CLOSED) {
                     if (completeDelivered || !outbound.isEmpty()) {
-                        drain.idleLocked();
+                        drainScheduled = false;
                         return;
                     }
                     completeDelivered = true;
@@ -566,7 +593,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                     readyPending = false;
                     action = READY;
                 } else {
-                    drain.idleLocked();
+                    drainScheduled = false;
                     return;
                 }
             }
@@ -636,27 +663,16 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         }
     }
 
-    /** Runs the drain's loop, and fails the call when the executor refuses it (the drain itself: one object per call). */
-    private final class Delivery extends SerializingDrain implements Consumer<Status> {
-        Delivery(Executor executor) {
-            super(ServerStream.this, executor);
-        }
+    /** The drain loop, on the server's executor (the stream is the run handed to it; core alone runs it). */
+    @Override
+    public void run() {
+        deliver();
+    }
 
-        @Override
-        public void run() {
-            deliver();
-        }
-
-        /** The attachment being sent failed (its segment closed, or its memory refused): fails the call. */
-        @Override
-        public void accept(Status s) {
-            Thread.ofVirtual().start(() -> abort(s));
-        }
-
-        @Override
-        void rejected(java.util.concurrent.RejectedExecutionException e) {
-            executorRejected(e);
-        }
+    /** The attachment being sent failed (its segment closed, or its memory refused): fails the call. */
+    @Override
+    public void accept(Status s) {
+        Thread.ofVirtual().start(() -> abort(s));
     }
 
     private void deliverMessage(SlabBuffer buf, boolean compressed, int split) {
