@@ -1,5 +1,7 @@
 package dev.rdmarpc.core;
 
+import dev.rdmarpc.core.internal.NullForEmptyMetadata;
+
 import java.util.Iterator;
 import java.util.NoSuchElementException;
 import java.util.concurrent.CompletableFuture;
@@ -134,7 +136,7 @@ public final class ClientCalls {
      * Delivers a call's responses to an observer. The request-side observer ({@code requests}), when the caller can see
      * one, decides inbound flow control and gets onReady; without one, every response is asked for automatically.
      */
-    private static final class ResponseListener<ReqT, RespT> extends ClientCall.Listener<RespT> {
+    private static final class ResponseListener<ReqT, RespT> extends ClientCall.Listener<RespT> implements NullForEmptyMetadata {
         private final ClientCall<ReqT, RespT> call;
         private final StreamObserver<RespT> observer;
         private final boolean streamingResponse;
@@ -152,7 +154,7 @@ public final class ClientCalls {
         /** Starts {@code call} with a listener for {@code observer} and asks for the first responses. */
         static <ReqT, RespT> void start(ClientCall<ReqT, RespT> call, StreamObserver<RespT> observer, boolean streamingResponse,
                                         CallToObserver<ReqT, RespT> requests) {
-            call.start(new ResponseListener<>(call, observer, streamingResponse, requests), new Metadata());
+            call.start(new ResponseListener<>(call, observer, streamingResponse, requests), noHeaders(call));
             boolean autoInbound = requests == null || requests.autoInbound;
             call.request(streamingResponse && autoInbound ? 1 : (streamingResponse ? 0 : 2));
         }
@@ -171,8 +173,12 @@ public final class ClientCalls {
             }
         }
 
+        /** {@code trailers} is null when there are none (see {@link NullForEmptyMetadata}): the observer gets its own. */
         @Override
         public void onClose(Status status, Metadata trailers) {
+            if (trailers == null && (!status.isOk() || (!streamingResponse && unaryValue == null))) {
+                trailers = new Metadata(); // handed to the observer in the exception
+            }
             if (!status.isOk()) {
                 observer.onError(status.asException(trailers));
             } else if (!streamingResponse) {
@@ -196,6 +202,14 @@ public final class ClientCalls {
         }
     }
 
+    /**
+     * The request headers core's call adapters start {@code call} with: null (none) for one of core's own calls, which
+     * takes null for none, else a new instance, which an interceptor in front of the call may add to.
+     */
+    private static Metadata noHeaders(ClientCall<?, ?> call) {
+        return call instanceof NullForEmptyMetadata ? null : new Metadata();
+    }
+
     // ---------------------------------------------------------------- blocking
 
     /** Unary call that waits for the response on the caller's thread; throws {@link StatusException}. */
@@ -204,7 +218,7 @@ public final class ClientCalls {
         ThreadlessExecutor executor = new ThreadlessExecutor();
         ClientCall<ReqT, RespT> call = channel.newCall(method, options.withExecutor(executor));
         UnaryResult<RespT> result = new UnaryResult<>();
-        call.start(result, new Metadata());
+        call.start(result, noHeaders(call));
         call.request(2);
         try {
             call.sendMessage(request);
@@ -232,12 +246,14 @@ public final class ClientCalls {
             throw result.status.asException(result.trailers);
         }
         if (result.value == null) {
-            throw Status.INTERNAL.withDescription("server closed the unary call with OK but sent no response").asException(result.trailers);
+            throw Status.INTERNAL.withDescription("server closed the unary call with OK but sent no response")
+                    .asException(result.trailers != null ? result.trailers : new Metadata());
         }
         return result.value;
     }
 
-    private static final class UnaryResult<RespT> extends ClientCall.Listener<RespT> {
+    /** Takes null trailers for none ({@link NullForEmptyMetadata}); they reach the caller only in an exception, made non-null. */
+    private static final class UnaryResult<RespT> extends ClientCall.Listener<RespT> implements NullForEmptyMetadata {
         RespT value;
         Status status;
         Metadata trailers;
@@ -251,7 +267,7 @@ public final class ClientCalls {
         @Override
         public void onClose(Status s, Metadata t) {
             status = s;
-            trailers = t;
+            trailers = t != null ? t : (s.isOk() ? null : new Metadata());
             done = true;
         }
     }

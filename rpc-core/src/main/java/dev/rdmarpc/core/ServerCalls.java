@@ -1,5 +1,7 @@
 package dev.rdmarpc.core;
 
+import dev.rdmarpc.core.internal.NullForEmptyMetadata;
+
 /** Adapts observer-style service methods to {@link ServerCallHandler}s; generated ImplBase classes use it. */
 public final class ServerCalls {
     private ServerCalls() {
@@ -30,23 +32,48 @@ public final class ServerCalls {
     }
 
     public static <ReqT, RespT> ServerCallHandler<ReqT, RespT> asyncUnaryCall(UnaryMethod<ReqT, RespT> method) {
-        SingleRequestListener.Invoker<ReqT, RespT> invoker = method::invoke; // made once per method, not per call
-        return (call, headers) -> new SingleRequestListener<>(call, headers, invoker);
+        return new SingleRequestHandler<>(method::invoke); // made once per method, not per call
     }
 
     public static <ReqT, RespT> ServerCallHandler<ReqT, RespT> asyncServerStreamingCall(ServerStreamingMethod<ReqT, RespT> method) {
-        SingleRequestListener.Invoker<ReqT, RespT> invoker = method::invoke; // made once per method, not per call
-        return (call, headers) -> new SingleRequestListener<>(call, headers, invoker);
+        return new SingleRequestHandler<>(method::invoke); // made once per method, not per call
     }
 
     public static <ReqT, RespT> ServerCallHandler<ReqT, RespT> asyncClientStreamingCall(ClientStreamingMethod<ReqT, RespT> method) {
-        StreamingRequestListener.Invoker<ReqT, RespT> invoker = method::invoke; // made once per method, not per call
-        return (call, headers) -> new StreamingRequestListener<>(call, headers, invoker);
+        return new StreamingRequestHandler<>(method::invoke); // made once per method, not per call
     }
 
     public static <ReqT, RespT> ServerCallHandler<ReqT, RespT> asyncBidiStreamingCall(BidiStreamingMethod<ReqT, RespT> method) {
-        StreamingRequestListener.Invoker<ReqT, RespT> invoker = method::invoke; // made once per method, not per call
-        return (call, headers) -> new StreamingRequestListener<>(call, headers, invoker);
+        return new StreamingRequestHandler<>(method::invoke); // made once per method, not per call
+    }
+
+    /**
+     * Starts unary and server-streaming calls. Takes null request headers for none ({@link NullForEmptyMetadata}): the
+     * response observer makes an instance only when the service asks for them.
+     */
+    private record SingleRequestHandler<ReqT, RespT>(SingleRequestListener.Invoker<ReqT, RespT> invoker)
+            implements ServerCallHandler<ReqT, RespT>, NullForEmptyMetadata {
+        @Override
+        public ServerCall.Listener<ReqT> startCall(ServerCall<ReqT, RespT> call, Metadata headers) {
+            return new SingleRequestListener<>(call, headers, invoker);
+        }
+    }
+
+    /** Starts client- and bidi-streaming calls; takes null request headers for none, as {@link SingleRequestHandler} does. */
+    private record StreamingRequestHandler<ReqT, RespT>(StreamingRequestListener.Invoker<ReqT, RespT> invoker)
+            implements ServerCallHandler<ReqT, RespT>, NullForEmptyMetadata {
+        @Override
+        public ServerCall.Listener<ReqT> startCall(ServerCall<ReqT, RespT> call, Metadata headers) {
+            return new StreamingRequestListener<>(call, headers, invoker);
+        }
+    }
+
+    /**
+     * Metadata with no entries to send through {@code call}: null (none) for one of core's own calls, which takes null,
+     * else a new instance, which an interceptor in front of the call may add to.
+     */
+    private static Metadata noMetadata(ServerCall<?, ?> call) {
+        return call instanceof NullForEmptyMetadata ? null : new Metadata();
     }
 
     /** What an ImplBase method does when the service does not override it. */
@@ -97,7 +124,8 @@ public final class ServerCalls {
     /** The response observer handed to service code. */
     static final class ResponseObserver<ReqT, RespT> extends ServerCallStreamObserver<RespT> {
         private final ServerCall<ReqT, RespT> call;
-        private final Metadata requestHeaders;
+        /** The client's metadata; null until asked for when the client sent none (see {@link NullForEmptyMetadata}). */
+        private Metadata requestHeaders;
         private volatile boolean cancelled;
         private boolean frozen;
         private boolean sentHeaders;
@@ -132,7 +160,7 @@ public final class ServerCalls {
         private void sendHeadersIfNeeded() {
             if (!sentHeaders) {
                 sentHeaders = true;
-                call.sendHeaders(responseHeaders != null ? responseHeaders : new Metadata());
+                call.sendHeaders(responseHeaders != null ? responseHeaders : noMetadata(call));
             }
         }
 
@@ -165,7 +193,7 @@ public final class ServerCalls {
                 return;
             }
             sendHeadersIfNeeded();
-            call.close(Status.OK, trailers != null ? trailers : new Metadata());
+            call.close(Status.OK, trailers != null ? trailers : noMetadata(call));
         }
 
         @Override
@@ -208,6 +236,9 @@ public final class ServerCalls {
 
         @Override
         public Metadata getRequestHeaders() {
+            if (requestHeaders == null) {
+                requestHeaders = new Metadata(); // the client sent none: the service's own empty instance
+            }
             return requestHeaders;
         }
 

@@ -13,7 +13,6 @@ import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameTooLargeException;
 import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.ProtocolException;
-import dev.rdmarpc.core.protocol.Trailers;
 
 import java.lang.foreign.MemorySegment;
 import java.util.function.Consumer;
@@ -31,7 +30,8 @@ import java.util.concurrent.Executor;
  * nothing is left. The stream is also its send side's attachment-failure callback ({@link #accept}). The protocol
  * state is {@link State}, as in the stream state diagram of PROTOCOL.md. All state is guarded by {@code this}.
  */
-final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> implements Runnable, Consumer<Status> {
+final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
+        implements Runnable, Consumer<Status>, NullForEmptyMetadata {
     /** The client side's stream states (PROTOCOL.md, "Stream states"). */
     enum State {
         /** Started, no HEADERS sent yet (waiting for a connection). */
@@ -75,6 +75,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> implements
     private int connectAttempt;
     private int id;
     private Listener<RespT> listener;
+    /** The metadata sent in HEADERS, or null for none. */
     private Metadata requestHeaders;
     private boolean started;
     private boolean halfCloseRequested;
@@ -82,7 +83,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> implements
     private boolean listenerClosed;
     private boolean headersReceived;
     private Status closeStatus;
+    /** The trailers onClose gets, or null when there are none (an instance is made then, unless the listener takes null). */
     private Metadata closeTrailers;
+    /** Response headers received and not yet delivered ({@link #pendingHeaders}, null when they carried no entries). */
+    private boolean headersPending;
     private Metadata pendingHeaders;
     private int requested;
     private boolean readyPending;
@@ -135,8 +139,11 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> implements
             this.listener = l;
             this.startNanos = System.nanoTime();
         }
-        Metadata md = headers != null ? headers : new Metadata();
+        Metadata md = headers; // null (from core's own callers, or an application) sends none
         if (options.getHeaders() != null) {
+            if (md == null) {
+                md = new Metadata();
+            }
             md.merge(options.getHeaders());
         }
         this.requestHeaders = md;
@@ -469,6 +476,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> implements
 
     // ------------------------------------------------------------------ frames (I/O thread)
 
+    /** Response HEADERS, with their metadata or null when they carried none. */
     void onHeaders(Metadata md) {
         boolean run;
         synchronized (this) {
@@ -481,8 +489,12 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> implements
             }
             ResponseMetadata capture = options.getResponseMetadata();
             if (capture != null) {
+                if (md == null) {
+                    md = new Metadata();
+                }
                 capture.recordHeaders(md);
             }
+            headersPending = true;
             pendingHeaders = md;
             run = requestDrainLocked();
         }
@@ -537,7 +549,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> implements
         return kept;
     }
 
-    void onTrailers(Trailers t) {
+    /** TRAILERS: the call's status, and its metadata or null when they carried none. */
+    void onTrailers(Status status, Metadata md) {
         synchronized (this) {
             if (remoteClosed) {
                 throw new ProtocolException("second TRAILERS on stream " + id);
@@ -546,17 +559,20 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> implements
             closedByServer = true;
             ResponseMetadata capture = options.getResponseMetadata();
             if (capture != null) {
-                capture.recordTrailers(t.metadata());
+                if (md == null) {
+                    md = new Metadata();
+                }
+                capture.recordTrailers(md);
             }
         }
-        finish(t.status(), t.metadata(), false);
+        finish(status, md, false);
     }
 
     void onServerCancel(Status s) {
         synchronized (this) {
             remoteClosed = true;
         }
-        finish(s, new Metadata(), false);
+        finish(s, null, false);
     }
 
     void onWindow(int increment) {
@@ -593,7 +609,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> implements
         synchronized (this) {
             remoteClosed = true;
         }
-        finish(s, new Metadata(), false);
+        finish(s, null, false);
     }
 
     // ------------------------------------------------------------------ completion and delivery
@@ -628,7 +644,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> implements
         }
         state = State.CLOSED;
         closeStatus = s;
-        closeTrailers = trailers != null ? trailers : new Metadata();
+        closeTrailers = trailers;
         if (!closedByServer) {
             // ended here or by the transport: undelivered responses are dropped now, not when (if ever)
             // the listener's executor next runs
@@ -725,7 +741,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> implements
                     drainScheduled = false;
                     return;
                 }
-                if (pendingHeaders != null) {
+                if (headersPending) {
+                    headersPending = false;
                     headers = pendingHeaders;
                     pendingHeaders = null;
                     action = HEADERS;
@@ -754,7 +771,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> implements
             switch (action) {
                 case HEADERS -> {
                     try {
-                        listener.onHeaders(headers);
+                        listener.onHeaders(headers != null ? headers : ownMetadata());
                     } catch (RuntimeException e) {
                         listenerThrew(e);
                     }
@@ -767,7 +784,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> implements
                         channel.callFinished();
                     }
                     Status s = closeStatus;
-                    Metadata t = closeTrailers;
+                    Metadata t = closeTrailers != null ? closeTrailers : ownMetadata();
                     try {
                         listener.onClose(s, t);
                     } catch (RuntimeException e) {
@@ -811,6 +828,11 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> implements
     @Override
     public void accept(Status s) {
         Thread.ofVirtual().start(() -> finish(s, null, true));
+    }
+
+    /** Metadata with no entries for the listener: null for one of core's that takes it, else its own new instance. */
+    private Metadata ownMetadata() {
+        return listener instanceof NullForEmptyMetadata ? null : new Metadata();
     }
 
     private void deliverMessage(SlabBuffer buf, boolean compressed, int split) {

@@ -26,7 +26,8 @@ import java.util.function.Consumer;
  * ({@link #accept}). The protocol state is {@link State}, as in the stream state diagram of PROTOCOL.md. State is
  * guarded by {@code this}.
  */
-final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> implements Runnable, Consumer<Status> {
+final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
+        implements Runnable, Consumer<Status>, NullForEmptyMetadata {
     /** The server side's stream states (PROTOCOL.md, "Stream states"). */
     enum State {
         /** HEADERS received; both directions open. */
@@ -46,6 +47,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> implements
     private final ServerMethodDefinition<ReqT, RespT> definition;
     private final MethodDescriptor<ReqT, RespT> method;
     private final SlabPool pool;
+    /** The client's metadata, or null when it sent none (made only for a handler that needs an instance). */
     private final Metadata requestHeaders;
     private final String authority;
     private final Deadline deadline;
@@ -625,7 +627,11 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> implements
     private void start(dev.rdmarpc.core.ServerCallHandler<ReqT, RespT> handler) {
         Listener<ReqT> l = null;
         try {
-            l = handler.startCall(this, requestHeaders);
+            Metadata headers = requestHeaders;
+            if (headers == null && !(handler instanceof NullForEmptyMetadata)) {
+                headers = new Metadata(); // the handler's own, as received metadata always is
+            }
+            l = handler.startCall(this, headers);
             if (l == null) {
                 throw new NullPointerException("startCall of " + method.getFullMethodName() + " returned no listener");
             }
