@@ -49,11 +49,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     private final ChannelImpl channel;
     private final MethodDescriptor<ReqT, RespT> method;
     private final CallOptions options;
-    private final Executor executor;
     private final Deadline deadline;
-    /** Remaining time sent in HEADERS (0 = none), computed just before the stream opens. */
-    private long headerTimeoutNanos;
-    private final SlabPool pool;
     /** The send side, from the channel's {@link StreamParts}; null once given back after onClose. */
     private OutboundFlow outbound;
     /** The reassembler, from the channel's {@link StreamParts}; null once given back after onClose. */
@@ -102,16 +98,24 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         this.channel = channel;
         this.method = method;
         this.options = options;
-        this.executor = options.getExecutor() != null ? options.getExecutor() : channel.executor();
         Deadline d = options.getDeadline();
         if (channel.defaultTimeout() != null) {
             d = Deadline.earliest(d, Deadline.after(channel.defaultTimeout()));
         }
         this.deadline = d;
-        this.pool = channel.pool();
         this.outbound = channel.parts().takeOutbound();
         this.inbound = channel.parts().takeInbound();
         outbound.onAttachmentFailed(this);
+    }
+
+    /** The executor of the call's callbacks: the call's own, else the channel's (derived, not a field: a smaller call). */
+    private Executor executor() {
+        Executor e = options.getExecutor();
+        return e != null ? e : channel.executor();
+    }
+
+    private SlabPool pool() {
+        return channel.pool();
     }
 
     /** The stream's protocol state (for tests and logs). */
@@ -226,7 +230,6 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                 // A call that sends one request sends it next, flushed with its END_STREAM: the HEADERS go with it.
                 boolean moreComing = heldSingleRequest != null || !outbound.isEmpty() || halfCloseRequested
                         || method.getType().clientSendsOneMessage();
-                headerTimeoutNanos = deadline == null ? 0 : Math.max(1, deadline.remainingNanos());
                 int result;
                 try {
                     result = c.open(this, !moreComing, reserved);
@@ -301,8 +304,9 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      * @throws FrameTooLargeException when it would exceed the server's max frame payload {@code maxPayload}
      */
     SlabBuffer encodeHeaders(int streamId, int maxPayload) {
-        return Frames.requestHeaders(pool, streamId, false, channel.encodedPath(method), channel.encodedAuthority(),
-                headerTimeoutNanos, requestHeaders, maxPayload);
+        long timeoutNanos = deadline == null ? 0 : Math.max(1, deadline.remainingNanos()); // the time left as it opens
+        return Frames.requestHeaders(pool(), streamId, false, channel.encodedPath(method), channel.encodedAuthority(),
+                timeoutNanos, requestHeaders, maxPayload);
     }
 
     @Override
@@ -321,7 +325,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             run = requestDrainLocked();
         }
         if (credit > 0) {
-            conn.sendControl(Frames.window(pool, id, credit));
+            conn.sendControl(Frames.window(pool(), id, credit));
         }
         if (run) {
             startDrain();
@@ -330,13 +334,13 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
 
     @Override
     public void sendMessage(ReqT message) {
-        send(MessageFramer.frame(pool, method.getRequestMarshaller(), message), null);
+        send(MessageFramer.frame(pool(), method.getRequestMarshaller(), message), null);
     }
 
     @Override
     public void sendMessage(ReqT message, MemorySegment attachment, Runnable onReleased) {
         OutgoingAttachment att = OutgoingAttachment.of(attachment, onReleased);
-        send(Attachments.frame(pool, method.getRequestMarshaller(), message, att), att);
+        send(Attachments.frame(pool(), method.getRequestMarshaller(), message, att), att);
     }
 
     /** Sends a framed request, with its attachment or null; takes ownership of both. */
@@ -425,7 +429,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             }
             outbound.message(b, a, true, true);
         } else {
-            outbound.control(Frames.endStream(pool, id), true);
+            outbound.control(Frames.endStream(pool(), id), true);
         }
         return false;
     }
@@ -538,7 +542,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             }
         }
         if (credit > 0) {
-            conn.sendControl(Frames.window(pool, id, credit));
+            conn.sendControl(Frames.window(pool(), id, credit));
         }
         if (tooLarge) {
             leaveConnection(); // the call ended here: only then is there a connection to leave
@@ -667,7 +671,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         ClientConnection c = conn;
         if (c != null) {
             if (tellServer && !remoteClosed) {
-                c.sendControl(Frames.cancel(pool, id, s));
+                c.sendControl(Frames.cancel(pool(), id, s));
             }
             // left after the lock is released: leaving may hand this stream's slot to a waiting stream, which opens
             // (and may run its callbacks) on this thread
@@ -702,7 +706,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     private void startDrain() {
         assert !Thread.holdsLock(this) : "a call's callbacks must never start under its lock";
         try {
-            executor.execute(this);
+            executor().execute(this);
         } catch (java.util.concurrent.RejectedExecutionException e) {
             synchronized (this) {
                 drainDead = true;
@@ -766,7 +770,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                 }
             }
             if (credit > 0) {
-                conn.sendControl(Frames.window(pool, id, credit));
+                conn.sendControl(Frames.window(pool(), id, credit));
             }
             switch (action) {
                 case HEADERS -> {

@@ -14,7 +14,6 @@ import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.ProtocolException;
 
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -44,9 +43,8 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     private final ServerConnection conn;
     private final int id;
+    /** The call's method and handler; the method, pool and executor are read through it and {@link #conn}, no field each. */
     private final ServerMethodDefinition<ReqT, RespT> definition;
-    private final MethodDescriptor<ReqT, RespT> method;
-    private final SlabPool pool;
     /** The client's metadata, or null when it sent none (made only for a handler that needs an instance). */
     private final Metadata requestHeaders;
     private final String authority;
@@ -55,7 +53,6 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     private OutboundFlow outbound;
     /** The reassembler, from the connection's {@link StreamParts}; null once given back when the call ended. */
     private InboundMessages inbound;
-    private final Executor executor;
     /** A drain run is scheduled or running: the next request for one need not start another. */
     private boolean drainScheduled;
     /** The executor refused a run: the handler's listener can no longer be called. */
@@ -88,19 +85,24 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         this.authority = authority;
         this.id = id;
         this.definition = definition;
-        this.method = definition.method();
-        this.pool = conn.settings.pool();
         this.requestHeaders = requestHeaders;
         this.deadline = timeoutNanos > 0 ? Deadline.after(timeoutNanos, TimeUnit.NANOSECONDS) : null;
         this.outbound = conn.parts.takeOutbound();
         this.inbound = conn.parts.takeInbound();
-        this.executor = conn.server.executor();
         outbound.onAttachmentFailed(this);
         this.state = halfClosed ? State.HALF_CLOSED_REMOTE : State.OPEN;
     }
 
     int id() {
         return id;
+    }
+
+    private MethodDescriptor<ReqT, RespT> method() {
+        return definition.method();
+    }
+
+    private SlabPool pool() {
+        return conn.settings.pool();
     }
 
     /** The stream's protocol state (for tests and logs). */
@@ -110,7 +112,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     /** Binds the send side and schedules the handler's start. Called on the I/O thread. */
     void start() {
-        conn.server.metrics().callStarted(method.getFullMethodName());
+        conn.server.metrics().callStarted(method().getFullMethodName());
         boolean run;
         synchronized (this) {
             if (state == State.CANCELLED) {
@@ -154,7 +156,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             run = requestDrainLocked();
         }
         if (credit > 0) {
-            conn.send(Frames.window(pool, id, credit), true);
+            conn.send(Frames.window(pool(), id, credit), true);
         }
         if (run) {
             startDrain();
@@ -179,7 +181,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             String tooLarge = conn.metadataOverPeerLimit(headers, "response headers");
             if (tooLarge == null) {
                 try {
-                    outbound.control(Frames.responseHeaders(pool, id, headers, conn.peerHello.maxFramePayload()), false);
+                    outbound.control(Frames.responseHeaders(pool(), id, headers, conn.peerHello.maxFramePayload()), false);
                     return;
                 } catch (FrameTooLargeException e) {
                     // the client could not read them: the call fails with INTERNAL, the handler sees it cancelled
@@ -200,7 +202,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     @Override
     public void sendMessage(RespT message) {
-        send(MessageFramer.frame(pool, method.getResponseMarshaller(), message), null);
+        send(MessageFramer.frame(pool(), method().getResponseMarshaller(), message), null);
     }
 
     @Override
@@ -215,7 +217,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                     : Attachments.tooLarge("response", att.size(), peerMax) + "; the client refuses it, not sent"));
             return;
         }
-        send(Attachments.frame(pool, method.getResponseMarshaller(), message, att), att);
+        send(Attachments.frame(pool(), method().getResponseMarshaller(), message, att), att);
     }
 
     /** Sends a framed response, with its attachment or null; takes ownership of both. */
@@ -233,7 +235,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             }
             if (!headersSent) {
                 headersSent = true;
-                outbound.control(Frames.responseHeaders(pool, id, null), false);
+                outbound.control(Frames.responseHeaders(pool(), id, null), false);
             }
             int need = framed.length() + (att == null ? 0 : att.size());
             if (outbound.mustAwaitRoom(need)) {
@@ -243,7 +245,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                 Attachments.drop(framed, att);
                 return;
             }
-            outbound.message(framed, att, false, !method.getType().serverSendsOneMessage());
+            outbound.message(framed, att, false, !method().getType().serverSendsOneMessage());
             run = updateReadinessLocked();
         }
         if (run) {
@@ -306,7 +308,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     @Override
     public MethodDescriptor<ReqT, RespT> getMethodDescriptor() {
-        return method;
+        return definition.method();
     }
 
     @Override
@@ -368,7 +370,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         if (tooLarge) {
             removeFromConnection();
         } else if (credit > 0) {
-            conn.send(Frames.window(pool, id, credit), true);
+            conn.send(Frames.window(pool(), id, credit), true);
         }
         if (run) {
             startDrain();
@@ -492,7 +494,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     /** The server's executor refused to run this call's callbacks: the call fails, and what it holds is freed. */
     private void executorRejected(java.util.concurrent.RejectedExecutionException e) {
         Connection.LOG.log(System.Logger.Level.WARNING, "the server executor rejected the callbacks of "
-                + method.getFullMethodName() + "; failing the call", e);
+                + method().getFullMethodName() + "; failing the call", e);
         cancelInternal(Status.UNAVAILABLE.withDescription("the server could not run the call: its executor rejected it ("
                 + e.getMessage() + ")"));
         synchronized (this) {
@@ -510,7 +512,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             removed = true;
         }
         conn.remove(this);
-        conn.server.metrics().callFinished(method.getFullMethodName(), finalStatus == null ? "OK" : finalStatus,
+        conn.server.metrics().callFinished(method().getFullMethodName(), finalStatus == null ? "OK" : finalStatus,
                 System.nanoTime() - startNanos);
     }
 
@@ -541,7 +543,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     private void startDrain() {
         assert !Thread.holdsLock(this) : "a call's callbacks must never start under its lock";
         try {
-            executor.execute(this);
+            conn.server.executor().execute(this);
         } catch (java.util.concurrent.RejectedExecutionException e) {
             synchronized (this) {
                 drainDead = true;
@@ -600,7 +602,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                 }
             }
             if (credit > 0) {
-                conn.send(Frames.window(pool, id, credit), true);
+                conn.send(Frames.window(pool(), id, credit), true);
             }
             try {
                 switch (action) {
@@ -633,7 +635,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             }
             l = handler.startCall(this, headers);
             if (l == null) {
-                throw new NullPointerException("startCall of " + method.getFullMethodName() + " returned no listener");
+                throw new NullPointerException("startCall of " + method().getFullMethodName() + " returned no listener");
             }
         } finally {
             synchronized (this) {
@@ -687,9 +689,9 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         try {
             if (split >= 0) {
                 attachment = Attachments.received(buf, split);
-                value = Attachments.parse(method.getRequestMarshaller(), buf, split, compressed, attachment);
+                value = Attachments.parse(method().getRequestMarshaller(), buf, split, compressed, attachment);
             } else {
-                value = method.getRequestMarshaller().parseOwned(buf, compressed);
+                value = method().getRequestMarshaller().parseOwned(buf, compressed);
             }
         } catch (RuntimeException e) {
             Status s = Status.fromThrowable(e);
@@ -707,7 +709,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     }
 
     private void handlerFailed(Throwable e) {
-        Connection.LOG.log(System.Logger.Level.DEBUG, "handler of " + method.getFullMethodName() + " threw", e);
+        Connection.LOG.log(System.Logger.Level.DEBUG, "handler of " + method().getFullMethodName() + " threw", e);
         String message = e.getMessage() != null ? e.getMessage() : e.getClass().getName();
         synchronized (this) {
             if (!isOpenLocked()) {
@@ -720,6 +722,6 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     @Override
     public String toString() {
-        return "ServerStream{" + method.getFullMethodName() + ", id=" + id + "}";
+        return "ServerStream{" + method().getFullMethodName() + ", id=" + id + "}";
     }
 }
