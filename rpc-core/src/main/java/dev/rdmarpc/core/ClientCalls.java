@@ -154,7 +154,10 @@ public final class ClientCalls {
         /** Starts {@code call} with a listener for {@code observer} and asks for the first responses. */
         static <ReqT, RespT> void start(ClientCall<ReqT, RespT> call, StreamObserver<RespT> observer, boolean streamingResponse,
                                         CallToObserver<ReqT, RespT> requests) {
-            call.start(new ResponseListener<>(call, observer, streamingResponse, requests), noHeaders(call));
+            ClientCall.Listener<RespT> listener = !streamingResponse && requests == null
+                    ? new UnaryListener<>(call, observer)
+                    : new ResponseListener<>(call, observer, streamingResponse, requests);
+            call.start(listener, noHeaders(call));
             boolean autoInbound = requests == null || requests.autoInbound;
             call.request(streamingResponse && autoInbound ? 1 : (streamingResponse ? 0 : 2));
         }
@@ -176,18 +179,10 @@ public final class ClientCalls {
         /** {@code trailers} is null when there are none (see {@link NullForEmptyMetadata}): the observer gets its own. */
         @Override
         public void onClose(Status status, Metadata trailers) {
-            if (trailers == null && (!status.isOk() || (!streamingResponse && unaryValue == null))) {
-                trailers = new Metadata(); // handed to the observer in the exception
-            }
-            if (!status.isOk()) {
-                observer.onError(status.asException(trailers));
-            } else if (!streamingResponse) {
-                if (unaryValue == null) {
-                    observer.onError(Status.INTERNAL.withDescription("server closed the unary call with OK but sent no response").asException(trailers));
-                } else {
-                    observer.onNext(unaryValue);
-                    observer.onCompleted();
-                }
+            if (!streamingResponse) {
+                closeUnary(observer, status, trailers, unaryValue);
+            } else if (!status.isOk()) {
+                observer.onError(status.asException(trailers != null ? trailers : new Metadata()));
             } else {
                 observer.onCompleted();
             }
@@ -208,6 +203,51 @@ public final class ClientCalls {
      */
     private static Metadata noHeaders(ClientCall<?, ?> call) {
         return call instanceof NullForEmptyMetadata ? null : new Metadata();
+    }
+
+    /**
+     * Delivers a unary call's one response to an observer with no request side (a plain async unary call): what
+     * {@link ResponseListener} does for it, with only the fields it needs (24 bytes a call, not 32).
+     */
+    private static final class UnaryListener<ReqT, RespT> extends ClientCall.Listener<RespT> implements NullForEmptyMetadata {
+        private final ClientCall<ReqT, RespT> call;
+        private final StreamObserver<RespT> observer;
+        private RespT value;
+
+        UnaryListener(ClientCall<ReqT, RespT> call, StreamObserver<RespT> observer) {
+            this.call = call;
+            this.observer = observer;
+        }
+
+        @Override
+        public void onMessage(RespT message) {
+            if (value != null) {
+                call.cancel("server sent more than one response to a unary call", null);
+            } else {
+                value = message;
+            }
+        }
+
+        /** {@code trailers} is null when there are none (see {@link NullForEmptyMetadata}): the observer gets its own. */
+        @Override
+        public void onClose(Status status, Metadata trailers) {
+            closeUnary(observer, status, trailers, value);
+        }
+    }
+
+    /** Ends a unary call for its observer: the one response then completion, or an error with its own trailers. */
+    private static <RespT> void closeUnary(StreamObserver<RespT> observer, Status status, Metadata trailers, RespT value) {
+        if (status.isOk() && value != null) {
+            observer.onNext(value);
+            observer.onCompleted();
+            return;
+        }
+        Metadata t = trailers != null ? trailers : new Metadata();
+        if (!status.isOk()) {
+            observer.onError(status.asException(t));
+        } else {
+            observer.onError(Status.INTERNAL.withDescription("server closed the unary call with OK but sent no response").asException(t));
+        }
     }
 
     // ---------------------------------------------------------------- blocking
