@@ -124,8 +124,11 @@ public final class ServerCalls {
     /** The response observer handed to service code. */
     static final class ResponseObserver<ReqT, RespT> extends ServerCallStreamObserver<RespT> {
         private final ServerCall<ReqT, RespT> call;
-        /** The client's metadata; null until asked for when the client sent none (see {@link NullForEmptyMetadata}). */
-        private Metadata requestHeaders;
+        /**
+         * The client's metadata; null until asked for when the client sent none (see {@link NullForEmptyMetadata}).
+         * Volatile: the instance made on first use is the one every thread gets.
+         */
+        private volatile Metadata requestHeaders;
         private volatile boolean cancelled;
         /** {@link #FROZEN}, {@link #SENT_HEADERS}, {@link #COMPLETED}, {@link #MANUAL_INBOUND}: one byte, not four booleans (40 bytes a call, not 48). */
         private byte flags;
@@ -244,10 +247,17 @@ public final class ServerCalls {
 
         @Override
         public Metadata getRequestHeaders() {
-            if (requestHeaders == null) {
-                requestHeaders = new Metadata(); // the client sent none: the service's own empty instance
+            Metadata h = requestHeaders;
+            if (h == null) {
+                synchronized (this) {
+                    h = requestHeaders;
+                    if (h == null) {
+                        h = new Metadata(); // the client sent none: the service's own empty instance
+                        requestHeaders = h;
+                    }
+                }
             }
-            return requestHeaders;
+            return h;
         }
 
         @Override
