@@ -22,16 +22,13 @@ import java.util.concurrent.Executor;
 
 /**
  * The client side of one call: sends HEADERS and messages under flow control, reassembles
- * responses, and delivers listener callbacks in order on the call's executor, never under this call's lock: the
- * stream is itself the run its executor is given ({@link #run}, the drain loop), so a call needs no delivery object
- * of its own. A state change asks for a run with the lock held ({@link #requestDrainLocked}) and starts it only after
- * releasing the lock ({@link #startDrain}), so any executor, a direct one included, runs user code with no lock of
- * core's held; the loop takes one piece of work at a time under the lock, delivers it outside, and goes idle when
- * nothing is left. The stream is also its send side's attachment-failure callback ({@link #accept}). The protocol
+ * responses, and delivers listener callbacks in order on the call's executor, never under this call's lock, through
+ * {@link SerializedDelivery} (the stream is itself the run its executor is given, {@link #run}, so a call needs no
+ * delivery object of its own). The stream is also its send side's attachment-failure callback ({@link #accept}). The protocol
  * state is {@link State}, as in the stream state diagram of PROTOCOL.md. All state is guarded by {@code this}.
  */
 final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
-        implements Runnable, Consumer<Status>, NullForEmptyMetadata {
+        implements SerializedDelivery, Consumer<Status>, NullForEmptyMetadata {
     /** The client side's stream states (PROTOCOL.md, "Stream states"). */
     enum State {
         /** Started, no HEADERS sent yet (waiting for a connection). */
@@ -53,10 +50,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     private OutboundFlow outbound;
     /** The reassembler, from the channel's {@link StreamParts}; null once given back after onClose. */
     private InboundMessages inbound;
-    /** A drain run is scheduled or running: the next request for one need not start another. */
-    private boolean drainScheduled;
-    /** The executor refused a run: the listener can no longer be called. */
-    private boolean drainDead;
+    /** {@link SerializedDelivery}'s flags. */
+    private int drainFlags;
     /** Only for a call with a deadline, which it keeps (no field of its own: a 112-byte stream, not 120); armed at start. */
     private final CallTimer deadlineTimer;
     private State state = State.IDLE;
@@ -321,7 +316,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                 inbound.onDemand();
                 credit = inbound.takeCredit();
             }
-            run = requestDrainLocked();
+            run = requestDrainIfListeningLocked();
         }
         if (credit > 0) {
             conn.sendControl(Frames.window(pool(), id, credit));
@@ -499,7 +494,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             }
             headersPending = true;
             pendingHeaders = md;
-            run = requestDrainLocked();
+            run = requestDrainIfListeningLocked();
         }
         if (run) {
             startDrain();
@@ -536,7 +531,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                         : "response message of " + size + " bytes exceeds the maximum inbound message size "
                                 + channel.maxInboundMessageSize()), null, true);
             } else {
-                run = r == InboundMessages.COMPLETED && requestDrainLocked();
+                run = r == InboundMessages.COMPLETED && requestDrainIfListeningLocked();
                 credit = inbound.takeCredit();
             }
         }
@@ -677,7 +672,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             detachFrom = c;
         }
         outbound.wakeWaiters(this);
-        return requestDrainLocked();
+        return requestDrainIfListeningLocked();
     }
 
     /** With the lock held: notes a ready transition; true when a drain must start. */
@@ -686,32 +681,35 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         boolean run = false;
         if (ready && !wasReady) {
             readyPending = true;
-            run = requestDrainLocked();
+            run = requestDrainIfListeningLocked();
         }
         wasReady = ready;
         return run;
     }
 
     /** With the lock held: asks for a drain once the call has a listener; true when the caller must start it. */
-    private boolean requestDrainLocked() {
-        if (listener == null || drainScheduled || drainDead) {
-            return false;
-        }
-        drainScheduled = true;
-        return true;
+    private boolean requestDrainIfListeningLocked() {
+        return listener != null && requestDrainLocked();
     }
 
-    /** Without the lock: hands the drain loop to the executor (only after {@link #requestDrainLocked} returned true). */
-    private void startDrain() {
-        assert !Thread.holdsLock(this) : "a call's callbacks must never start under its lock";
-        try {
-            executor().execute(this);
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-            synchronized (this) {
-                drainDead = true;
-            }
-            executorRejected(e);
-        }
+    @Override
+    public int drainFlags() {
+        return drainFlags;
+    }
+
+    @Override
+    public void drainFlags(int flags) {
+        drainFlags = flags;
+    }
+
+    @Override
+    public Executor drainExecutor() {
+        return executor();
+    }
+
+    @Override
+    public void drainRejected(java.util.concurrent.RejectedExecutionException e) {
+        executorRejected(e);
     }
 
     /**
@@ -741,7 +739,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             int credit = 0;
             synchronized (this) {
                 if (listenerClosed) {
-                    drainScheduled = false;
+                    drainIdleLocked();
                     return;
                 }
                 if (headersPending) {
@@ -764,7 +762,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                     readyPending = false;
                     action = READY;
                 } else {
-                    drainScheduled = false;
+                    drainIdleLocked();
                     return;
                 }
             }

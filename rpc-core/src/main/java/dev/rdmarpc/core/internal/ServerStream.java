@@ -20,13 +20,13 @@ import java.util.function.Consumer;
 /**
  * The server side of one call: starts the handler, reassembles requests, sends responses under
  * flow control, enforces the deadline, and delivers listener callbacks in order on the server's
- * executor, never under this call's lock: the stream is itself the run the executor is given ({@link #run}, the
- * drain loop), as {@link ClientStream} is (see there), and its send side's attachment-failure callback
+ * executor, never under this call's lock, through {@link SerializedDelivery} as {@link ClientStream} does (the stream
+ * is itself the run the executor is given, {@link #run}), and is its send side's attachment-failure callback
  * ({@link #accept}). The protocol state is {@link State}, as in the stream state diagram of PROTOCOL.md. State is
  * guarded by {@code this}.
  */
 final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
-        implements Runnable, Consumer<Status>, NullForEmptyMetadata {
+        implements SerializedDelivery, Consumer<Status>, NullForEmptyMetadata {
     /** The server side's stream states (PROTOCOL.md, "Stream states"). */
     enum State {
         /** HEADERS received; both directions open. */
@@ -52,10 +52,8 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     private OutboundFlow outbound;
     /** The reassembler, from the connection's {@link StreamParts}; null once given back when the call ended. */
     private InboundMessages inbound;
-    /** A drain run is scheduled or running: the next request for one need not start another. */
-    private boolean drainScheduled;
-    /** The executor refused a run: the handler's listener can no longer be called. */
-    private boolean drainDead;
+    /** {@link SerializedDelivery}'s flags. */
+    private int drainFlags;
     /** Only for a call with a deadline, which it keeps (no field of its own: an 80-byte stream, not 88). */
     private final CallTimer deadlineTimer;
     private final long startNanos = System.nanoTime();
@@ -528,26 +526,24 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         return run;
     }
 
-    /** With the lock held: asks for a drain run; true when the caller must {@link #startDrain} one after releasing it. */
-    private boolean requestDrainLocked() {
-        if (drainScheduled || drainDead) {
-            return false;
-        }
-        drainScheduled = true;
-        return true;
+    @Override
+    public int drainFlags() {
+        return drainFlags;
     }
 
-    /** Without the lock: hands the drain loop to the executor (only after {@link #requestDrainLocked} returned true). */
-    private void startDrain() {
-        assert !Thread.holdsLock(this) : "a call's callbacks must never start under its lock";
-        try {
-            conn.server.executor().execute(this);
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-            synchronized (this) {
-                drainDead = true;
-            }
-            executorRejected(e);
-        }
+    @Override
+    public void drainFlags(int flags) {
+        drainFlags = flags;
+    }
+
+    @Override
+    public java.util.concurrent.Executor drainExecutor() {
+        return conn.server.executor();
+    }
+
+    @Override
+    public void drainRejected(java.util.concurrent.RejectedExecutionException e) {
+        executorRejected(e);
     }
 
     /** The drain's loop: one callback at a time, chosen under the lock and run outside it. */
@@ -563,11 +559,11 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                     startPending = false;
                     action = START;
                 } else if (listener == null) {
-                    drainScheduled = false;
+                    drainIdleLocked();
                     return;
                 } else if (state == State.CANCELLED) {
                     if (cancelDelivered || completeDelivered) {
-                        drainScheduled = false;
+                        drainIdleLocked();
                         return;
                     }
                     cancelDelivered = true;
@@ -575,7 +571,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                     action = CANCEL;
                 } else if (state == State.CLOSED) {
                     if (completeDelivered || !outbound.isEmpty()) {
-                        drainScheduled = false;
+                        drainIdleLocked();
                         return;
                     }
                     completeDelivered = true;
@@ -595,7 +591,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                     readyPending = false;
                     action = READY;
                 } else {
-                    drainScheduled = false;
+                    drainIdleLocked();
                     return;
                 }
             }
