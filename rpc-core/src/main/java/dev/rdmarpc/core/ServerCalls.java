@@ -1,5 +1,7 @@
 package dev.rdmarpc.core;
 
+import dev.rdmarpc.core.internal.NullForEmptyMetadata;
+
 /** Adapts observer-style service methods to {@link ServerCallHandler}s; generated ImplBase classes use it. */
 public final class ServerCalls {
     private ServerCalls() {
@@ -30,23 +32,48 @@ public final class ServerCalls {
     }
 
     public static <ReqT, RespT> ServerCallHandler<ReqT, RespT> asyncUnaryCall(UnaryMethod<ReqT, RespT> method) {
-        SingleRequestListener.Invoker<ReqT, RespT> invoker = method::invoke; // made once per method, not per call
-        return (call, headers) -> new SingleRequestListener<>(call, headers, invoker);
+        return new SingleRequestHandler<>(method::invoke); // made once per method, not per call
     }
 
     public static <ReqT, RespT> ServerCallHandler<ReqT, RespT> asyncServerStreamingCall(ServerStreamingMethod<ReqT, RespT> method) {
-        SingleRequestListener.Invoker<ReqT, RespT> invoker = method::invoke; // made once per method, not per call
-        return (call, headers) -> new SingleRequestListener<>(call, headers, invoker);
+        return new SingleRequestHandler<>(method::invoke); // made once per method, not per call
     }
 
     public static <ReqT, RespT> ServerCallHandler<ReqT, RespT> asyncClientStreamingCall(ClientStreamingMethod<ReqT, RespT> method) {
-        StreamingRequestListener.Invoker<ReqT, RespT> invoker = method::invoke; // made once per method, not per call
-        return (call, headers) -> new StreamingRequestListener<>(call, headers, invoker);
+        return new StreamingRequestHandler<>(method::invoke); // made once per method, not per call
     }
 
     public static <ReqT, RespT> ServerCallHandler<ReqT, RespT> asyncBidiStreamingCall(BidiStreamingMethod<ReqT, RespT> method) {
-        StreamingRequestListener.Invoker<ReqT, RespT> invoker = method::invoke; // made once per method, not per call
-        return (call, headers) -> new StreamingRequestListener<>(call, headers, invoker);
+        return new StreamingRequestHandler<>(method::invoke); // made once per method, not per call
+    }
+
+    /**
+     * Starts unary and server-streaming calls. Takes null request headers for none ({@link NullForEmptyMetadata}): the
+     * response observer makes an instance only when the service asks for them.
+     */
+    private record SingleRequestHandler<ReqT, RespT>(SingleRequestListener.Invoker<ReqT, RespT> invoker)
+            implements ServerCallHandler<ReqT, RespT>, NullForEmptyMetadata {
+        @Override
+        public ServerCall.Listener<ReqT> startCall(ServerCall<ReqT, RespT> call, Metadata headers) {
+            return new SingleRequestListener<>(call, headers, invoker);
+        }
+    }
+
+    /** Starts client- and bidi-streaming calls; takes null request headers for none, as {@link SingleRequestHandler} does. */
+    private record StreamingRequestHandler<ReqT, RespT>(StreamingRequestListener.Invoker<ReqT, RespT> invoker)
+            implements ServerCallHandler<ReqT, RespT>, NullForEmptyMetadata {
+        @Override
+        public ServerCall.Listener<ReqT> startCall(ServerCall<ReqT, RespT> call, Metadata headers) {
+            return new StreamingRequestListener<>(call, headers, invoker);
+        }
+    }
+
+    /**
+     * Metadata with no entries to send through {@code call}: null (none) for one of core's own calls, which takes null,
+     * else a new instance, which an interceptor in front of the call may add to.
+     */
+    private static Metadata noMetadata(ServerCall<?, ?> call) {
+        return call instanceof NullForEmptyMetadata ? null : new Metadata();
     }
 
     /** What an ImplBase method does when the service does not override it. */
@@ -97,16 +124,28 @@ public final class ServerCalls {
     /** The response observer handed to service code. */
     static final class ResponseObserver<ReqT, RespT> extends ServerCallStreamObserver<RespT> {
         private final ServerCall<ReqT, RespT> call;
-        private final Metadata requestHeaders;
+        /**
+         * The client's metadata; null until asked for when the client sent none (see {@link NullForEmptyMetadata}).
+         * Volatile: the instance made on first use is the one every thread gets.
+         */
+        private volatile Metadata requestHeaders;
         private volatile boolean cancelled;
-        private boolean frozen;
-        private boolean sentHeaders;
-        private boolean completed;
-        private boolean autoInbound = true;
+        /** {@link #FROZEN}, {@link #SENT_HEADERS}, {@link #COMPLETED}, {@link #MANUAL_INBOUND}: one byte, not four booleans (40 bytes a call, not 48). */
+        private byte flags;
         private Metadata responseHeaders;
         private Metadata trailers;
         private Runnable onReadyHandler;
         private Runnable onCancelHandler;
+
+        private static final int FROZEN = 1, SENT_HEADERS = 2, COMPLETED = 4, MANUAL_INBOUND = 8;
+
+        private boolean has(int flag) {
+            return (flags & flag) != 0;
+        }
+
+        private void set(int flag) {
+            flags |= (byte) flag;
+        }
 
         ResponseObserver(ServerCall<ReqT, RespT> call, Metadata requestHeaders) {
             this.call = call;
@@ -114,7 +153,7 @@ public final class ServerCalls {
         }
 
         void freeze() {
-            frozen = true;
+            set(FROZEN);
         }
 
         @Override
@@ -122,7 +161,7 @@ public final class ServerCalls {
             if (cancelled) {
                 return;
             }
-            if (completed) {
+            if (has(COMPLETED)) {
                 throw new IllegalStateException("onNext after onCompleted or onError");
             }
             sendHeadersIfNeeded();
@@ -130,18 +169,18 @@ public final class ServerCalls {
         }
 
         private void sendHeadersIfNeeded() {
-            if (!sentHeaders) {
-                sentHeaders = true;
-                call.sendHeaders(responseHeaders != null ? responseHeaders : new Metadata());
+            if (!has(SENT_HEADERS)) {
+                set(SENT_HEADERS);
+                call.sendHeaders(responseHeaders != null ? responseHeaders : noMetadata(call));
             }
         }
 
         @Override
         public void onError(Throwable t) {
-            if (completed) {
+            if (has(COMPLETED)) {
                 return;
             }
-            completed = true;
+            set(COMPLETED);
             if (cancelled) {
                 return;
             }
@@ -149,7 +188,7 @@ public final class ServerCalls {
             if (trailers != null) {
                 md.merge(trailers);
             }
-            if (!sentHeaders && responseHeaders != null) {
+            if (!has(SENT_HEADERS) && responseHeaders != null) {
                 sendHeadersIfNeeded();
             }
             call.close(statusOf(t), md);
@@ -157,15 +196,15 @@ public final class ServerCalls {
 
         @Override
         public void onCompleted() {
-            if (completed) {
+            if (has(COMPLETED)) {
                 return;
             }
-            completed = true;
+            set(COMPLETED);
             if (cancelled) {
                 return;
             }
             sendHeadersIfNeeded();
-            call.close(Status.OK, trailers != null ? trailers : new Metadata());
+            call.close(Status.OK, trailers != null ? trailers : noMetadata(call));
         }
 
         @Override
@@ -180,10 +219,10 @@ public final class ServerCalls {
 
         @Override
         public void disableAutoInboundFlowControl() {
-            if (frozen) {
+            if (has(FROZEN)) {
                 throw new IllegalStateException("disableAutoInboundFlowControl must be called while the method starts");
             }
-            autoInbound = false;
+            set(MANUAL_INBOUND);
         }
 
         @Override
@@ -208,12 +247,22 @@ public final class ServerCalls {
 
         @Override
         public Metadata getRequestHeaders() {
-            return requestHeaders;
+            Metadata h = requestHeaders;
+            if (h == null) {
+                synchronized (this) {
+                    h = requestHeaders;
+                    if (h == null) {
+                        h = new Metadata(); // the client sent none: the service's own empty instance
+                        requestHeaders = h;
+                    }
+                }
+            }
+            return h;
         }
 
         @Override
         public void setResponseHeaders(Metadata headers) {
-            if (sentHeaders) {
+            if (has(SENT_HEADERS)) {
                 throw new IllegalStateException("response headers already sent");
             }
             this.responseHeaders = headers;
@@ -243,7 +292,7 @@ public final class ServerCalls {
         }
 
         boolean autoInbound() {
-            return autoInbound;
+            return !has(MANUAL_INBOUND);
         }
     }
 
@@ -253,14 +302,13 @@ public final class ServerCalls {
             void invoke(ReqT request, StreamObserver<RespT> observer);
         }
 
-        private final ServerCall<ReqT, RespT> call;
+        // three fields, the call read through the observer: 24 bytes a call
         private final ResponseObserver<ReqT, RespT> observer;
-        private final Invoker<ReqT, RespT> invoker;
+        /** The method, until it is invoked (then null: it is invoked once). */
+        private Invoker<ReqT, RespT> invoker;
         private ReqT request;
-        private boolean invoked;
 
         SingleRequestListener(ServerCall<ReqT, RespT> call, Metadata headers, Invoker<ReqT, RespT> invoker) {
-            this.call = call;
             this.observer = new ResponseObserver<>(call, headers);
             this.invoker = invoker;
             call.request(2);
@@ -269,7 +317,7 @@ public final class ServerCalls {
         @Override
         public void onMessage(ReqT message) {
             if (request != null) {
-                call.close(Status.INTERNAL.withDescription("too many requests for a single-request method"), new Metadata());
+                observer.call.close(Status.INTERNAL.withDescription("too many requests for a single-request method"), new Metadata());
                 return;
             }
             request = message;
@@ -277,16 +325,17 @@ public final class ServerCalls {
 
         @Override
         public void onHalfClose() {
-            if (invoked) {
+            Invoker<ReqT, RespT> method = invoker;
+            if (method == null) {
                 return;
             }
             if (request == null) {
-                call.close(Status.INTERNAL.withDescription("half-closed without a request"), new Metadata());
+                observer.call.close(Status.INTERNAL.withDescription("half-closed without a request"), new Metadata());
                 return;
             }
-            invoked = true;
+            invoker = null;
             try {
-                invoker.invoke(request, observer);
+                method.invoke(request, observer);
             } catch (RuntimeException e) {
                 observer.onError(e);
             } finally {

@@ -1,11 +1,29 @@
 package dev.rdmarpc.core.internal;
 
+import dev.rdmarpc.core.Deadline;
+
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /** A call's deadline timer on core's shared timer thread: armed once, disarmed when the call ends first. */
 final class CallTimer {
+    private final Deadline deadline;
     private ScheduledFuture<?> timer;
+
+    /** A timer with no deadline of its own to keep. */
+    CallTimer() {
+        this(null);
+    }
+
+    /** A timer that keeps the call's {@code deadline} (so the call needs no field for it beside the timer). */
+    CallTimer(Deadline deadline) {
+        this.deadline = deadline;
+    }
+
+    /** The deadline given at construction, or null. */
+    Deadline deadline() {
+        return deadline;
+    }
 
     /** Runs {@code onExpiry} on the timer thread after {@code nanos}; the owner holds its lock. */
     void arm(long nanos, Runnable onExpiry) {

@@ -3,6 +3,7 @@ package dev.rdmarpc.core.internal;
 import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.protocol.DecodedHeaders;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameTooLargeException;
 import dev.rdmarpc.core.protocol.FrameType;
@@ -11,7 +12,6 @@ import dev.rdmarpc.core.protocol.Hello;
 import dev.rdmarpc.core.protocol.LimitsCapability;
 import dev.rdmarpc.core.protocol.MetadataTooLargeException;
 import dev.rdmarpc.core.protocol.ProtocolException;
-import dev.rdmarpc.core.protocol.Trailers;
 import dev.rdmarpc.core.spi.FrameConnection;
 
 import java.lang.foreign.MemorySegment;
@@ -27,6 +27,8 @@ final class ClientConnection extends Connection {
     private int writableTurn;
     /** Reads this connection's HEADERS and TRAILERS payloads, one at a time on its I/O thread. */
     private final dev.rdmarpc.core.protocol.WireReader reader = new dev.rdmarpc.core.protocol.WireReader();
+    /** What response HEADERS and TRAILERS are decoded into (reader thread only): no object per frame. */
+    private final DecodedHeaders decoded = new DecodedHeaders();
     private final CompletableFuture<ClientConnection> ready = new CompletableFuture<>();
     private int nextStreamId = 1;
     private volatile boolean draining;
@@ -255,7 +257,9 @@ final class ClientConnection extends Connection {
             case FrameType.HEADERS -> {
                 Metadata md;
                 try {
-                    md = Frames.decodeResponseHeaders(reader, memory, offset, length, settings.maxMetadataBytes());
+                    Frames.decodeResponseHeaders(reader, decoded, memory, offset, length, settings.maxMetadataBytes());
+                    md = decoded.metadataOrNull();
+                    decoded.clear();
                 } catch (MetadataTooLargeException e) {
                     s.failLocally(e.toStatus());
                     return false;
@@ -266,13 +270,18 @@ final class ClientConnection extends Connection {
                 return s.onMessageFrame(flags, memory, holder, offset, length);
             }
             case FrameType.TRAILERS -> {
-                Trailers t;
+                Status status;
+                Metadata md;
                 try {
-                    t = Frames.decodeTrailers(reader, memory, offset, length, settings.maxMetadataBytes());
+                    Frames.decodeTrailers(reader, decoded, memory, offset, length, settings.maxMetadataBytes());
+                    status = decoded.status();
+                    md = decoded.metadataOrNull();
+                    decoded.clear();
                 } catch (MetadataTooLargeException e) {
-                    t = new Trailers(e.toStatus(), new Metadata());
+                    status = e.toStatus();
+                    md = null;
                 }
-                s.onTrailers(t);
+                s.onTrailers(status, md);
             }
             case FrameType.WINDOW -> s.onWindow(credit);
             case FrameType.CANCEL -> s.onServerCancel(Frames.decodeCancel(memory.asSlice(offset, length)));

@@ -13,7 +13,6 @@ import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameTooLargeException;
 import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.ProtocolException;
-import dev.rdmarpc.core.protocol.Trailers;
 
 import java.lang.foreign.MemorySegment;
 import java.util.function.Consumer;
@@ -23,11 +22,13 @@ import java.util.concurrent.Executor;
 
 /**
  * The client side of one call: sends HEADERS and messages under flow control, reassembles
- * responses, and delivers listener callbacks in order on the call's executor through one
- * {@link SerializingDrain}, never under this call's lock. The protocol state is {@link State}, as in
- * the stream state diagram of PROTOCOL.md. All state is guarded by {@code this}.
+ * responses, and delivers listener callbacks in order on the call's executor, never under this call's lock, through
+ * {@link SerializedDelivery} (the stream is itself the run its executor is given, {@link #run}, so a call needs no
+ * delivery object of its own). The stream is also its send side's attachment-failure callback ({@link #accept}). The protocol
+ * state is {@link State}, as in the stream state diagram of PROTOCOL.md. All state is guarded by {@code this}.
  */
-final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
+final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
+        implements SerializedDelivery, Consumer<Status>, NullForEmptyMetadata {
     /** The client side's stream states (PROTOCOL.md, "Stream states"). */
     enum State {
         /** Started, no HEADERS sent yet (waiting for a connection). */
@@ -45,18 +46,14 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private final ChannelImpl channel;
     private final MethodDescriptor<ReqT, RespT> method;
     private final CallOptions options;
-    private final Executor executor;
-    private final Deadline deadline;
-    /** Remaining time sent in HEADERS (0 = none), computed just before the stream opens. */
-    private long headerTimeoutNanos;
-    private final SlabPool pool;
     /** The send side, from the channel's {@link StreamParts}; null once given back after onClose. */
     private OutboundFlow outbound;
     /** The reassembler, from the channel's {@link StreamParts}; null once given back after onClose. */
     private InboundMessages inbound;
-    private final SerializingDrain drain;
-    /** Created only for a call with a deadline. */
-    private CallTimer deadlineTimer;
+    /** {@link SerializedDelivery}'s flags. */
+    private int drainFlags;
+    /** Only for a call with a deadline, which it keeps (no field of its own: a 112-byte stream, not 120); armed at start. */
+    private final CallTimer deadlineTimer;
     private State state = State.IDLE;
 
     private ClientConnection conn;
@@ -68,6 +65,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private int connectAttempt;
     private int id;
     private Listener<RespT> listener;
+    /** The metadata sent in HEADERS, or null for none. */
     private Metadata requestHeaders;
     private boolean started;
     private boolean halfCloseRequested;
@@ -75,7 +73,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
     private boolean listenerClosed;
     private boolean headersReceived;
     private Status closeStatus;
+    /** The trailers onClose gets, or null when there are none (an instance is made then, unless the listener takes null). */
     private Metadata closeTrailers;
+    /** Response headers received and not yet delivered ({@link #pendingHeaders}, null when they carried no entries). */
+    private boolean headersPending;
     private Metadata pendingHeaders;
     private int requested;
     private boolean readyPending;
@@ -91,18 +92,24 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         this.channel = channel;
         this.method = method;
         this.options = options;
-        this.executor = options.getExecutor() != null ? options.getExecutor() : channel.executor();
         Deadline d = options.getDeadline();
         if (channel.defaultTimeout() != null) {
             d = Deadline.earliest(d, Deadline.after(channel.defaultTimeout()));
         }
-        this.deadline = d;
-        this.pool = channel.pool();
+        this.deadlineTimer = d != null ? new CallTimer(d) : null;
         this.outbound = channel.parts().takeOutbound();
         this.inbound = channel.parts().takeInbound();
-        Delivery delivery = new Delivery(executor);
-        outbound.onAttachmentFailed(delivery);
-        this.drain = delivery;
+        outbound.onAttachmentFailed(this);
+    }
+
+    /** The executor of the call's callbacks: the call's own, else the channel's (derived, not a field: a smaller call). */
+    private Executor executor() {
+        Executor e = options.getExecutor();
+        return e != null ? e : channel.executor();
+    }
+
+    private SlabPool pool() {
+        return channel.pool();
     }
 
     /** The stream's protocol state (for tests and logs). */
@@ -130,8 +137,11 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             this.listener = l;
             this.startNanos = System.nanoTime();
         }
-        Metadata md = headers != null ? headers : new Metadata();
+        Metadata md = headers; // null (from core's own callers, or an application) sends none
         if (options.getHeaders() != null) {
+            if (md == null) {
+                md = new Metadata();
+            }
             md.merge(options.getHeaders());
         }
         this.requestHeaders = md;
@@ -143,14 +153,13 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             finish(Status.UNAVAILABLE.withDescription("channel to " + channel.authority() + " is shut down"), null, false);
             return;
         }
-        if (deadline != null) {
-            long remaining = deadline.remainingNanos();
+        if (deadlineTimer != null) {
+            long remaining = deadlineTimer.deadline().remainingNanos();
             if (remaining <= 0) {
                 finish(Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded before the call was sent"), null, false);
                 return;
             }
             synchronized (this) {
-                deadlineTimer = new CallTimer();
                 deadlineTimer.arm(remaining, this::onDeadline);
             }
         }
@@ -214,7 +223,6 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 // A call that sends one request sends it next, flushed with its END_STREAM: the HEADERS go with it.
                 boolean moreComing = heldSingleRequest != null || !outbound.isEmpty() || halfCloseRequested
                         || method.getType().clientSendsOneMessage();
-                headerTimeoutNanos = deadline == null ? 0 : Math.max(1, deadline.remainingNanos());
                 int result;
                 try {
                     result = c.open(this, !moreComing, reserved);
@@ -241,7 +249,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         if (run) {
             leaveConnection(); // a no-op unless the held request's attachment was refused and ended the call
-            drain.start();
+            startDrain();
         }
         return handled;
     }
@@ -289,8 +297,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
      * @throws FrameTooLargeException when it would exceed the server's max frame payload {@code maxPayload}
      */
     SlabBuffer encodeHeaders(int streamId, int maxPayload) {
-        return Frames.requestHeaders(pool, streamId, false, channel.encodedPath(method), channel.encodedAuthority(),
-                headerTimeoutNanos, requestHeaders, maxPayload);
+        // the time left as it opens
+        long timeoutNanos = deadlineTimer == null ? 0 : Math.max(1, deadlineTimer.deadline().remainingNanos());
+        return Frames.requestHeaders(pool(), streamId, false, channel.encodedPath(method), channel.encodedAuthority(),
+                timeoutNanos, requestHeaders, maxPayload);
     }
 
     @Override
@@ -306,25 +316,25 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                 inbound.onDemand();
                 credit = inbound.takeCredit();
             }
-            run = requestDrainLocked();
+            run = requestDrainIfListeningLocked();
         }
         if (credit > 0) {
-            conn.sendControl(Frames.window(pool, id, credit));
+            conn.sendControl(Frames.window(pool(), id, credit));
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
     @Override
     public void sendMessage(ReqT message) {
-        send(MessageFramer.frame(pool, method.getRequestMarshaller(), message), null);
+        send(MessageFramer.frame(pool(), method.getRequestMarshaller(), message), null);
     }
 
     @Override
     public void sendMessage(ReqT message, MemorySegment attachment, Runnable onReleased) {
         OutgoingAttachment att = OutgoingAttachment.of(attachment, onReleased);
-        send(Attachments.frame(pool, method.getRequestMarshaller(), message, att), att);
+        send(Attachments.frame(pool(), method.getRequestMarshaller(), message, att), att);
     }
 
     /** Sends a framed request, with its attachment or null; takes ownership of both. */
@@ -372,7 +382,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         if (run) {
             leaveConnection(); // a no-op unless the attachment was refused and ended the call
-            drain.start();
+            startDrain();
         }
     }
 
@@ -394,7 +404,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         if (run) {
             leaveConnection();
-            drain.start();
+            startDrain();
         }
     }
 
@@ -413,7 +423,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             outbound.message(b, a, true, true);
         } else {
-            outbound.control(Frames.endStream(pool, id), true);
+            outbound.control(Frames.endStream(pool(), id), true);
         }
         return false;
     }
@@ -464,6 +474,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
 
     // ------------------------------------------------------------------ frames (I/O thread)
 
+    /** Response HEADERS, with their metadata or null when they carried none. */
     void onHeaders(Metadata md) {
         boolean run;
         synchronized (this) {
@@ -476,13 +487,17 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             }
             ResponseMetadata capture = options.getResponseMetadata();
             if (capture != null) {
+                if (md == null) {
+                    md = new Metadata();
+                }
                 capture.recordHeaders(md);
             }
+            headersPending = true;
             pendingHeaders = md;
-            run = requestDrainLocked();
+            run = requestDrainIfListeningLocked();
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
@@ -516,23 +531,24 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                         : "response message of " + size + " bytes exceeds the maximum inbound message size "
                                 + channel.maxInboundMessageSize()), null, true);
             } else {
-                run = r == InboundMessages.COMPLETED && requestDrainLocked();
+                run = r == InboundMessages.COMPLETED && requestDrainIfListeningLocked();
                 credit = inbound.takeCredit();
             }
         }
         if (credit > 0) {
-            conn.sendControl(Frames.window(pool, id, credit));
+            conn.sendControl(Frames.window(pool(), id, credit));
         }
         if (tooLarge) {
             leaveConnection(); // the call ended here: only then is there a connection to leave
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
         return kept;
     }
 
-    void onTrailers(Trailers t) {
+    /** TRAILERS: the call's status, and its metadata or null when they carried none. */
+    void onTrailers(Status status, Metadata md) {
         synchronized (this) {
             if (remoteClosed) {
                 throw new ProtocolException("second TRAILERS on stream " + id);
@@ -541,17 +557,20 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             closedByServer = true;
             ResponseMetadata capture = options.getResponseMetadata();
             if (capture != null) {
-                capture.recordTrailers(t.metadata());
+                if (md == null) {
+                    md = new Metadata();
+                }
+                capture.recordTrailers(md);
             }
         }
-        finish(t.status(), t.metadata(), false);
+        finish(status, md, false);
     }
 
     void onServerCancel(Status s) {
         synchronized (this) {
             remoteClosed = true;
         }
-        finish(s, new Metadata(), false);
+        finish(s, null, false);
     }
 
     void onWindow(int increment) {
@@ -579,7 +598,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             run = updateReadinessLocked();
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
@@ -588,7 +607,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         synchronized (this) {
             remoteClosed = true;
         }
-        finish(s, new Metadata(), false);
+        finish(s, null, false);
     }
 
     // ------------------------------------------------------------------ completion and delivery
@@ -600,7 +619,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         leaveConnection();
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
@@ -623,7 +642,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         }
         state = State.CLOSED;
         closeStatus = s;
-        closeTrailers = trailers != null ? trailers : new Metadata();
+        closeTrailers = trailers;
         if (!closedByServer) {
             // ended here or by the transport: undelivered responses are dropped now, not when (if ever)
             // the listener's executor next runs
@@ -646,14 +665,14 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         ClientConnection c = conn;
         if (c != null) {
             if (tellServer && !remoteClosed) {
-                c.sendControl(Frames.cancel(pool, id, s));
+                c.sendControl(Frames.cancel(pool(), id, s));
             }
             // left after the lock is released: leaving may hand this stream's slot to a waiting stream, which opens
             // (and may run its callbacks) on this thread
             detachFrom = c;
         }
         outbound.wakeWaiters(this);
-        return requestDrainLocked();
+        return requestDrainIfListeningLocked();
     }
 
     /** With the lock held: notes a ready transition; true when a drain must start. */
@@ -662,15 +681,35 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         boolean run = false;
         if (ready && !wasReady) {
             readyPending = true;
-            run = requestDrainLocked();
+            run = requestDrainIfListeningLocked();
         }
         wasReady = ready;
         return run;
     }
 
     /** With the lock held: asks for a drain once the call has a listener; true when the caller must start it. */
-    private boolean requestDrainLocked() {
-        return listener != null && drain.requestLocked();
+    private boolean requestDrainIfListeningLocked() {
+        return listener != null && requestDrainLocked();
+    }
+
+    @Override
+    public int drainFlags() {
+        return drainFlags;
+    }
+
+    @Override
+    public void drainFlags(int flags) {
+        drainFlags = flags;
+    }
+
+    @Override
+    public Executor drainExecutor() {
+        return executor();
+    }
+
+    @Override
+    public void drainRejected(java.util.concurrent.RejectedExecutionException e) {
+        executorRejected(e);
     }
 
     /**
@@ -700,10 +739,11 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
             int credit = 0;
             synchronized (this) {
                 if (listenerClosed) {
-                    drain.idleLocked();
+                    drainIdleLocked();
                     return;
                 }
-                if (pendingHeaders != null) {
+                if (headersPending) {
+                    headersPending = false;
                     headers = pendingHeaders;
                     pendingHeaders = null;
                     action = HEADERS;
@@ -722,17 +762,17 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                     readyPending = false;
                     action = READY;
                 } else {
-                    drain.idleLocked();
+                    drainIdleLocked();
                     return;
                 }
             }
             if (credit > 0) {
-                conn.sendControl(Frames.window(pool, id, credit));
+                conn.sendControl(Frames.window(pool(), id, credit));
             }
             switch (action) {
                 case HEADERS -> {
                     try {
-                        listener.onHeaders(headers);
+                        listener.onHeaders(headers != null ? headers : ownMetadata());
                     } catch (RuntimeException e) {
                         listenerThrew(e);
                     }
@@ -745,7 +785,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
                         channel.callFinished();
                     }
                     Status s = closeStatus;
-                    Metadata t = closeTrailers;
+                    Metadata t = closeTrailers != null ? closeTrailers : ownMetadata();
                     try {
                         listener.onClose(s, t);
                     } catch (RuntimeException e) {
@@ -779,27 +819,21 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT> {
         channel.parts().recycle(out);
     }
 
-    /** Runs the drain's loop, and ends the call when the executor refuses it (the drain itself: one object per call). */
-    private final class Delivery extends SerializingDrain implements Consumer<Status> {
-        Delivery(Executor executor) {
-            super(ClientStream.this, executor);
-        }
+    /** The drain loop, on the call's executor (the stream is the run handed to it; core alone runs it). */
+    @Override
+    public void run() {
+        deliver();
+    }
 
-        @Override
-        public void run() {
-            deliver();
-        }
+    /** The attachment being sent failed (its segment closed, or its memory refused): ends the call. */
+    @Override
+    public void accept(Status s) {
+        Thread.ofVirtual().start(() -> finish(s, null, true));
+    }
 
-        /** The attachment being sent failed (its segment closed, or its memory refused): ends the call. */
-        @Override
-        public void accept(Status s) {
-            Thread.ofVirtual().start(() -> finish(s, null, true));
-        }
-
-        @Override
-        void rejected(java.util.concurrent.RejectedExecutionException e) {
-            executorRejected(e);
-        }
+    /** Metadata with no entries for the listener: null for one of core's that takes it, else its own new instance. */
+    private Metadata ownMetadata() {
+        return listener instanceof NullForEmptyMetadata ? null : new Metadata();
     }
 
     private void deliverMessage(SlabBuffer buf, boolean compressed, int split) {

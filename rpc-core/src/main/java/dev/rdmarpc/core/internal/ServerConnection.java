@@ -4,6 +4,7 @@ import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.ServerMethodDefinition;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.protocol.DecodedHeaders;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.FrameTooLargeException;
@@ -12,7 +13,6 @@ import dev.rdmarpc.core.protocol.Hello;
 import dev.rdmarpc.core.protocol.LimitsCapability;
 import dev.rdmarpc.core.protocol.MetadataTooLargeException;
 import dev.rdmarpc.core.protocol.ProtocolException;
-import dev.rdmarpc.core.protocol.RequestHeaders;
 import dev.rdmarpc.core.spi.ConnectionUpgrader;
 import dev.rdmarpc.core.spi.FrameConnection;
 
@@ -42,6 +42,8 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     private final dev.rdmarpc.core.protocol.Utf8Cache headerStrings = new dev.rdmarpc.core.protocol.Utf8Cache(64);
     /** Reads this connection's HEADERS payloads, one at a time on its I/O thread. */
     private final dev.rdmarpc.core.protocol.WireReader reader = new dev.rdmarpc.core.protocol.WireReader();
+    /** What {@link #onHeaders} decodes a client's HEADERS into (reader thread only): no object per call. */
+    private final DecodedHeaders decoded = new DecodedHeaders();
     /** Guards {@link #lastStreamId} against {@link #goingAway} so the final GOAWAY names every stream accepted. */
     private final Object goAwayLock = new Object();
     private int lastStreamId;
@@ -237,15 +239,15 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
             lastStreamId = streamId;
             refuse = goingAway;
         }
-        RequestHeaders rh;
+        DecodedHeaders rh = decoded;
         try {
-            rh = Frames.decodeRequestHeaders(reader, memory, offset, length, headerStrings, settings.maxMetadataBytes());
+            Frames.decodeRequestHeaders(reader, rh, memory, offset, length, headerStrings, settings.maxMetadataBytes());
         } catch (MetadataTooLargeException e) {
             if (!refuse) {
                 refuseStream(streamId, "metadata_size", e.toStatus());
                 return;
             }
-            rh = null; // refused below as for any stream opened after GOAWAY
+            // refused below as for any stream opened after GOAWAY
         }
         if (refuse) {
             send(trailers(streamId, Status.UNAVAILABLE.withDescription("server is shutting down"), null), true);
@@ -270,8 +272,9 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
             send(trailers(streamId, Status.UNIMPLEMENTED.withDescription("Method not found: " + rh.path()), null), true);
             return;
         }
-        ServerStream<?, ?> s = new ServerStream<>(this, streamId, def, rh.metadata(), rh.authority(), rh.timeoutNanos(),
+        ServerStream<?, ?> s = new ServerStream<>(this, streamId, def, rh.metadataOrNull(), rh.authority(), rh.timeoutNanos(),
                 (flags & FrameFlags.END_STREAM) != 0);
+        rh.clear(); // the stream owns the metadata now
         streams.put(streamId, s);
         slots.put(streamId, s);
         s.start();

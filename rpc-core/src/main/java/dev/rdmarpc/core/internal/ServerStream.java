@@ -14,17 +14,19 @@ import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.ProtocolException;
 
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
  * The server side of one call: starts the handler, reassembles requests, sends responses under
  * flow control, enforces the deadline, and delivers listener callbacks in order on the server's
- * executor through one {@link SerializingDrain}, never under this call's lock. The protocol state is
- * {@link State}, as in the stream state diagram of PROTOCOL.md. State is guarded by {@code this}.
+ * executor, never under this call's lock, through {@link SerializedDelivery} as {@link ClientStream} does (the stream
+ * is itself the run the executor is given, {@link #run}), and is its send side's attachment-failure callback
+ * ({@link #accept}). The protocol state is {@link State}, as in the stream state diagram of PROTOCOL.md. State is
+ * guarded by {@code this}.
  */
-final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
+final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
+        implements SerializedDelivery, Consumer<Status>, NullForEmptyMetadata {
     /** The server side's stream states (PROTOCOL.md, "Stream states"). */
     enum State {
         /** HEADERS received; both directions open. */
@@ -41,19 +43,19 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
 
     private final ServerConnection conn;
     private final int id;
+    /** The call's method and handler; the method, pool and executor are read through it and {@link #conn}, no field each. */
     private final ServerMethodDefinition<ReqT, RespT> definition;
-    private final MethodDescriptor<ReqT, RespT> method;
-    private final SlabPool pool;
+    /** The client's metadata, or null when it sent none (made only for a handler that needs an instance). */
     private final Metadata requestHeaders;
     private final String authority;
-    private final Deadline deadline;
     /** The send side, from the connection's {@link StreamParts}; null once given back when the call ended. */
     private OutboundFlow outbound;
     /** The reassembler, from the connection's {@link StreamParts}; null once given back when the call ended. */
     private InboundMessages inbound;
-    private final SerializingDrain drain;
-    /** Created only for a call with a deadline. */
-    private CallTimer deadlineTimer;
+    /** {@link SerializedDelivery}'s flags. */
+    private int drainFlags;
+    /** Only for a call with a deadline, which it keeps (no field of its own: an 80-byte stream, not 88). */
+    private final CallTimer deadlineTimer;
     private final long startNanos = System.nanoTime();
 
     private State state;
@@ -80,20 +82,24 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         this.authority = authority;
         this.id = id;
         this.definition = definition;
-        this.method = definition.method();
-        this.pool = conn.settings.pool();
         this.requestHeaders = requestHeaders;
-        this.deadline = timeoutNanos > 0 ? Deadline.after(timeoutNanos, TimeUnit.NANOSECONDS) : null;
+        this.deadlineTimer = timeoutNanos > 0 ? new CallTimer(Deadline.after(timeoutNanos, TimeUnit.NANOSECONDS)) : null;
         this.outbound = conn.parts.takeOutbound();
         this.inbound = conn.parts.takeInbound();
-        Delivery delivery = new Delivery(conn.server.executor());
-        outbound.onAttachmentFailed(delivery);
-        this.drain = delivery;
+        outbound.onAttachmentFailed(this);
         this.state = halfClosed ? State.HALF_CLOSED_REMOTE : State.OPEN;
     }
 
     int id() {
         return id;
+    }
+
+    private MethodDescriptor<ReqT, RespT> method() {
+        return definition.method();
+    }
+
+    private SlabPool pool() {
+        return conn.settings.pool();
     }
 
     /** The stream's protocol state (for tests and logs). */
@@ -103,7 +109,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
 
     /** Binds the send side and schedules the handler's start. Called on the I/O thread. */
     void start() {
-        conn.server.metrics().callStarted(method.getFullMethodName());
+        conn.server.metrics().callStarted(method().getFullMethodName());
         boolean run;
         synchronized (this) {
             if (state == State.CANCELLED) {
@@ -114,14 +120,13 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             var peer = conn.peerHello;
             outbound.bind(conn.out, id, peer.initialWindow(), Math.min(conn.out.preferredChunkSize(), peer.maxFramePayload()));
             wasReady = outbound.isReady();
-            if (deadline != null) {
-                deadlineTimer = new CallTimer();
-                deadlineTimer.arm(deadline.remainingNanos(), this::onDeadline);
+            if (deadlineTimer != null) {
+                deadlineTimer.arm(deadlineTimer.deadline().remainingNanos(), this::onDeadline);
             }
-            run = drain.requestLocked();
+            run = requestDrainLocked();
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
@@ -144,13 +149,13 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                 inbound.onDemand();
                 credit = inbound.takeCredit();
             }
-            run = drain.requestLocked();
+            run = requestDrainLocked();
         }
         if (credit > 0) {
-            conn.send(Frames.window(pool, id, credit), true);
+            conn.send(Frames.window(pool(), id, credit), true);
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
@@ -172,7 +177,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             String tooLarge = conn.metadataOverPeerLimit(headers, "response headers");
             if (tooLarge == null) {
                 try {
-                    outbound.control(Frames.responseHeaders(pool, id, headers, conn.peerHello.maxFramePayload()), false);
+                    outbound.control(Frames.responseHeaders(pool(), id, headers, conn.peerHello.maxFramePayload()), false);
                     return;
                 } catch (FrameTooLargeException e) {
                     // the client could not read them: the call fails with INTERNAL, the handler sees it cancelled
@@ -181,19 +186,19 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                 }
             }
             failed = cancelLocked(Status.INTERNAL.withDescription(tooLarge));
-            run = failed && drain.requestLocked();
+            run = failed && requestDrainLocked();
         }
         if (failed) {
             removeFromConnection();
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
     @Override
     public void sendMessage(RespT message) {
-        send(MessageFramer.frame(pool, method.getResponseMarshaller(), message), null);
+        send(MessageFramer.frame(pool(), method().getResponseMarshaller(), message), null);
     }
 
     @Override
@@ -208,7 +213,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                     : Attachments.tooLarge("response", att.size(), peerMax) + "; the client refuses it, not sent"));
             return;
         }
-        send(Attachments.frame(pool, method.getResponseMarshaller(), message, att), att);
+        send(Attachments.frame(pool(), method().getResponseMarshaller(), message, att), att);
     }
 
     /** Sends a framed response, with its attachment or null; takes ownership of both. */
@@ -226,7 +231,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             }
             if (!headersSent) {
                 headersSent = true;
-                outbound.control(Frames.responseHeaders(pool, id, null), false);
+                outbound.control(Frames.responseHeaders(pool(), id, null), false);
             }
             int need = framed.length() + (att == null ? 0 : att.size());
             if (outbound.mustAwaitRoom(need)) {
@@ -236,11 +241,11 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                 Attachments.drop(framed, att);
                 return;
             }
-            outbound.message(framed, att, false, !method.getType().serverSendsOneMessage());
+            outbound.message(framed, att, false, !method().getType().serverSendsOneMessage());
             run = updateReadinessLocked();
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
@@ -270,13 +275,13 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             outbound.control(conn.trailers(id, status, trailers), true);
             remove = outbound.isEmpty();
             outbound.wakeWaiters(this);
-            run = drain.requestLocked();
+            run = requestDrainLocked();
         }
         if (remove) {
             removeFromConnection();
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
@@ -294,12 +299,12 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
 
     @Override
     public Deadline getDeadline() {
-        return deadline;
+        return deadlineTimer == null ? null : deadlineTimer.deadline();
     }
 
     @Override
     public MethodDescriptor<ReqT, RespT> getMethodDescriptor() {
-        return method;
+        return definition.method();
     }
 
     @Override
@@ -356,15 +361,15 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             } else {
                 credit = endStream ? 0 : inbound.takeCredit();
             }
-            run = drain.requestLocked();
+            run = requestDrainLocked();
         }
         if (tooLarge) {
             removeFromConnection();
         } else if (credit > 0) {
-            conn.send(Frames.window(pool, id, credit), true);
+            conn.send(Frames.window(pool(), id, credit), true);
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
         return kept;
     }
@@ -379,10 +384,10 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                 return;
             }
             state = State.HALF_CLOSED_REMOTE;
-            run = drain.requestLocked();
+            run = requestDrainLocked();
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
@@ -416,14 +421,14 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             remove = state == State.CLOSED && outbound.isEmpty();
             if (remove) {
                 // the TRAILERS queued behind flow-controlled data are out: deliver onComplete
-                run |= drain.requestLocked();
+                run |= requestDrainLocked();
             }
         }
         if (remove) {
             removeFromConnection();
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
@@ -452,13 +457,13 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         boolean run;
         synchronized (this) {
             changed = cancelLocked(tellClient);
-            run = changed && drain.requestLocked();
+            run = changed && requestDrainLocked();
         }
         if (changed) {
             removeFromConnection();
         }
         if (run) {
-            drain.start();
+            startDrain();
         }
     }
 
@@ -485,7 +490,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
     /** The server's executor refused to run this call's callbacks: the call fails, and what it holds is freed. */
     private void executorRejected(java.util.concurrent.RejectedExecutionException e) {
         Connection.LOG.log(System.Logger.Level.WARNING, "the server executor rejected the callbacks of "
-                + method.getFullMethodName() + "; failing the call", e);
+                + method().getFullMethodName() + "; failing the call", e);
         cancelInternal(Status.UNAVAILABLE.withDescription("the server could not run the call: its executor rejected it ("
                 + e.getMessage() + ")"));
         synchronized (this) {
@@ -503,7 +508,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
             removed = true;
         }
         conn.remove(this);
-        conn.server.metrics().callFinished(method.getFullMethodName(), finalStatus == null ? "OK" : finalStatus,
+        conn.server.metrics().callFinished(method().getFullMethodName(), finalStatus == null ? "OK" : finalStatus,
                 System.nanoTime() - startNanos);
     }
 
@@ -515,10 +520,30 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         boolean run = false;
         if (ready && !wasReady) {
             readyPending = true;
-            run = drain.requestLocked();
+            run = requestDrainLocked();
         }
         wasReady = ready;
         return run;
+    }
+
+    @Override
+    public int drainFlags() {
+        return drainFlags;
+    }
+
+    @Override
+    public void drainFlags(int flags) {
+        drainFlags = flags;
+    }
+
+    @Override
+    public java.util.concurrent.Executor drainExecutor() {
+        return conn.server.executor();
+    }
+
+    @Override
+    public void drainRejected(java.util.concurrent.RejectedExecutionException e) {
+        executorRejected(e);
     }
 
     /** The drain's loop: one callback at a time, chosen under the lock and run outside it. */
@@ -534,11 +559,11 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                     startPending = false;
                     action = START;
                 } else if (listener == null) {
-                    drain.idleLocked();
+                    drainIdleLocked();
                     return;
                 } else if (state == State.CANCELLED) {
                     if (cancelDelivered || completeDelivered) {
-                        drain.idleLocked();
+                        drainIdleLocked();
                         return;
                     }
                     cancelDelivered = true;
@@ -546,7 +571,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                     action = CANCEL;
                 } else if (state == State.CLOSED) {
                     if (completeDelivered || !outbound.isEmpty()) {
-                        drain.idleLocked();
+                        drainIdleLocked();
                         return;
                     }
                     completeDelivered = true;
@@ -566,12 +591,12 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
                     readyPending = false;
                     action = READY;
                 } else {
-                    drain.idleLocked();
+                    drainIdleLocked();
                     return;
                 }
             }
             if (credit > 0) {
-                conn.send(Frames.window(pool, id, credit), true);
+                conn.send(Frames.window(pool(), id, credit), true);
             }
             try {
                 switch (action) {
@@ -598,9 +623,13 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
     private void start(dev.rdmarpc.core.ServerCallHandler<ReqT, RespT> handler) {
         Listener<ReqT> l = null;
         try {
-            l = handler.startCall(this, requestHeaders);
+            Metadata headers = requestHeaders;
+            if (headers == null && !(handler instanceof NullForEmptyMetadata)) {
+                headers = new Metadata(); // the handler's own, as received metadata always is
+            }
+            l = handler.startCall(this, headers);
             if (l == null) {
-                throw new NullPointerException("startCall of " + method.getFullMethodName() + " returned no listener");
+                throw new NullPointerException("startCall of " + method().getFullMethodName() + " returned no listener");
             }
         } finally {
             synchronized (this) {
@@ -636,27 +665,16 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         }
     }
 
-    /** Runs the drain's loop, and fails the call when the executor refuses it (the drain itself: one object per call). */
-    private final class Delivery extends SerializingDrain implements Consumer<Status> {
-        Delivery(Executor executor) {
-            super(ServerStream.this, executor);
-        }
+    /** The drain loop, on the server's executor (the stream is the run handed to it; core alone runs it). */
+    @Override
+    public void run() {
+        deliver();
+    }
 
-        @Override
-        public void run() {
-            deliver();
-        }
-
-        /** The attachment being sent failed (its segment closed, or its memory refused): fails the call. */
-        @Override
-        public void accept(Status s) {
-            Thread.ofVirtual().start(() -> abort(s));
-        }
-
-        @Override
-        void rejected(java.util.concurrent.RejectedExecutionException e) {
-            executorRejected(e);
-        }
+    /** The attachment being sent failed (its segment closed, or its memory refused): fails the call. */
+    @Override
+    public void accept(Status s) {
+        Thread.ofVirtual().start(() -> abort(s));
     }
 
     private void deliverMessage(SlabBuffer buf, boolean compressed, int split) {
@@ -665,9 +683,9 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
         try {
             if (split >= 0) {
                 attachment = Attachments.received(buf, split);
-                value = Attachments.parse(method.getRequestMarshaller(), buf, split, compressed, attachment);
+                value = Attachments.parse(method().getRequestMarshaller(), buf, split, compressed, attachment);
             } else {
-                value = method.getRequestMarshaller().parseOwned(buf, compressed);
+                value = method().getRequestMarshaller().parseOwned(buf, compressed);
             }
         } catch (RuntimeException e) {
             Status s = Status.fromThrowable(e);
@@ -685,7 +703,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
     }
 
     private void handlerFailed(Throwable e) {
-        Connection.LOG.log(System.Logger.Level.DEBUG, "handler of " + method.getFullMethodName() + " threw", e);
+        Connection.LOG.log(System.Logger.Level.DEBUG, "handler of " + method().getFullMethodName() + " threw", e);
         String message = e.getMessage() != null ? e.getMessage() : e.getClass().getName();
         synchronized (this) {
             if (!isOpenLocked()) {
@@ -698,6 +716,6 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT> {
 
     @Override
     public String toString() {
-        return "ServerStream{" + method.getFullMethodName() + ", id=" + id + "}";
+        return "ServerStream{" + method().getFullMethodName() + ", id=" + id + "}";
     }
 }

@@ -119,9 +119,18 @@ public final class Frames {
      * {@code maxBytes}, before copying the entry that passes it, and throws {@link MetadataTooLargeException}.
      */
     static Metadata readMetadata(WireReader r, int maxBytes, String frame) {
+        Metadata md = readMetadataOrNull(r, maxBytes, frame);
+        return md != null ? md : new Metadata();
+    }
+
+    /** As {@link #readMetadata}, but null for a block with no entries (no object is made for it). */
+    static Metadata readMetadataOrNull(WireReader r, int maxBytes, String frame) {
         int count = r.u16();
         if (count > MAX_METADATA_ENTRIES) {
             throw new ProtocolException("metadata has " + count + " entries, more than " + MAX_METADATA_ENTRIES);
+        }
+        if (count == 0) {
+            return null;
         }
         Metadata md = new Metadata();
         long total = 0;
@@ -214,6 +223,18 @@ public final class Frames {
     /** As {@link #decodeRequestHeaders(MemorySegment, long, int, Utf8Cache, int)}, reading through {@code r} (reset here). */
     public static RequestHeaders decodeRequestHeaders(WireReader r, MemorySegment memory, long offset, int length,
                                                       Utf8Cache strings, int maxMetadataBytes) {
+        DecodedHeaders d = new DecodedHeaders();
+        decodeRequestHeaders(r, d, memory, offset, length, strings, maxMetadataBytes);
+        return new RequestHeaders(d.path, d.authority, d.timeoutNanos, d.metadata != null ? d.metadata : new Metadata());
+    }
+
+    /**
+     * As {@link #decodeRequestHeaders(WireReader, MemorySegment, long, int, Utf8Cache, int)}, into {@code into}'s
+     * path, authority, timeout and metadata (null when the frame carries none) instead of a new record.
+     */
+    public static void decodeRequestHeaders(WireReader r, DecodedHeaders into, MemorySegment memory, long offset,
+                                            int length, Utf8Cache strings, int maxMetadataBytes) {
+        into.clear();
         r.reset(memory, offset, length, "HEADERS");
         long timeout = r.i64();
         if (timeout < 0) {
@@ -221,9 +242,12 @@ public final class Frames {
         }
         String path = r.utf8(r.u16(), strings);
         String authority = r.utf8(r.u16(), strings);
-        Metadata md = readMetadata(r, maxMetadataBytes, "HEADERS");
+        Metadata md = readMetadataOrNull(r, maxMetadataBytes, "HEADERS");
         r.end();
-        return new RequestHeaders(path, authority, timeout, md);
+        into.path = path;
+        into.authority = authority;
+        into.timeoutNanos = timeout;
+        into.metadata = md;
     }
 
     /** Server HEADERS: metadata only. */
@@ -267,6 +291,16 @@ public final class Frames {
         Metadata md = readMetadata(r, maxMetadataBytes, "HEADERS");
         r.end();
         return md;
+    }
+
+    /** As {@link #decodeResponseHeaders(WireReader, MemorySegment, long, int, int)}, into {@code into}'s metadata (null when none). */
+    public static void decodeResponseHeaders(WireReader r, DecodedHeaders into, MemorySegment memory, long offset, int length,
+                                             int maxMetadataBytes) {
+        into.clear();
+        r.reset(memory, offset, length, "HEADERS");
+        Metadata md = readMetadataOrNull(r, maxMetadataBytes, "HEADERS");
+        r.end();
+        into.metadata = md;
     }
 
     // ---- TRAILERS / CANCEL / GOAWAY ----
@@ -367,16 +401,29 @@ public final class Frames {
 
     /** As {@link #decodeTrailers(MemorySegment, long, int, int)}, reading through {@code r} (reset here). */
     public static Trailers decodeTrailers(WireReader r, MemorySegment memory, long offset, int length, int maxMetadataBytes) {
+        DecodedHeaders d = new DecodedHeaders();
+        decodeTrailers(r, d, memory, offset, length, maxMetadataBytes);
+        return new Trailers(d.status, d.metadata != null ? d.metadata : new Metadata());
+    }
+
+    /**
+     * As {@link #decodeTrailers(WireReader, MemorySegment, long, int, int)}, into {@code into}'s status and metadata
+     * (null when none) instead of a new record.
+     */
+    public static void decodeTrailers(WireReader r, DecodedHeaders into, MemorySegment memory, long offset, int length,
+                                      int maxMetadataBytes) {
+        into.clear();
         r.reset(memory, offset, length, "TRAILERS");
         Status s = readStatus(r);
         Metadata md;
         try {
-            md = readMetadata(r, maxMetadataBytes, "TRAILERS");
+            md = readMetadataOrNull(r, maxMetadataBytes, "TRAILERS");
         } catch (MetadataTooLargeException e) {
             throw e.withTrailersStatus(s);
         }
         r.end();
-        return new Trailers(s, md);
+        into.status = s;
+        into.metadata = md;
     }
 
     public static SlabBuffer cancel(SlabPool pool, int streamId, Status status) {

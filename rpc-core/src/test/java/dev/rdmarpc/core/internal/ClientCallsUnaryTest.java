@@ -1,0 +1,135 @@
+package dev.rdmarpc.core.internal;
+
+import dev.rdmarpc.core.CallOptions;
+import dev.rdmarpc.core.ClientCalls;
+import dev.rdmarpc.core.Metadata;
+import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.StatusException;
+import dev.rdmarpc.core.StreamObserver;
+import dev.rdmarpc.core.TransportMode;
+import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.protocol.FrameType;
+import dev.rdmarpc.core.protocol.Frames;
+import dev.rdmarpc.core.testing.Await;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import static dev.rdmarpc.core.internal.StreamFrames.UNARY;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+/**
+ * {@link ClientCalls#asyncUnaryCall} against a server that breaks the unary contract, played frame by frame: the
+ * observer gets exactly one terminal callback, with trailers of its own.
+ */
+class ClientCallsUnaryTest {
+    private final SlabPool pool = new SlabPool(0, true);
+    private final FakeTransports.Client transport = new FakeTransports.Client(pool);
+    private ChannelImpl channel;
+
+    @AfterEach
+    void noLeaks() {
+        if (channel != null) {
+            channel.shutdownNow();
+        }
+        Await.until(() -> pool.inUseBuffers() == 0, pool::describeLiveBuffers);
+    }
+
+    private FakeConnection connect() throws Exception {
+        ConnectionSettings settings = new ConnectionSettings(pool, 1 << 20, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
+                4 << 20, TransportMode.TCP, List.of());
+        channel = new ChannelImpl("127.0.0.1", 9, transport, settings, RpcExecutors.direct(), null, 1000, null);
+        CompletableFuture<ClientConnection> ready = channel.connection();
+        FakeConnection c = transport.take();
+        assertEquals(FrameType.HELLO, c.next().type());
+        c.deliver(StreamFrames.hello(pool));
+        ready.get(60, TimeUnit.SECONDS);
+        return c;
+    }
+
+    /** Records every observer callback in order. */
+    private static final class Events implements StreamObserver<String> {
+        final BlockingQueue<Object> events = new LinkedBlockingQueue<>();
+
+        @Override
+        public void onNext(String value) {
+            events.add("next:" + value);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            events.add(t);
+        }
+
+        @Override
+        public void onCompleted() {
+            events.add("completed");
+        }
+
+        Object next() throws InterruptedException {
+            Object e = events.poll(60, TimeUnit.SECONDS);
+            assertNotNull(e, "no callback");
+            return e;
+        }
+    }
+
+    /** Takes the call's HEADERS and request message; returns its stream id. */
+    private static int request(FakeConnection c) throws InterruptedException {
+        FakeConnection.Sent headers = c.next();
+        assertEquals(FrameType.HEADERS, headers.type());
+        assertEquals(FrameType.MESSAGE, c.next().type());
+        return headers.streamId();
+    }
+
+    @Test
+    void okWithoutAResponseIsInternalWithTrailersOfItsOwn() throws Exception {
+        FakeConnection c = connect();
+        Events o = new Events();
+        ClientCalls.asyncUnaryCall(channel.newCall(UNARY, CallOptions.DEFAULT), "ping", o);
+        int id = request(c);
+        c.deliver(Frames.responseHeaders(pool, id, null));
+        c.deliver(Frames.trailers(pool, id, Status.OK, null));
+        StatusException e = assertInstanceOf(StatusException.class, o.next());
+        assertEquals(Status.Code.INTERNAL, e.getStatus().getCode());
+        assertNotNull(e.getTrailers());
+        assertEquals(0, o.events.size(), "more than one terminal callback");
+    }
+
+    @Test
+    void aSecondResponseCancelsTheCallAndTheObserverGetsOnlyTheError() throws Exception {
+        FakeConnection c = connect();
+        Events o = new Events();
+        ClientCalls.asyncUnaryCall(channel.newCall(UNARY, CallOptions.DEFAULT), "ping", o);
+        int id = request(c);
+        c.deliver(Frames.responseHeaders(pool, id, null));
+        c.deliver(StreamFrames.message(id, "one", 0));
+        c.deliver(StreamFrames.message(id, "two", 0));
+        assertEquals(FrameType.CANCEL, c.next().type(), "the call is cancelled on the server");
+        StatusException e = assertInstanceOf(StatusException.class, o.next());
+        assertEquals(Status.Code.CANCELLED, e.getStatus().getCode());
+        assertNotNull(e.getTrailers());
+        assertEquals(0, o.events.size(), "the first response was delivered after all");
+    }
+
+    @Test
+    void anErrorStatusReachesTheObserverWithTheServersTrailers() throws Exception {
+        FakeConnection c = connect();
+        Events o = new Events();
+        ClientCalls.asyncUnaryCall(channel.newCall(UNARY, CallOptions.DEFAULT), "ping", o);
+        int id = request(c);
+        Metadata md = new Metadata();
+        Metadata.Key<String> key = Metadata.Key.ascii("x-why");
+        md.put(key, "because");
+        c.deliver(Frames.trailers(pool, id, Status.NOT_FOUND.withDescription("gone"), md));
+        StatusException e = assertInstanceOf(StatusException.class, o.next());
+        assertEquals(Status.Code.NOT_FOUND, e.getStatus().getCode());
+        assertEquals("because", e.getTrailers().get(key));
+    }
+}
