@@ -157,7 +157,7 @@ public final class ClientCalls {
             ClientCall.Listener<RespT> listener = !streamingResponse && requests == null
                     ? new UnaryListener<>(call, observer)
                     : new ResponseListener<>(call, observer, streamingResponse, requests);
-            call.start(listener, noHeaders(call));
+            call.start(listener, NullForEmptyMetadata.emptyFor(call));
             boolean autoInbound = requests == null || requests.autoInbound;
             call.request(streamingResponse && autoInbound ? 1 : (streamingResponse ? 0 : 2));
         }
@@ -195,14 +195,6 @@ public final class ClientCalls {
                 handler.run();
             }
         }
-    }
-
-    /**
-     * The request headers core's call adapters start {@code call} with: null (none) for one of core's own calls, which
-     * takes null for none, else a new instance, which an interceptor in front of the call may add to.
-     */
-    private static Metadata noHeaders(ClientCall<?, ?> call) {
-        return call instanceof NullForEmptyMetadata ? null : new Metadata();
     }
 
     /**
@@ -258,7 +250,7 @@ public final class ClientCalls {
         ThreadlessExecutor executor = new ThreadlessExecutor();
         ClientCall<ReqT, RespT> call = channel.newCall(method, options.withExecutor(executor));
         UnaryResult<RespT> result = new UnaryResult<>();
-        call.start(result, noHeaders(call));
+        call.start(result, NullForEmptyMetadata.emptyFor(call));
         call.request(2);
         try {
             call.sendMessage(request);

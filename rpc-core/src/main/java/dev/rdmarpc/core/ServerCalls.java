@@ -68,14 +68,6 @@ public final class ServerCalls {
         }
     }
 
-    /**
-     * Metadata with no entries to send through {@code call}: null (none) for one of core's own calls, which takes null,
-     * else a new instance, which an interceptor in front of the call may add to.
-     */
-    private static Metadata noMetadata(ServerCall<?, ?> call) {
-        return call instanceof NullForEmptyMetadata ? null : new Metadata();
-    }
-
     /** What an ImplBase method does when the service does not override it. */
     public static void asyncUnimplementedUnaryCall(MethodDescriptor<?, ?> method, StreamObserver<?> responseObserver) {
         responseObserver.onError(Status.UNIMPLEMENTED
@@ -171,7 +163,7 @@ public final class ServerCalls {
         private void sendHeadersIfNeeded() {
             if (!has(SENT_HEADERS)) {
                 set(SENT_HEADERS);
-                call.sendHeaders(responseHeaders != null ? responseHeaders : noMetadata(call));
+                call.sendHeaders(responseHeaders != null ? responseHeaders : NullForEmptyMetadata.emptyFor(call));
             }
         }
 
@@ -204,7 +196,7 @@ public final class ServerCalls {
                 return;
             }
             sendHeadersIfNeeded();
-            call.close(Status.OK, trailers != null ? trailers : noMetadata(call));
+            call.close(Status.OK, trailers != null ? trailers : NullForEmptyMetadata.emptyFor(call));
         }
 
         @Override

@@ -10,17 +10,12 @@ final class CallTimer {
     private final Deadline deadline;
     private ScheduledFuture<?> timer;
 
-    /** A timer with no deadline of its own to keep. */
-    CallTimer() {
-        this(null);
-    }
-
     /** A timer that keeps the call's {@code deadline} (so the call needs no field for it beside the timer). */
     CallTimer(Deadline deadline) {
         this.deadline = deadline;
     }
 
-    /** The deadline given at construction, or null. */
+    /** The deadline given at construction. */
     Deadline deadline() {
         return deadline;
     }

@@ -772,7 +772,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             switch (action) {
                 case HEADERS -> {
                     try {
-                        listener.onHeaders(headers != null ? headers : ownMetadata());
+                        listener.onHeaders(headers != null ? headers : NullForEmptyMetadata.emptyFor(listener));
                     } catch (RuntimeException e) {
                         listenerThrew(e);
                     }
@@ -785,7 +785,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                         channel.callFinished();
                     }
                     Status s = closeStatus;
-                    Metadata t = closeTrailers != null ? closeTrailers : ownMetadata();
+                    Metadata t = closeTrailers != null ? closeTrailers : NullForEmptyMetadata.emptyFor(listener);
                     try {
                         listener.onClose(s, t);
                     } catch (RuntimeException e) {
@@ -829,11 +829,6 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     @Override
     public void accept(Status s) {
         Thread.ofVirtual().start(() -> finish(s, null, true));
-    }
-
-    /** Metadata with no entries for the listener: null for one of core's that takes it, else its own new instance. */
-    private Metadata ownMetadata() {
-        return listener instanceof NullForEmptyMetadata ? null : new Metadata();
     }
 
     private void deliverMessage(SlabBuffer buf, boolean compressed, int split) {

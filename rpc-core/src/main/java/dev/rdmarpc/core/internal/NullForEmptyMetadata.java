@@ -10,4 +10,11 @@ package dev.rdmarpc.core.internal;
  * rpc-core alone.
  */
 public interface NullForEmptyMetadata {
+    /**
+     * Metadata with no entries for {@code recipient} (a call, listener or handler): null, meaning none, when it is one
+     * of core's that takes null, else a new instance of its own.
+     */
+    static dev.rdmarpc.core.Metadata emptyFor(Object recipient) {
+        return recipient instanceof NullForEmptyMetadata ? null : new dev.rdmarpc.core.Metadata();
+    }
 }

@@ -623,11 +623,8 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     private void start(dev.rdmarpc.core.ServerCallHandler<ReqT, RespT> handler) {
         Listener<ReqT> l = null;
         try {
-            Metadata headers = requestHeaders;
-            if (headers == null && !(handler instanceof NullForEmptyMetadata)) {
-                headers = new Metadata(); // the handler's own, as received metadata always is
-            }
-            l = handler.startCall(this, headers);
+            // with none received, the handler's own instance, as received metadata always is (or null if it takes it)
+            l = handler.startCall(this, requestHeaders != null ? requestHeaders : NullForEmptyMetadata.emptyFor(handler));
             if (l == null) {
                 throw new NullPointerException("startCall of " + method().getFullMethodName() + " returned no listener");
             }

@@ -115,15 +115,10 @@ public final class Frames {
     }
 
     /**
-     * Reads a metadata block, counting entries as {@link #metadataBytes} does; stops as soon as the count passes
-     * {@code maxBytes}, before copying the entry that passes it, and throws {@link MetadataTooLargeException}.
+     * Reads a metadata block, or null for one with no entries (no object is made for it), counting entries as
+     * {@link #metadataBytes} does; stops as soon as the count passes {@code maxBytes}, before copying the entry that
+     * passes it, and throws {@link MetadataTooLargeException}.
      */
-    static Metadata readMetadata(WireReader r, int maxBytes, String frame) {
-        Metadata md = readMetadataOrNull(r, maxBytes, frame);
-        return md != null ? md : new Metadata();
-    }
-
-    /** As {@link #readMetadata}, but null for a block with no entries (no object is made for it). */
     static Metadata readMetadataOrNull(WireReader r, int maxBytes, String frame) {
         int count = r.u16();
         if (count > MAX_METADATA_ENTRIES) {
@@ -287,10 +282,9 @@ public final class Frames {
     /** As {@link #decodeResponseHeaders(MemorySegment, long, int, int)}, reading through {@code r} (reset here). */
     public static Metadata decodeResponseHeaders(WireReader r, MemorySegment memory, long offset, int length,
                                                  int maxMetadataBytes) {
-        r.reset(memory, offset, length, "HEADERS");
-        Metadata md = readMetadata(r, maxMetadataBytes, "HEADERS");
-        r.end();
-        return md;
+        DecodedHeaders d = new DecodedHeaders();
+        decodeResponseHeaders(r, d, memory, offset, length, maxMetadataBytes);
+        return d.metadata != null ? d.metadata : new Metadata();
     }
 
     /** As {@link #decodeResponseHeaders(WireReader, MemorySegment, long, int, int)}, into {@code into}'s metadata (null when none). */

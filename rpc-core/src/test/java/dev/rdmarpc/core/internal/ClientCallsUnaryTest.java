@@ -47,9 +47,7 @@ class ClientCallsUnaryTest {
                 4 << 20, TransportMode.TCP, List.of());
         channel = new ChannelImpl("127.0.0.1", 9, transport, settings, RpcExecutors.direct(), null, 1000, null);
         CompletableFuture<ClientConnection> ready = channel.connection();
-        FakeConnection c = transport.take();
-        assertEquals(FrameType.HELLO, c.next().type());
-        c.deliver(StreamFrames.hello(pool));
+        FakeConnection c = transport.takeGreeted();
         ready.get(60, TimeUnit.SECONDS);
         return c;
     }

@@ -40,10 +40,7 @@ class ClientStreamRecyclingTest {
     }
 
     private FakeConnection connect() throws InterruptedException {
-        FakeConnection c = transport.take();
-        assertEquals(FrameType.HELLO, c.next().type());
-        c.deliver(StreamFrames.hello(pool));
-        return c;
+        return transport.takeGreeted();
     }
 
     /** Hands a whole MESSAGE frame straight to a stream, as the connection would for its id. */

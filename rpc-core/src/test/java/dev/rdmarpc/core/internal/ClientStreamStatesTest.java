@@ -100,10 +100,7 @@ class ClientStreamStatesTest {
 
     /** Starts the connection: takes core's HELLO and answers with the server's. */
     private FakeConnection connect() throws InterruptedException {
-        FakeConnection c = transport.take();
-        assertEquals(FrameType.HELLO, c.next().type());
-        c.deliver(StreamFrames.hello(pool));
-        return c;
+        return transport.takeGreeted();
     }
 
     @Test
@@ -118,8 +115,7 @@ class ClientStreamStatesTest {
         call.request(1);
         FakeConnection c = transport.take();
         assertEquals(ClientStream.State.IDLE, call.state(), "no HEADERS before the connection is ready");
-        assertEquals(FrameType.HELLO, c.next().type());
-        c.deliver(StreamFrames.hello(pool));
+        transport.greet(c);
         FakeConnection.Sent headers = c.next();
         assertEquals(FrameType.HEADERS, headers.type());
         FakeConnection.Sent msg = c.next();

@@ -78,9 +78,7 @@ class EmptyMetadataTest {
     private FakeConnection connectClient() throws Exception {
         channel = new ChannelImpl("127.0.0.1", 9, client, settings(pool), RpcExecutors.direct(), null, 1000, null);
         CompletableFuture<ClientConnection> ready = channel.connection();
-        FakeConnection c = client.take();
-        assertEquals(FrameType.HELLO, c.next().type());
-        c.deliver(StreamFrames.hello(pool));
+        FakeConnection c = client.takeGreeted();
         ready.get(60, TimeUnit.SECONDS);
         return c;
     }

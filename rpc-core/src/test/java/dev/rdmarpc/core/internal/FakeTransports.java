@@ -1,6 +1,7 @@
 package dev.rdmarpc.core.internal;
 
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.spi.ClientTransport;
 import dev.rdmarpc.core.spi.FrameConnection;
 import dev.rdmarpc.core.spi.FrameHandlerFactory;
@@ -11,6 +12,8 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** Client and server transports whose connections are {@link FakeConnection}s the test drives. */
 final class FakeTransports {
@@ -40,6 +43,19 @@ final class FakeTransports {
                 throw new AssertionError("no connection was made");
             }
             return c;
+        }
+
+        /** Takes the next connection, checks that its first frame is the client's HELLO, and answers with the server's. */
+        FakeConnection takeGreeted() throws InterruptedException {
+            FakeConnection c = take();
+            greet(c);
+            return c;
+        }
+
+        /** Checks that {@code c}'s first frame is the client's HELLO, and answers with the server's. */
+        void greet(FakeConnection c) throws InterruptedException {
+            assertEquals(FrameType.HELLO, c.next().type());
+            c.deliver(StreamFrames.hello(pool));
         }
 
         @Override
