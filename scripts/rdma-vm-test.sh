@@ -13,9 +13,11 @@
 #      class directory the tests load into target/rdma-vm/stage/ (a later build cannot change them mid-run),
 #   4. boots ONE guest (scripts/rxe-vm/run-rxe.sh) and runs one test JVM per module there with the console
 #      launcher: --include-tag rdma, XML reports in <module>/target/rdma-reports/;
-#      --perf then runs, in the same boot, perftest's ib_send_lat -e and ib_read_bw -e against rxe0 and our own
+#      --perf then runs, in the same boot, perftest's ib_send_lat -e and ib_read_bw -e against rxe0, our own
 #      RdmaPerfMain (64 B unary round trips in event mode, 1 MiB rendezvous unary and streaming throughput,
-#      unary calls with 1 MiB and 16 MiB attachments sent from native memory);
+#      unary calls with 1 MiB and 16 MiB attachments sent from native memory), and perftest again; each ratio is
+#      to the mean of perftest's two runs, as the emulated device's speed drifts during a boot; throughput is also
+#      compared with ib_read_bw -t 1 (one READ in flight, as with calls made one at a time);
 #      --kv builds the samples jar, starts the key-value sample server over rxe0 (192.168.77.1) and runs the
 #      KV client with --transport RDMA against it, then prints the transport used and the server's RDMA meters;
 #      --cmd runs any shell command in the guest after the above (cwd = project root; $JAVA is the JDK's java,
@@ -41,7 +43,7 @@
 #      RDMA_TEST_UNPRIVILEGED (default 1; 0 skips the unprivileged pass), RDMA_TEST_MEMLOCK (bytes, default 1073741824:
 #      the unprivileged JVM's RLIMIT_MEMLOCK, soft and hard; a test may lower its soft limit further)
 #      PERF_SEND_SIZE (64), PERF_READ_SIZES ("65536 1048576"), PERF_ITERS (1000): perftest parameters for --perf
-#      PERF_RTT_CALLS (1000), PERF_MIB (32): RdmaPerfMain's measured round trips and MiB per throughput run (each
+#      PERF_RTT_CALLS (1000), PERF_MIB (128): RdmaPerfMain's measured round trips and MiB per throughput run (each
 #      measurement first warms up until the JIT compilers have settled); with --perf the guest has one vCPU unless
 #      RXE_VM_CPUS says otherwise (run-rxe.sh)
 #      plus run-rxe.sh's ACCEL, CPU, RXE_VM_CACHE
@@ -317,20 +319,27 @@ perf() {  # name, server command, client command
   wait \$server
   cat "$WORK/perf-\$1.txt"
 }
-perf ib_send_lat "ib_send_lat -d rxe0 -i 1 -x 1 -e -s ${PERF_SEND_SIZE:-64} -n ${PERF_ITERS:-1000}" \\
-                 "ib_send_lat -d rxe0 -i 1 -x 1 -e -s ${PERF_SEND_SIZE:-64} -n ${PERF_ITERS:-1000}"
-for size in ${PERF_READ_SIZES:-65536 1048576}; do
-  perf ib_read_bw-\$size "ib_read_bw -d rxe0 -i 1 -x 1 -e -s \$size -n ${PERF_ITERS:-1000}" \\
-                        "ib_read_bw -d rxe0 -i 1 -x 1 -e -s \$size -n ${PERF_ITERS:-1000}"
-done
+perftests() {  # suffix: perftest's figures, before (no suffix) or after (-after) ours
+  perf ib_send_lat\$1 "ib_send_lat -d rxe0 -i 1 -x 1 -e -s ${PERF_SEND_SIZE:-64} -n ${PERF_ITERS:-1000}" \\
+                     "ib_send_lat -d rxe0 -i 1 -x 1 -e -s ${PERF_SEND_SIZE:-64} -n ${PERF_ITERS:-1000}"
+  for size in ${PERF_READ_SIZES:-65536 1048576}; do
+    perf ib_read_bw-\$size\$1 "ib_read_bw -d rxe0 -i 1 -x 1 -e -s \$size -n ${PERF_ITERS:-1000}" \\
+                            "ib_read_bw -d rxe0 -i 1 -x 1 -e -s \$size -n ${PERF_ITERS:-1000}"
+  done
+  # one READ in flight at a time, as with our calls made one at a time
+  perf ib_read_bw_t1-1048576\$1 "ib_read_bw -d rxe0 -i 1 -x 1 -e -s 1048576 -t 1 -n ${PERF_ITERS:-1000}" \\
+                              "ib_read_bw -d rxe0 -i 1 -x 1 -e -s 1048576 -t 1 -n ${PERF_ITERS:-1000}"
+}
+perftests ""
 echo "rdma-vm-guest: === rdmarpc: RdmaPerfMain (event mode) ==="
 t0=\$(date +%s)
 $GUEST_JAVA -Xmx1g -Drdmarpc.rdma.spinMicros=0 -cp "\$RDMA_CP_transport_rdma" dev.rdmarpc.transport.rdma.RdmaPerfMain \\
-  ${PERF_RTT_CALLS:-1000} ${PERF_MIB:-32} > "$WORK/perf-rdmarpc.txt" 2>&1
+  ${PERF_RTT_CALLS:-1000} ${PERF_MIB:-128} > "$WORK/perf-rdmarpc.txt" 2>&1
 rc=\$?
 grep -v '^rdmarpc-perf' "$WORK/perf-rdmarpc.txt" | tail -20
 echo "rdma-vm-guest: RdmaPerfMain: exit code \$rc in \$(( \$(date +%s) - t0 )) s"
 [ \$rc = 0 ] || overall=\$rc
+perftests -after
 GUESTPERF
   fi
   if [ "$KV" = 1 ]; then
@@ -421,6 +430,12 @@ for m in "${MODS[@]}"; do
     [ "$failures" = 0 ] && [ "$errors" = 0 ] || bad=1
   fi
 done
+# perftest_mean field name size: the mean of field's value on perftest's result line (whose first field matches
+# size) in perf-name.txt (before ours) and perf-name-after.txt (after ours), of those that exist
+perftest_mean() {
+  cat "$WORK/perf-$2.txt" "$WORK/perf-$2-after.txt" 2>/dev/null \
+    | awk -v f="$1" -v size="$3" '$0 ~ "^ *" size " +[0-9]+ +[0-9.]+ " {sum += $f; n++} END {if (n) printf "%.2f", sum / n}'
+}
 if [ "$PERF" = 1 ]; then
   for f in "$WORK"/perf-ib_*.txt; do
     case "$f" in *-server.txt) continue;; esac
@@ -435,21 +450,24 @@ if [ "$PERF" = 1 ]; then
     # ratio of our median 64 B round trip to 2 x ib_send_lat's t_typical (one-way latency)
     # perftest's result lines: ib_send_lat "#bytes #iterations t_min t_max t_typical ...", ib_read_bw
     # "#bytes #iterations BW_peak BW_average MsgRate": t_typical is field 5, BW average field 4
-    typical=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ / {print $5; exit}' "$WORK/perf-ib_send_lat.txt" 2>/dev/null || true)
+    # perftest runs before and after ours: each ratio is to the mean of the two, as the emulated device's speed drifts
+    typical=$(perftest_mean 5 ib_send_lat '[0-9]+')
     median=$(sed -n 's/^rdmarpc-perf: unary 64 B round trip: median \([0-9.]*\) us.*/\1/p' "$WORK/perf-rdmarpc.txt")
     if [ -n "$typical" ] && [ -n "$median" ]; then
-      say "  ratio: our 64 B unary RTT median $median us / (2 x ib_send_lat t_typical $typical us) = $(awk -v m="$median" -v t="$typical" 'BEGIN {printf "%.1f", m / (2 * t)}')"
+      say "  ratio: our 64 B unary RTT median $median us / (2 x ib_send_lat t_typical $typical us, mean before and after) = $(awk -v m="$median" -v t="$typical" 'BEGIN {printf "%.1f", m / (2 * t)}')"
     fi
     direct=$(sed -n 's/^rdmarpc-perf: unary 64 B round trip, directExecutor: median \([0-9.]*\) us.*/\1/p' "$WORK/perf-rdmarpc.txt")
     if [ -n "$typical" ] && [ -n "$direct" ]; then
       say "  ratio: same with directExecutor, median $direct us / (2 x $typical us) = $(awk -v m="$direct" -v t="$typical" 'BEGIN {printf "%.1f", m / (2 * t)}')"
     fi
-    bw=$(awk '/^ *1048576 +[0-9]+ +[0-9.]+ / {print $4; exit}' "$WORK/perf-ib_read_bw-1048576.txt" 2>/dev/null || true)
+    bw=$(perftest_mean 4 ib_read_bw-1048576 1048576)
+    bw1=$(perftest_mean 4 ib_read_bw_t1-1048576 1048576)
     # attachments travel in 1 MiB frames, each its own READ: compared with ib_read_bw at 1 MiB too
     for kind in "unary 1 MiB requests" "server streaming 1 MiB messages" "unary 1 MiB attachments" "unary 16 MiB attachments"; do
       ours=$(sed -n "s/^rdmarpc-perf: $kind: \([0-9.]*\) MB\/s.*/\1/p" "$WORK/perf-rdmarpc.txt")
       if [ -n "$bw" ] && [ -n "$ours" ]; then
-        say "  ratio: $kind $ours MB/s / ib_read_bw 1 MiB BW average $bw MB/s = $(awk -v o="$ours" -v b="$bw" 'BEGIN {printf "%.2f", o / b}')"
+        say "  ratio: $kind $ours MB/s / ib_read_bw 1 MiB BW average $bw MB/s (mean before and after) = $(awk -v o="$ours" -v b="$bw" 'BEGIN {printf "%.2f", o / b}')"
+        [ -z "$bw1" ] || say "    same against ib_read_bw -t 1 (one READ in flight) $bw1 MB/s = $(awk -v o="$ours" -v b="$bw1" 'BEGIN {printf "%.2f", o / b}')"
       fi
     done
   fi
