@@ -7,6 +7,7 @@ import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.MethodDescriptor;
 import dev.rdmarpc.core.ResponseMetadata;
 import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.StreamObserver;
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameFlags;
@@ -25,10 +26,12 @@ import java.util.concurrent.Executor;
  * responses, and delivers listener callbacks in order on the call's executor, never under this call's lock, through
  * {@link SerializedDelivery} (the stream is itself the run its executor is given, {@link #run}, so a call needs no
  * delivery object of its own). The stream is also its send side's attachment-failure callback ({@link #accept}). The protocol
- * state is {@link State}, as in the stream state diagram of PROTOCOL.md. All state is guarded by {@code this}.
+ * state is {@link State}, as in the stream state diagram of PROTOCOL.md (derived from the fields, {@link #state}). A plain
+ * async unary call started through {@link #startUnary} ends straight into its observer, with no listener object. All
+ * state is guarded by {@code this}.
  */
 final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
-        implements SerializedDelivery, Consumer<Status>, NullForEmptyMetadata {
+        implements SerializedDelivery, Consumer<Status>, NullForEmptyMetadata, DirectUnaryCall<RespT> {
     /** The client side's stream states (PROTOCOL.md, "Stream states"). */
     enum State {
         /** Started, no HEADERS sent yet (waiting for a connection). */
@@ -52,9 +55,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     private InboundMessages inbound;
     /** {@link SerializedDelivery}'s flags. */
     private int drainFlags;
-    /** Only for a call with a deadline, which it keeps (no field of its own: a 112-byte stream, not 120); armed at start. */
+    /** Only for a call with a deadline, which it keeps (no field of its own); armed at start. */
     private final CallTimer deadlineTimer;
-    private State state = State.IDLE;
 
     private ClientConnection conn;
     /** Set when the call ended on a connection it has yet to leave ({@link #leaveConnection}). */
@@ -64,7 +66,12 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     /** Connection attempts made so far (a stream sent to another connection counts one more). */
     private int connectAttempt;
     private int id;
+    /** The listener; for a call started by {@link #startUnary}, {@link #TO_UNARY_OBSERVER}, never called. */
     private Listener<RespT> listener;
+    /** The observer a call started by {@link #startUnary} ends into, else null. */
+    private StreamObserver<RespT> unaryObserver;
+    /** The response of a call started by {@link #startUnary}, once it came. */
+    private RespT unaryValue;
     /** The metadata sent in HEADERS, or null for none. */
     private Metadata requestHeaders;
     private boolean started;
@@ -112,9 +119,16 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         return channel.pool();
     }
 
-    /** The stream's protocol state (for tests and logs). */
+    /** The stream's protocol state (for tests and logs), derived: no field of its own. */
     synchronized State state() {
-        return state;
+        if (closeStatus != null) {
+            return State.CLOSED;
+        }
+        if (conn == null) {
+            return State.IDLE;
+        }
+        // once on a connection, a requested half-close has been sent (openOn and halfClose send it under this lock)
+        return halfCloseRequested ? State.HALF_CLOSED_LOCAL : State.OPEN;
     }
 
     int id() {
@@ -129,12 +143,26 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
 
     @Override
     public void start(Listener<RespT> l, Metadata headers) {
+        start(l, null, headers);
+    }
+
+    /** Starts a plain async unary call that ends into {@code observer}, with no listener object, and asks for the response. */
+    @Override
+    public void startUnary(StreamObserver<RespT> observer) {
+        @SuppressWarnings("unchecked")
+        Listener<RespT> none = (Listener<RespT>) TO_UNARY_OBSERVER;
+        start(none, observer, null);
+        request(2);
+    }
+
+    private void start(Listener<RespT> l, StreamObserver<RespT> observer, Metadata headers) {
         synchronized (this) {
             if (started) {
                 throw new IllegalStateException("call already started");
             }
             started = true;
             this.listener = l;
+            this.unaryObserver = observer;
             this.startNanos = System.nanoTime();
         }
         Metadata md = headers; // null (from core's own callers, or an application) sends none
@@ -237,7 +265,6 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                     }
                 } else if (result == ClientConnection.OPENED) {
                     this.conn = c;
-                    state = State.OPEN;
                     var peer = c.peerSettings();
                     outbound.bind(c.out, id, peer.initialWindow(), Math.min(c.out.preferredChunkSize(), peer.maxFramePayload()));
                     boolean refused = halfCloseRequested && sendHalfClose();
@@ -410,7 +437,6 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
 
     /** With the lock held: half-closes, with the held single request if any; true when that failed the call (drain). */
     private boolean sendHalfClose() {
-        state = State.HALF_CLOSED_LOCAL;
         if (heldSingleRequest != null) {
             SlabBuffer b = heldSingleRequest;
             heldSingleRequest = null;
@@ -640,7 +666,6 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         if (closeStatus != null) {
             return false;
         }
-        state = State.CLOSED;
         closeStatus = s;
         closeTrailers = trailers;
         if (!closedByServer) {
@@ -769,8 +794,12 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             if (credit > 0) {
                 conn.sendControl(Frames.window(pool(), id, credit));
             }
+            StreamObserver<RespT> direct = unaryObserver; // set before the listener, which a drain needs, at start
             switch (action) {
                 case HEADERS -> {
+                    if (direct != null) {
+                        break; // a unary observer takes no headers
+                    }
                     try {
                         listener.onHeaders(headers != null ? headers : NullForEmptyMetadata.emptyFor(listener));
                     } catch (RuntimeException e) {
@@ -785,14 +814,22 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                         channel.callFinished();
                     }
                     Status s = closeStatus;
-                    Metadata t = closeTrailers != null ? closeTrailers : NullForEmptyMetadata.emptyFor(listener);
                     try {
-                        listener.onClose(s, t);
+                        if (direct != null) {
+                            RespT value = unaryValue;
+                            unaryValue = null;
+                            UnaryObserverClose.close(direct, s, closeTrailers, value);
+                        } else {
+                            listener.onClose(s, closeTrailers != null ? closeTrailers : NullForEmptyMetadata.emptyFor(listener));
+                        }
                     } catch (RuntimeException e) {
                         Connection.LOG.log(System.Logger.Level.WARNING, "ClientCall.Listener.onClose threw", e);
                     }
                 }
                 case READY -> {
+                    if (direct != null) {
+                        break; // a unary observer has no request side to tell
+                    }
                     try {
                         listener.onReady();
                     } catch (RuntimeException e) {
@@ -850,7 +887,15 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             return;
         }
         try {
-            if (attachment != null) {
+            if (unaryObserver != null) {
+                try {
+                    takeUnaryResponse(value);
+                } finally {
+                    if (attachment != null) {
+                        attachment.release(); // a plain observer takes the message alone, as a listener's default does
+                    }
+                }
+            } else if (attachment != null) {
                 listener.onMessage(value, attachment);
             } else {
                 listener.onMessage(value);
@@ -859,6 +904,19 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             listenerThrew(e);
         }
     }
+
+    /** A response of a call started by {@link #startUnary}: kept for onClose; a second one cancels the call. */
+    private void takeUnaryResponse(RespT value) {
+        if (unaryValue != null) {
+            cancel(UnaryObserverClose.SECOND_RESPONSE, null);
+        } else {
+            unaryValue = value;
+        }
+    }
+
+    /** The listener of a call started by {@link #startUnary}: marks that it has one, and is never called. */
+    private static final Listener<Object> TO_UNARY_OBSERVER = new Listener<>() {
+    };
 
     private void listenerThrew(RuntimeException e) {
         finish(Status.CANCELLED.withDescription("the call's listener threw: " + e).withCause(e), null, true);

@@ -61,7 +61,10 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     private State state;
     /** Mirrors {@code state == CANCELLED} for lock-free reads ({@link #isCancelled}). */
     private volatile boolean cancelled;
+    /** The listener; for a call started straight into a {@link #sink}, {@link #TO_SINK}, never called. */
     private Listener<ReqT> listener;
+    /** The events' recipient when core's single-request handler was started straight ({@link SingleRequestStarter}), else null. */
+    private SingleRequestCallSink<ReqT> sink;
     // what the drain has still to deliver
     private boolean startPending = true;
     private boolean halfCloseDelivered;
@@ -599,13 +602,32 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                 conn.send(Frames.window(pool(), id, credit), true);
             }
             try {
+                SingleRequestCallSink<ReqT> direct = sink; // set (or not) by START, the drain's first action
                 switch (action) {
                     case START -> start(definition.handler());
-                    case CANCEL -> listener.onCancel();
-                    case COMPLETE -> listener.onComplete();
+                    case CANCEL -> {
+                        if (direct != null) {
+                            direct.callCancelled();
+                        } else {
+                            listener.onCancel();
+                        }
+                    }
+                    case COMPLETE -> listener.onComplete(); // a sink's is the no-op TO_SINK
                     case MESSAGE -> deliverMessage(message, compressed, split);
-                    case HALF_CLOSE -> listener.onHalfClose();
-                    case READY -> listener.onReady();
+                    case HALF_CLOSE -> {
+                        if (direct != null) {
+                            direct.requestsEnded();
+                        } else {
+                            listener.onHalfClose();
+                        }
+                    }
+                    case READY -> {
+                        if (direct != null) {
+                            direct.callReady();
+                        } else {
+                            listener.onReady();
+                        }
+                    }
                     default -> {
                     }
                 }
@@ -616,15 +638,25 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     }
 
     /**
-     * Lets the handler (or the interceptors in front of it) start the call. When it throws or returns no listener,
-     * the call fails and gets a listener that ignores everything, so the drain still ends the call and frees what
-     * it holds.
+     * Lets the handler (or the interceptors in front of it) start the call; core's single-request handler, unwrapped,
+     * starts straight into its sink. When it throws or returns no listener, the call fails and gets a listener that
+     * ignores everything, so the drain still ends the call and frees what it holds.
      */
     private void start(dev.rdmarpc.core.ServerCallHandler<ReqT, RespT> handler) {
         Listener<ReqT> l = null;
         try {
             // with none received, the handler's own instance, as received metadata always is (or null if it takes it)
-            l = handler.startCall(this, requestHeaders != null ? requestHeaders : NullForEmptyMetadata.emptyFor(handler));
+            Metadata headers = requestHeaders != null ? requestHeaders : NullForEmptyMetadata.emptyFor(handler);
+            if (handler instanceof SingleRequestStarter<?, ?> starter) {
+                @SuppressWarnings("unchecked")
+                SingleRequestStarter<ReqT, RespT> typed = (SingleRequestStarter<ReqT, RespT>) starter;
+                sink = typed.startSingleRequestCall(this, headers);
+                @SuppressWarnings("unchecked")
+                Listener<ReqT> none = (Listener<ReqT>) TO_SINK;
+                l = none;
+                return;
+            }
+            l = handler.startCall(this, headers);
             if (l == null) {
                 throw new NullPointerException("startCall of " + method().getFullMethodName() + " returned no listener");
             }
@@ -692,12 +724,27 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             abort(s);
             return;
         }
-        if (attachment != null) {
-            listener.onMessage(value, attachment);
-        } else {
-            listener.onMessage(value);
+        SingleRequestCallSink<ReqT> direct = sink;
+        if (direct == null) {
+            if (attachment != null) {
+                listener.onMessage(value, attachment);
+            } else {
+                listener.onMessage(value);
+            }
+            return;
+        }
+        try {
+            direct.requestReceived(value);
+        } finally {
+            if (attachment != null) {
+                attachment.release(); // the sink takes the message alone, as a listener's default does
+            }
         }
     }
+
+    /** The listener of a call started straight into its {@link #sink}: marks that it has one, and is never called. */
+    private static final Listener<Object> TO_SINK = new Listener<>() {
+    };
 
     private void handlerFailed(Throwable e) {
         Connection.LOG.log(System.Logger.Level.DEBUG, "handler of " + method().getFullMethodName() + " threw", e);
