@@ -31,7 +31,7 @@ import java.util.concurrent.Executor;
  * state is guarded by {@code this}.
  */
 final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
-        implements SerializedDelivery, Consumer<Status>, NullForEmptyMetadata, DirectUnaryCall<RespT> {
+        implements SerializedDelivery, Consumer<Status>, NullForEmptyMetadata, DirectUnaryCall<RespT>, FlagBits {
     /** The client side's stream states (PROTOCOL.md, "Stream states"). */
     enum State {
         /** Started, no HEADERS sent yet (waiting for a connection). */
@@ -72,28 +72,35 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     private StreamObserver<RespT> unaryObserver;
     /** The response of a call started by {@link #startUnary}, once it came. */
     private RespT unaryValue;
+    /** The call's yes/no state, bits of {@link #STARTED} and the other constants below ({@link FlagBits}). */
+    private short flags;
+
+    /** {@link #start} was called. */
+    private static final int STARTED = 1;
+    /** {@link #halfClose} was called. */
+    private static final int HALF_CLOSE_REQUESTED = 1 << 1;
+    /** The server ended the stream (TRAILERS or CANCEL) or the transport lost it: it sends nothing more. */
+    private static final int REMOTE_CLOSED = 1 << 2;
+    /** onClose was chosen for delivery: the listener gets nothing more. */
+    private static final int LISTENER_CLOSED = 1 << 3;
+    private static final int HEADERS_RECEIVED = 1 << 4;
+    /** Response headers received and not yet delivered ({@link #pendingHeaders}, null when they carried no entries). */
+    private static final int HEADERS_PENDING = 1 << 5;
+    private static final int READY_PENDING = 1 << 6;
+    private static final int WAS_READY = 1 << 7;
+    /** The status came in the server's TRAILERS: messages received before it are still delivered. */
+    private static final int CLOSED_BY_SERVER = 1 << 8;
     /** The metadata sent in HEADERS, or null for none. */
     private Metadata requestHeaders;
-    private boolean started;
-    private boolean halfCloseRequested;
-    private boolean remoteClosed;
-    private boolean listenerClosed;
-    private boolean headersReceived;
     private Status closeStatus;
     /** The trailers onClose gets, or null when there are none (an instance is made then, unless the listener takes null). */
     private Metadata closeTrailers;
-    /** Response headers received and not yet delivered ({@link #pendingHeaders}, null when they carried no entries). */
-    private boolean headersPending;
     private Metadata pendingHeaders;
     private int requested;
-    private boolean readyPending;
-    private boolean wasReady;
     private SlabBuffer heldSingleRequest;
     private OutgoingAttachment heldAttachment;
     private long startNanos;
     private boolean counted;
-    /** The status came in the server's TRAILERS: messages received before it are still delivered. */
-    private boolean closedByServer;
 
     ClientStream(ChannelImpl channel, MethodDescriptor<ReqT, RespT> method, CallOptions options) {
         this.channel = channel;
@@ -119,6 +126,16 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         return channel.pool();
     }
 
+    @Override
+    public short flagBits() {
+        return flags;
+    }
+
+    @Override
+    public void flagBits(short bits) {
+        flags = bits;
+    }
+
     /** The stream's protocol state (for tests and logs), derived: no field of its own. */
     synchronized State state() {
         if (closeStatus != null) {
@@ -128,7 +145,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             return State.IDLE;
         }
         // once on a connection, a requested half-close has been sent (openOn and halfClose send it under this lock)
-        return halfCloseRequested ? State.HALF_CLOSED_LOCAL : State.OPEN;
+        return has(HALF_CLOSE_REQUESTED) ? State.HALF_CLOSED_LOCAL : State.OPEN;
     }
 
     int id() {
@@ -157,10 +174,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
 
     private void start(Listener<RespT> l, StreamObserver<RespT> observer, Metadata headers) {
         synchronized (this) {
-            if (started) {
+            if (has(STARTED)) {
                 throw new IllegalStateException("call already started");
             }
-            started = true;
+            set(STARTED);
             this.listener = l;
             this.unaryObserver = observer;
             this.startNanos = System.nanoTime();
@@ -249,7 +266,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                         + peerMax + " bytes the server at " + channel.authority() + " accepts; the call was not sent"), null, false);
             } else {
                 // A call that sends one request sends it next, flushed with its END_STREAM: the HEADERS go with it.
-                boolean moreComing = heldSingleRequest != null || !outbound.isEmpty() || halfCloseRequested
+                boolean moreComing = heldSingleRequest != null || !outbound.isEmpty() || has(HALF_CLOSE_REQUESTED)
                         || method.getType().clientSendsOneMessage();
                 int result;
                 try {
@@ -267,7 +284,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                     this.conn = c;
                     var peer = c.peerSettings();
                     outbound.bind(c.out, id, peer.initialWindow(), Math.min(c.out.preferredChunkSize(), peer.maxFramePayload()));
-                    boolean refused = halfCloseRequested && sendHalfClose();
+                    boolean refused = has(HALF_CLOSE_REQUESTED) && sendHalfClose();
                     run = updateReadinessLocked() || refused;
                 } else {
                     handled = false;
@@ -339,7 +356,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         boolean run;
         synchronized (this) {
             requested = (int) Math.min(Integer.MAX_VALUE, (long) requested + n);
-            if (conn != null && !remoteClosed && closeStatus == null && requested > inbound.queued()) {
+            if (conn != null && !has(REMOTE_CLOSED) && closeStatus == null && requested > inbound.queued()) {
                 inbound.onDemand();
                 credit = inbound.takeCredit();
             }
@@ -369,11 +386,11 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         channel.metrics().bytesSent(framed.length() - MessageFramer.PREFIX + (att == null ? 0 : att.size()));
         boolean run;
         synchronized (this) {
-            if (!started) {
+            if (!has(STARTED)) {
                 Attachments.drop(framed, att);
                 throw new IllegalStateException("sendMessage before start");
             }
-            if (halfCloseRequested) {
+            if (has(HALF_CLOSE_REQUESTED)) {
                 Attachments.drop(framed, att);
                 throw new IllegalStateException("sendMessage after halfClose");
             }
@@ -417,13 +434,13 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     public void halfClose() {
         boolean run;
         synchronized (this) {
-            if (!started) {
+            if (!has(STARTED)) {
                 throw new IllegalStateException("halfClose before start");
             }
-            if (halfCloseRequested) {
+            if (has(HALF_CLOSE_REQUESTED)) {
                 throw new IllegalStateException("halfClose called twice");
             }
-            halfCloseRequested = true;
+            set(HALF_CLOSE_REQUESTED);
             if (closeStatus != null || !outbound.isBound()) {
                 return;
             }
@@ -504,10 +521,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     void onHeaders(Metadata md) {
         boolean run;
         synchronized (this) {
-            if (headersReceived) {
+            if (has(HEADERS_RECEIVED)) {
                 throw new ProtocolException("second HEADERS on stream " + id);
             }
-            headersReceived = true;
+            set(HEADERS_RECEIVED);
             if (closeStatus != null) {
                 return;
             }
@@ -518,7 +535,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                 }
                 capture.recordHeaders(md);
             }
-            headersPending = true;
+            set(HEADERS_PENDING);
             pendingHeaders = md;
             run = requestDrainIfListeningLocked();
         }
@@ -540,7 +557,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         boolean run;
         boolean tooLarge;
         synchronized (this) {
-            if (remoteClosed) {
+            if (has(REMOTE_CLOSED)) {
                 throw new ProtocolException("MESSAGE after TRAILERS on stream " + id);
             }
             if (closeStatus != null) {
@@ -576,11 +593,11 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     /** TRAILERS: the call's status, and its metadata or null when they carried none. */
     void onTrailers(Status status, Metadata md) {
         synchronized (this) {
-            if (remoteClosed) {
+            if (has(REMOTE_CLOSED)) {
                 throw new ProtocolException("second TRAILERS on stream " + id);
             }
-            remoteClosed = true;
-            closedByServer = true;
+            set(REMOTE_CLOSED);
+            set(CLOSED_BY_SERVER);
             ResponseMetadata capture = options.getResponseMetadata();
             if (capture != null) {
                 if (md == null) {
@@ -594,7 +611,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
 
     void onServerCancel(Status s) {
         synchronized (this) {
-            remoteClosed = true;
+            set(REMOTE_CLOSED);
         }
         finish(s, null, false);
     }
@@ -631,7 +648,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     /** The connection failed or is going away without this stream. */
     void transportFailed(Status s) {
         synchronized (this) {
-            remoteClosed = true;
+            set(REMOTE_CLOSED);
         }
         finish(s, null, false);
     }
@@ -668,7 +685,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         }
         closeStatus = s;
         closeTrailers = trailers;
-        if (!closedByServer) {
+        if (!has(CLOSED_BY_SERVER)) {
             // ended here or by the transport: undelivered responses are dropped now, not when (if ever)
             // the listener's executor next runs
             inbound.releaseAll();
@@ -689,7 +706,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         }
         ClientConnection c = conn;
         if (c != null) {
-            if (tellServer && !remoteClosed) {
+            if (tellServer && !has(REMOTE_CLOSED)) {
                 c.sendControl(Frames.cancel(pool(), id, s));
             }
             // left after the lock is released: leaving may hand this stream's slot to a waiting stream, which opens
@@ -704,11 +721,11 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     private boolean updateReadinessLocked() {
         boolean ready = closeStatus == null && outbound.isReady();
         boolean run = false;
-        if (ready && !wasReady) {
-            readyPending = true;
+        if (ready && !has(WAS_READY)) {
+            set(READY_PENDING);
             run = requestDrainIfListeningLocked();
         }
-        wasReady = ready;
+        set(WAS_READY, ready);
         return run;
     }
 
@@ -763,17 +780,17 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             int split = -1;
             int credit = 0;
             synchronized (this) {
-                if (listenerClosed) {
+                if (has(LISTENER_CLOSED)) {
                     drainIdleLocked();
                     return;
                 }
-                if (headersPending) {
-                    headersPending = false;
+                if (has(HEADERS_PENDING)) {
+                    clear(HEADERS_PENDING);
                     headers = pendingHeaders;
                     pendingHeaders = null;
                     action = HEADERS;
-                } else if (closeStatus != null && ((!closeStatus.isOk() && !closedByServer) || !inbound.hasMessage())) {
-                    listenerClosed = true;
+                } else if (closeStatus != null && ((!closeStatus.isOk() && !has(CLOSED_BY_SERVER)) || !inbound.hasMessage())) {
+                    set(LISTENER_CLOSED);
                     recyclePartsLocked();
                     action = CLOSE;
                 } else if (requested > 0 && inbound.hasMessage()) {
@@ -781,10 +798,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                     compressed = inbound.polledCompressed();
                     split = inbound.polledSplit();
                     requested--;
-                    credit = remoteClosed ? 0 : inbound.takeCredit();
+                    credit = has(REMOTE_CLOSED) ? 0 : inbound.takeCredit();
                     action = MESSAGE;
-                } else if (readyPending) {
-                    readyPending = false;
+                } else if (has(READY_PENDING)) {
+                    clear(READY_PENDING);
                     action = READY;
                 } else {
                     drainIdleLocked();

@@ -26,7 +26,7 @@ import java.util.function.Consumer;
  * guarded by {@code this}.
  */
 final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
-        implements SerializedDelivery, Consumer<Status>, NullForEmptyMetadata {
+        implements SerializedDelivery, Consumer<Status>, NullForEmptyMetadata, FlagBits {
     /** The server side's stream states (PROTOCOL.md, "Stream states"). */
     enum State {
         /** HEADERS received; both directions open. */
@@ -41,6 +41,29 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     private static final int NONE = 0, START = 1, CANCEL = 2, MESSAGE = 3, HALF_CLOSE = 4, COMPLETE = 5, READY = 6;
 
+    // what the drain has still to deliver, and what has been done: the bits of flags
+    private static final int START_PENDING = 1;
+    private static final int HALF_CLOSE_DELIVERED = 1 << 1;
+    private static final int CANCEL_DELIVERED = 1 << 2;
+    private static final int COMPLETE_DELIVERED = 1 << 3;
+    private static final int READY_PENDING = 1 << 4;
+    private static final int WAS_READY = 1 << 5;
+    private static final int HEADERS_SENT = 1 << 6;
+    /** The handler called {@link #close} (whatever the state was then). */
+    private static final int CLOSE_CALLED = 1 << 7;
+    /** The stream left its connection. */
+    private static final int REMOVED = 1 << 8;
+
+    @Override
+    public short flagBits() {
+        return flags;
+    }
+
+    @Override
+    public void flagBits(short bits) {
+        flags = bits;
+    }
+
     private final ServerConnection conn;
     private final int id;
     /** The call's method and handler; the method, pool and executor are read through it and {@link #conn}, no field each. */
@@ -54,7 +77,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     private InboundMessages inbound;
     /** {@link SerializedDelivery}'s flags. */
     private int drainFlags;
-    /** Only for a call with a deadline, which it keeps (no field of its own: an 80-byte stream, not 88). */
+    /** Only for a call with a deadline, which it keeps (no field of its own). */
     private final CallTimer deadlineTimer;
     private final long startNanos = System.nanoTime();
 
@@ -65,18 +88,9 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     private Listener<ReqT> listener;
     /** The events' recipient when core's single-request handler was started straight ({@link SingleRequestStarter}), else null. */
     private SingleRequestCallSink<ReqT> sink;
-    // what the drain has still to deliver
-    private boolean startPending = true;
-    private boolean halfCloseDelivered;
-    private boolean cancelDelivered;
-    private boolean completeDelivered;
-    private boolean readyPending;
-    private boolean wasReady;
-    private boolean headersSent;
-    /** The handler called {@link #close} (whatever the state was then). */
-    private boolean closeCalled;
+    /** The call's yes/no state, bits of {@link #START_PENDING} and the other constants below ({@link FlagBits}). */
+    private short flags = START_PENDING;
     private int requested;
-    private boolean removed;
     private String finalStatus;
 
     ServerStream(ServerConnection conn, int id, ServerMethodDefinition<ReqT, RespT> definition, Metadata requestHeaders,
@@ -122,7 +136,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             }
             var peer = conn.peerHello;
             outbound.bind(conn.out, id, peer.initialWindow(), Math.min(conn.out.preferredChunkSize(), peer.maxFramePayload()));
-            wasReady = outbound.isReady();
+            set(WAS_READY, outbound.isReady());
             if (deadlineTimer != null) {
                 deadlineTimer.arm(deadlineTimer.deadline().remainingNanos(), this::onDeadline);
             }
@@ -167,13 +181,13 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         boolean failed = false;
         boolean run = false;
         synchronized (this) {
-            if (headersSent) {
+            if (has(HEADERS_SENT)) {
                 throw new IllegalStateException("response headers already sent");
             }
-            if (closeCalled) {
+            if (has(CLOSE_CALLED)) {
                 throw new IllegalStateException("call already closed");
             }
-            headersSent = true;
+            set(HEADERS_SENT);
             if (state == State.CANCELLED) {
                 return;
             }
@@ -224,7 +238,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         conn.server.metrics().bytesSent(framed.length() - MessageFramer.PREFIX + (att == null ? 0 : att.size()));
         boolean run;
         synchronized (this) {
-            if (closeCalled) {
+            if (has(CLOSE_CALLED)) {
                 Attachments.drop(framed, att);
                 throw new IllegalStateException("sendMessage after close");
             }
@@ -232,8 +246,8 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                 Attachments.drop(framed, att);
                 return;
             }
-            if (!headersSent) {
-                headersSent = true;
+            if (!has(HEADERS_SENT)) {
+                set(HEADERS_SENT);
                 outbound.control(Frames.responseHeaders(pool(), id, null), false);
             }
             int need = framed.length() + (att == null ? 0 : att.size());
@@ -257,10 +271,10 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         boolean remove;
         boolean run;
         synchronized (this) {
-            if (closeCalled) {
+            if (has(CLOSE_CALLED)) {
                 throw new IllegalStateException("call already closed");
             }
-            closeCalled = true;
+            set(CLOSE_CALLED);
             if (state == State.CANCELLED) {
                 return; // the handler closed a call it had not yet heard was cancelled: nothing goes out
             }
@@ -505,10 +519,10 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     private void removeFromConnection() {
         synchronized (this) {
-            if (removed) {
+            if (has(REMOVED)) {
                 return;
             }
-            removed = true;
+            set(REMOVED);
         }
         conn.remove(this);
         conn.server.metrics().callFinished(method().getFullMethodName(), finalStatus == null ? "OK" : finalStatus,
@@ -521,11 +535,11 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     private boolean updateReadinessLocked() {
         boolean ready = isOpenLocked() && outbound.isReady();
         boolean run = false;
-        if (ready && !wasReady) {
-            readyPending = true;
+        if (ready && !has(WAS_READY)) {
+            set(READY_PENDING);
             run = requestDrainLocked();
         }
-        wasReady = ready;
+        set(WAS_READY, ready);
         return run;
     }
 
@@ -558,26 +572,26 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             int split = -1;
             int credit = 0;
             synchronized (this) {
-                if (startPending) {
-                    startPending = false;
+                if (has(START_PENDING)) {
+                    clear(START_PENDING);
                     action = START;
                 } else if (listener == null) {
                     drainIdleLocked();
                     return;
                 } else if (state == State.CANCELLED) {
-                    if (cancelDelivered || completeDelivered) {
+                    if (has(CANCEL_DELIVERED) || has(COMPLETE_DELIVERED)) {
                         drainIdleLocked();
                         return;
                     }
-                    cancelDelivered = true;
+                    set(CANCEL_DELIVERED);
                     recyclePartsLocked();
                     action = CANCEL;
                 } else if (state == State.CLOSED) {
-                    if (completeDelivered || !outbound.isEmpty()) {
+                    if (has(COMPLETE_DELIVERED) || !outbound.isEmpty()) {
                         drainIdleLocked();
                         return;
                     }
-                    completeDelivered = true;
+                    set(COMPLETE_DELIVERED);
                     recyclePartsLocked();
                     action = COMPLETE;
                 } else if (requested > 0 && inbound.hasMessage()) {
@@ -587,11 +601,11 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                     requested--;
                     credit = state == State.OPEN ? inbound.takeCredit() : 0;
                     action = MESSAGE;
-                } else if (state == State.HALF_CLOSED_REMOTE && !halfCloseDelivered && !inbound.hasMessage()) {
-                    halfCloseDelivered = true;
+                } else if (state == State.HALF_CLOSED_REMOTE && !has(HALF_CLOSE_DELIVERED) && !inbound.hasMessage()) {
+                    set(HALF_CLOSE_DELIVERED);
                     action = HALF_CLOSE;
-                } else if (readyPending) {
-                    readyPending = false;
+                } else if (has(READY_PENDING)) {
+                    clear(READY_PENDING);
                     action = READY;
                 } else {
                     drainIdleLocked();
