@@ -26,7 +26,7 @@ import java.util.concurrent.Executor;
  * responses, and delivers listener callbacks in order on the call's executor, never under this call's lock, through
  * {@link SerializedDelivery} (the stream is itself the run its executor is given, {@link #run}, so a call needs no
  * delivery object of its own). The stream is also its send side's attachment-failure callback ({@link #accept}). The protocol
- * state is {@link State}, as in the stream state diagram of PROTOCOL.md (derived from the fields, {@link #state}). A plain
+ * state is {@link State}, as in the stream state diagram of PROTOCOL.md (kept in two bits of the flags). A plain
  * async unary call started through {@link #startUnary} ends straight into its observer, with no listener object. All
  * state is guarded by {@code this}.
  */
@@ -90,6 +90,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     private static final int WAS_READY = 1 << 7;
     /** The status came in the server's TRAILERS: messages received before it are still delivered. */
     private static final int CLOSED_BY_SERVER = 1 << 8;
+    /** Where the stream's {@link State} is kept in {@link #flags}: its ordinal, in the two bits above the flags. */
+    private static final int STATE_SHIFT = 9;
+    private static final int STATE_MASK = 0b11 << STATE_SHIFT;
+    private static final State[] STATES = State.values();
     /** The metadata sent in HEADERS, or null for none. */
     private Metadata requestHeaders;
     private Status closeStatus;
@@ -136,16 +140,14 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         flags = bits;
     }
 
-    /** The stream's protocol state (for tests and logs), derived: no field of its own. */
+    /** The stream's protocol state (for tests and logs): two bits of {@link #flags}. */
     synchronized State state() {
-        if (closeStatus != null) {
-            return State.CLOSED;
-        }
-        if (conn == null) {
-            return State.IDLE;
-        }
-        // once on a connection, a requested half-close has been sent (openOn and halfClose send it under this lock)
-        return has(HALF_CLOSE_REQUESTED) ? State.HALF_CLOSED_LOCAL : State.OPEN;
+        return STATES[(flags & STATE_MASK) >>> STATE_SHIFT];
+    }
+
+    /** With the lock held: the stream moves to {@code next} (PROTOCOL.md's diagram). */
+    private void moveTo(State next) {
+        flags = (short) ((flags & ~STATE_MASK) | (next.ordinal() << STATE_SHIFT));
     }
 
     int id() {
@@ -282,6 +284,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                     }
                 } else if (result == ClientConnection.OPENED) {
                     this.conn = c;
+                    moveTo(State.OPEN);
                     var peer = c.peerSettings();
                     outbound.bind(c.out, id, peer.initialWindow(), Math.min(c.out.preferredChunkSize(), peer.maxFramePayload()));
                     boolean refused = has(HALF_CLOSE_REQUESTED) && sendHalfClose();
@@ -454,6 +457,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
 
     /** With the lock held: half-closes, with the held single request if any; true when that failed the call (drain). */
     private boolean sendHalfClose() {
+        moveTo(State.HALF_CLOSED_LOCAL);
         if (heldSingleRequest != null) {
             SlabBuffer b = heldSingleRequest;
             heldSingleRequest = null;
@@ -683,6 +687,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         if (closeStatus != null) {
             return false;
         }
+        moveTo(State.CLOSED);
         closeStatus = s;
         closeTrailers = trailers;
         if (!has(CLOSED_BY_SERVER)) {
