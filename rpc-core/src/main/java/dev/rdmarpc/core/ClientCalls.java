@@ -1,6 +1,8 @@
 package dev.rdmarpc.core;
 
+import dev.rdmarpc.core.internal.DirectUnaryCall;
 import dev.rdmarpc.core.internal.NullForEmptyMetadata;
+import dev.rdmarpc.core.internal.UnaryObserverClose;
 
 import java.util.Iterator;
 import java.util.NoSuchElementException;
@@ -37,6 +39,11 @@ public final class ClientCalls {
                                                       StreamObserver<RespT> observer, boolean streaming) {
         if (observer instanceof ClientResponseObserver<?, ?>) {
             new CallToObserver<>(call, observer, streaming).start();
+        } else if (!streaming && call instanceof DirectUnaryCall<?> direct) {
+            // core's call itself: it ends into the observer, with no listener object
+            @SuppressWarnings("unchecked")
+            DirectUnaryCall<RespT> typed = (DirectUnaryCall<RespT>) direct;
+            typed.startUnary(observer);
         } else {
             // nobody can see a request-side observer: the response listener alone drives the call
             ResponseListener.start(call, observer, streaming, null);
@@ -170,7 +177,7 @@ public final class ClientCalls {
                     call.request(1);
                 }
             } else if (unaryValue != null) {
-                call.cancel("server sent more than one response to a unary call", null);
+                call.cancel(UnaryObserverClose.SECOND_RESPONSE, null);
             } else {
                 unaryValue = message;
             }
@@ -180,7 +187,7 @@ public final class ClientCalls {
         @Override
         public void onClose(Status status, Metadata trailers) {
             if (!streamingResponse) {
-                closeUnary(observer, status, trailers, unaryValue);
+                UnaryObserverClose.close(observer, status, trailers, unaryValue);
             } else if (!status.isOk()) {
                 observer.onError(status.asException(trailers != null ? trailers : new Metadata()));
             } else {
@@ -198,8 +205,9 @@ public final class ClientCalls {
     }
 
     /**
-     * Delivers a unary call's one response to an observer with no request side (a plain async unary call): what
-     * {@link ResponseListener} does for it, with only the fields it needs (24 bytes a call, not 32).
+     * Delivers a unary call's one response to an observer with no request side (a plain async unary call) when the call
+     * is not core's own ({@link DirectUnaryCall}, which needs no listener): what {@link ResponseListener} does for it,
+     * with only the fields it needs (24 bytes a call, not 32).
      */
     private static final class UnaryListener<ReqT, RespT> extends ClientCall.Listener<RespT> implements NullForEmptyMetadata {
         private final ClientCall<ReqT, RespT> call;
@@ -214,7 +222,7 @@ public final class ClientCalls {
         @Override
         public void onMessage(RespT message) {
             if (value != null) {
-                call.cancel("server sent more than one response to a unary call", null);
+                call.cancel(UnaryObserverClose.SECOND_RESPONSE, null);
             } else {
                 value = message;
             }
@@ -223,22 +231,7 @@ public final class ClientCalls {
         /** {@code trailers} is null when there are none (see {@link NullForEmptyMetadata}): the observer gets its own. */
         @Override
         public void onClose(Status status, Metadata trailers) {
-            closeUnary(observer, status, trailers, value);
-        }
-    }
-
-    /** Ends a unary call for its observer: the one response then completion, or an error with its own trailers. */
-    private static <RespT> void closeUnary(StreamObserver<RespT> observer, Status status, Metadata trailers, RespT value) {
-        if (status.isOk() && value != null) {
-            observer.onNext(value);
-            observer.onCompleted();
-            return;
-        }
-        Metadata t = trailers != null ? trailers : new Metadata();
-        if (!status.isOk()) {
-            observer.onError(status.asException(t));
-        } else {
-            observer.onError(Status.INTERNAL.withDescription("server closed the unary call with OK but sent no response").asException(t));
+            UnaryObserverClose.close(observer, status, trailers, value);
         }
     }
 

@@ -1,6 +1,8 @@
 package dev.rdmarpc.core;
 
 import dev.rdmarpc.core.internal.NullForEmptyMetadata;
+import dev.rdmarpc.core.internal.SingleRequestCallSink;
+import dev.rdmarpc.core.internal.SingleRequestStarter;
 
 /** Adapts observer-style service methods to {@link ServerCallHandler}s; generated ImplBase classes use it. */
 public final class ServerCalls {
@@ -48,14 +50,20 @@ public final class ServerCalls {
     }
 
     /**
-     * Starts unary and server-streaming calls. Takes null request headers for none ({@link NullForEmptyMetadata}): the
-     * response observer makes an instance only when the service asks for them.
+     * Starts unary and server-streaming calls: straight into the response observer when core's stream starts it
+     * ({@link SingleRequestStarter}), else through a listener. Takes null request headers for none
+     * ({@link NullForEmptyMetadata}): the response observer makes an instance only when the service asks for them.
      */
-    private record SingleRequestHandler<ReqT, RespT>(SingleRequestListener.Invoker<ReqT, RespT> invoker)
-            implements ServerCallHandler<ReqT, RespT>, NullForEmptyMetadata {
+    private record SingleRequestHandler<ReqT, RespT>(SingleRequestObserver.Invoker<ReqT, RespT> invoker)
+            implements ServerCallHandler<ReqT, RespT>, SingleRequestStarter<ReqT, RespT>, NullForEmptyMetadata {
         @Override
         public ServerCall.Listener<ReqT> startCall(ServerCall<ReqT, RespT> call, Metadata headers) {
-            return new SingleRequestListener<>(call, headers, invoker);
+            return new SingleRequestListener<>(new SingleRequestObserver<>(call, headers, invoker));
+        }
+
+        @Override
+        public SingleRequestCallSink<ReqT> startSingleRequestCall(ServerCall<ReqT, RespT> call, Metadata headers) {
+            return new SingleRequestObserver<>(call, headers, invoker);
         }
     }
 
@@ -114,8 +122,8 @@ public final class ServerCalls {
     }
 
     /** The response observer handed to service code. */
-    static final class ResponseObserver<ReqT, RespT> extends ServerCallStreamObserver<RespT> {
-        private final ServerCall<ReqT, RespT> call;
+    static class ResponseObserver<ReqT, RespT> extends ServerCallStreamObserver<RespT> {
+        final ServerCall<ReqT, RespT> call;
         /**
          * The client's metadata; null until asked for when the client sent none (see {@link NullForEmptyMetadata}).
          * Volatile: the instance made on first use is the one every thread gets.
@@ -288,61 +296,93 @@ public final class ServerCalls {
         }
     }
 
-    /** Unary and server-streaming: wait for the one request and the half close, then invoke. */
-    private static final class SingleRequestListener<ReqT, RespT> extends ServerCall.Listener<ReqT> {
+    /**
+     * Unary and server-streaming: the response observer, which also waits for the one request and the half close, then
+     * invokes the method; core's stream tells it the call's events straight ({@link SingleRequestCallSink}), anything
+     * else through a {@link SingleRequestListener}.
+     */
+    private static final class SingleRequestObserver<ReqT, RespT> extends ResponseObserver<ReqT, RespT>
+            implements SingleRequestCallSink<ReqT> {
         interface Invoker<ReqT, RespT> {
             void invoke(ReqT request, StreamObserver<RespT> observer);
         }
 
-        // three fields, the call read through the observer: 24 bytes a call
-        private final ResponseObserver<ReqT, RespT> observer;
         /** The method, until it is invoked (then null: it is invoked once). */
         private Invoker<ReqT, RespT> invoker;
         private ReqT request;
 
-        SingleRequestListener(ServerCall<ReqT, RespT> call, Metadata headers, Invoker<ReqT, RespT> invoker) {
-            this.observer = new ResponseObserver<>(call, headers);
+        SingleRequestObserver(ServerCall<ReqT, RespT> call, Metadata headers, Invoker<ReqT, RespT> invoker) {
+            super(call, headers);
             this.invoker = invoker;
             call.request(2);
         }
 
         @Override
-        public void onMessage(ReqT message) {
+        public void requestReceived(ReqT message) {
             if (request != null) {
-                observer.call.close(Status.INTERNAL.withDescription("too many requests for a single-request method"), new Metadata());
+                call.close(Status.INTERNAL.withDescription("too many requests for a single-request method"), new Metadata());
                 return;
             }
             request = message;
         }
 
         @Override
-        public void onHalfClose() {
+        public void requestsEnded() {
             Invoker<ReqT, RespT> method = invoker;
             if (method == null) {
                 return;
             }
             if (request == null) {
-                observer.call.close(Status.INTERNAL.withDescription("half-closed without a request"), new Metadata());
+                call.close(Status.INTERNAL.withDescription("half-closed without a request"), new Metadata());
                 return;
             }
             invoker = null;
             try {
-                method.invoke(request, observer);
+                method.invoke(request, this);
             } catch (RuntimeException e) {
-                observer.onError(e);
+                onError(e);
             } finally {
-                observer.freeze();
+                freeze();
             }
         }
 
         @Override
+        public void callCancelled() {
+            onCancel();
+        }
+
+        @Override
+        public void callReady() {
+            onReady();
+        }
+    }
+
+    /** A single-request call's listener when its call is not core's stream itself (an interceptor's wrapper): passes events on. */
+    private static final class SingleRequestListener<ReqT, RespT> extends ServerCall.Listener<ReqT> {
+        private final SingleRequestObserver<ReqT, RespT> observer;
+
+        SingleRequestListener(SingleRequestObserver<ReqT, RespT> observer) {
+            this.observer = observer;
+        }
+
+        @Override
+        public void onMessage(ReqT message) {
+            observer.requestReceived(message);
+        }
+
+        @Override
+        public void onHalfClose() {
+            observer.requestsEnded();
+        }
+
+        @Override
         public void onCancel() {
-            observer.onCancel();
+            observer.callCancelled();
         }
 
         @Override
         public void onReady() {
-            observer.onReady();
+            observer.callReady();
         }
     }
 

@@ -7,6 +7,7 @@ import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.MethodDescriptor;
 import dev.rdmarpc.core.ResponseMetadata;
 import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.StreamObserver;
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameFlags;
@@ -25,10 +26,12 @@ import java.util.concurrent.Executor;
  * responses, and delivers listener callbacks in order on the call's executor, never under this call's lock, through
  * {@link SerializedDelivery} (the stream is itself the run its executor is given, {@link #run}, so a call needs no
  * delivery object of its own). The stream is also its send side's attachment-failure callback ({@link #accept}). The protocol
- * state is {@link State}, as in the stream state diagram of PROTOCOL.md. All state is guarded by {@code this}.
+ * state is {@link State}, as in the stream state diagram of PROTOCOL.md (kept in two bits of the flags). A plain
+ * async unary call started through {@link #startUnary} ends straight into its observer, with no listener object. All
+ * state is guarded by {@code this}.
  */
 final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
-        implements SerializedDelivery, Consumer<Status>, NullForEmptyMetadata {
+        implements SerializedDelivery, Consumer<Status>, NullForEmptyMetadata, DirectUnaryCall<RespT>, FlagBits {
     /** The client side's stream states (PROTOCOL.md, "Stream states"). */
     enum State {
         /** Started, no HEADERS sent yet (waiting for a connection). */
@@ -52,9 +55,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     private InboundMessages inbound;
     /** {@link SerializedDelivery}'s flags. */
     private int drainFlags;
-    /** Only for a call with a deadline, which it keeps (no field of its own: a 112-byte stream, not 120); armed at start. */
+    /** Only for a call with a deadline, which it keeps (no field of its own); armed at start. */
     private final CallTimer deadlineTimer;
-    private State state = State.IDLE;
 
     private ClientConnection conn;
     /** Set when the call ended on a connection it has yet to leave ({@link #leaveConnection}). */
@@ -64,29 +66,45 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     /** Connection attempts made so far (a stream sent to another connection counts one more). */
     private int connectAttempt;
     private int id;
+    /** The listener; for a call started by {@link #startUnary}, {@link #TO_UNARY_OBSERVER}, never called. */
     private Listener<RespT> listener;
+    /** The observer a call started by {@link #startUnary} ends into, else null. */
+    private StreamObserver<RespT> unaryObserver;
+    /** The response of a call started by {@link #startUnary}, once it came. */
+    private RespT unaryValue;
+    /** The call's yes/no state, bits of {@link #STARTED} and the other constants below ({@link FlagBits}). */
+    private short flags;
+
+    /** {@link #start} was called. */
+    private static final int STARTED = 1;
+    /** {@link #halfClose} was called. */
+    private static final int HALF_CLOSE_REQUESTED = 1 << 1;
+    /** The server ended the stream (TRAILERS or CANCEL) or the transport lost it: it sends nothing more. */
+    private static final int REMOTE_CLOSED = 1 << 2;
+    /** onClose was chosen for delivery: the listener gets nothing more. */
+    private static final int LISTENER_CLOSED = 1 << 3;
+    private static final int HEADERS_RECEIVED = 1 << 4;
+    /** Response headers received and not yet delivered ({@link #pendingHeaders}, null when they carried no entries). */
+    private static final int HEADERS_PENDING = 1 << 5;
+    private static final int READY_PENDING = 1 << 6;
+    private static final int WAS_READY = 1 << 7;
+    /** The status came in the server's TRAILERS: messages received before it are still delivered. */
+    private static final int CLOSED_BY_SERVER = 1 << 8;
+    /** Where the stream's {@link State} is kept in {@link #flags}: its ordinal, in the two bits above the flags. */
+    private static final int STATE_SHIFT = 9;
+    private static final int STATE_MASK = 0b11 << STATE_SHIFT;
+    private static final State[] STATES = State.values();
     /** The metadata sent in HEADERS, or null for none. */
     private Metadata requestHeaders;
-    private boolean started;
-    private boolean halfCloseRequested;
-    private boolean remoteClosed;
-    private boolean listenerClosed;
-    private boolean headersReceived;
     private Status closeStatus;
     /** The trailers onClose gets, or null when there are none (an instance is made then, unless the listener takes null). */
     private Metadata closeTrailers;
-    /** Response headers received and not yet delivered ({@link #pendingHeaders}, null when they carried no entries). */
-    private boolean headersPending;
     private Metadata pendingHeaders;
     private int requested;
-    private boolean readyPending;
-    private boolean wasReady;
     private SlabBuffer heldSingleRequest;
     private OutgoingAttachment heldAttachment;
     private long startNanos;
     private boolean counted;
-    /** The status came in the server's TRAILERS: messages received before it are still delivered. */
-    private boolean closedByServer;
 
     ClientStream(ChannelImpl channel, MethodDescriptor<ReqT, RespT> method, CallOptions options) {
         this.channel = channel;
@@ -112,9 +130,24 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         return channel.pool();
     }
 
-    /** The stream's protocol state (for tests and logs). */
+    @Override
+    public short flagBits() {
+        return flags;
+    }
+
+    @Override
+    public void flagBits(short bits) {
+        flags = bits;
+    }
+
+    /** The stream's protocol state (for tests and logs): two bits of {@link #flags}. */
     synchronized State state() {
-        return state;
+        return STATES[(flags & STATE_MASK) >>> STATE_SHIFT];
+    }
+
+    /** With the lock held: the stream moves to {@code next} (PROTOCOL.md's diagram). */
+    private void moveTo(State next) {
+        flags = (short) ((flags & ~STATE_MASK) | (next.ordinal() << STATE_SHIFT));
     }
 
     int id() {
@@ -129,12 +162,26 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
 
     @Override
     public void start(Listener<RespT> l, Metadata headers) {
+        start(l, null, headers);
+    }
+
+    /** Starts a plain async unary call that ends into {@code observer}, with no listener object, and asks for the response. */
+    @Override
+    public void startUnary(StreamObserver<RespT> observer) {
+        @SuppressWarnings("unchecked")
+        Listener<RespT> none = (Listener<RespT>) TO_UNARY_OBSERVER;
+        start(none, observer, null);
+        request(2);
+    }
+
+    private void start(Listener<RespT> l, StreamObserver<RespT> observer, Metadata headers) {
         synchronized (this) {
-            if (started) {
+            if (has(STARTED)) {
                 throw new IllegalStateException("call already started");
             }
-            started = true;
+            set(STARTED);
             this.listener = l;
+            this.unaryObserver = observer;
             this.startNanos = System.nanoTime();
         }
         Metadata md = headers; // null (from core's own callers, or an application) sends none
@@ -221,7 +268,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                         + peerMax + " bytes the server at " + channel.authority() + " accepts; the call was not sent"), null, false);
             } else {
                 // A call that sends one request sends it next, flushed with its END_STREAM: the HEADERS go with it.
-                boolean moreComing = heldSingleRequest != null || !outbound.isEmpty() || halfCloseRequested
+                boolean moreComing = heldSingleRequest != null || !outbound.isEmpty() || has(HALF_CLOSE_REQUESTED)
                         || method.getType().clientSendsOneMessage();
                 int result;
                 try {
@@ -237,10 +284,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                     }
                 } else if (result == ClientConnection.OPENED) {
                     this.conn = c;
-                    state = State.OPEN;
+                    moveTo(State.OPEN);
                     var peer = c.peerSettings();
                     outbound.bind(c.out, id, peer.initialWindow(), Math.min(c.out.preferredChunkSize(), peer.maxFramePayload()));
-                    boolean refused = halfCloseRequested && sendHalfClose();
+                    boolean refused = has(HALF_CLOSE_REQUESTED) && sendHalfClose();
                     run = updateReadinessLocked() || refused;
                 } else {
                     handled = false;
@@ -312,7 +359,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         boolean run;
         synchronized (this) {
             requested = (int) Math.min(Integer.MAX_VALUE, (long) requested + n);
-            if (conn != null && !remoteClosed && closeStatus == null && requested > inbound.queued()) {
+            if (conn != null && !has(REMOTE_CLOSED) && closeStatus == null && requested > inbound.queued()) {
                 inbound.onDemand();
                 credit = inbound.takeCredit();
             }
@@ -342,11 +389,11 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         channel.metrics().bytesSent(framed.length() - MessageFramer.PREFIX + (att == null ? 0 : att.size()));
         boolean run;
         synchronized (this) {
-            if (!started) {
+            if (!has(STARTED)) {
                 Attachments.drop(framed, att);
                 throw new IllegalStateException("sendMessage before start");
             }
-            if (halfCloseRequested) {
+            if (has(HALF_CLOSE_REQUESTED)) {
                 Attachments.drop(framed, att);
                 throw new IllegalStateException("sendMessage after halfClose");
             }
@@ -390,13 +437,13 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     public void halfClose() {
         boolean run;
         synchronized (this) {
-            if (!started) {
+            if (!has(STARTED)) {
                 throw new IllegalStateException("halfClose before start");
             }
-            if (halfCloseRequested) {
+            if (has(HALF_CLOSE_REQUESTED)) {
                 throw new IllegalStateException("halfClose called twice");
             }
-            halfCloseRequested = true;
+            set(HALF_CLOSE_REQUESTED);
             if (closeStatus != null || !outbound.isBound()) {
                 return;
             }
@@ -410,7 +457,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
 
     /** With the lock held: half-closes, with the held single request if any; true when that failed the call (drain). */
     private boolean sendHalfClose() {
-        state = State.HALF_CLOSED_LOCAL;
+        moveTo(State.HALF_CLOSED_LOCAL);
         if (heldSingleRequest != null) {
             SlabBuffer b = heldSingleRequest;
             heldSingleRequest = null;
@@ -478,10 +525,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     void onHeaders(Metadata md) {
         boolean run;
         synchronized (this) {
-            if (headersReceived) {
+            if (has(HEADERS_RECEIVED)) {
                 throw new ProtocolException("second HEADERS on stream " + id);
             }
-            headersReceived = true;
+            set(HEADERS_RECEIVED);
             if (closeStatus != null) {
                 return;
             }
@@ -492,7 +539,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                 }
                 capture.recordHeaders(md);
             }
-            headersPending = true;
+            set(HEADERS_PENDING);
             pendingHeaders = md;
             run = requestDrainIfListeningLocked();
         }
@@ -514,7 +561,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         boolean run;
         boolean tooLarge;
         synchronized (this) {
-            if (remoteClosed) {
+            if (has(REMOTE_CLOSED)) {
                 throw new ProtocolException("MESSAGE after TRAILERS on stream " + id);
             }
             if (closeStatus != null) {
@@ -550,11 +597,11 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     /** TRAILERS: the call's status, and its metadata or null when they carried none. */
     void onTrailers(Status status, Metadata md) {
         synchronized (this) {
-            if (remoteClosed) {
+            if (has(REMOTE_CLOSED)) {
                 throw new ProtocolException("second TRAILERS on stream " + id);
             }
-            remoteClosed = true;
-            closedByServer = true;
+            set(REMOTE_CLOSED);
+            set(CLOSED_BY_SERVER);
             ResponseMetadata capture = options.getResponseMetadata();
             if (capture != null) {
                 if (md == null) {
@@ -568,7 +615,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
 
     void onServerCancel(Status s) {
         synchronized (this) {
-            remoteClosed = true;
+            set(REMOTE_CLOSED);
         }
         finish(s, null, false);
     }
@@ -605,7 +652,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     /** The connection failed or is going away without this stream. */
     void transportFailed(Status s) {
         synchronized (this) {
-            remoteClosed = true;
+            set(REMOTE_CLOSED);
         }
         finish(s, null, false);
     }
@@ -640,10 +687,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         if (closeStatus != null) {
             return false;
         }
-        state = State.CLOSED;
+        moveTo(State.CLOSED);
         closeStatus = s;
         closeTrailers = trailers;
-        if (!closedByServer) {
+        if (!has(CLOSED_BY_SERVER)) {
             // ended here or by the transport: undelivered responses are dropped now, not when (if ever)
             // the listener's executor next runs
             inbound.releaseAll();
@@ -664,7 +711,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         }
         ClientConnection c = conn;
         if (c != null) {
-            if (tellServer && !remoteClosed) {
+            if (tellServer && !has(REMOTE_CLOSED)) {
                 c.sendControl(Frames.cancel(pool(), id, s));
             }
             // left after the lock is released: leaving may hand this stream's slot to a waiting stream, which opens
@@ -679,11 +726,11 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     private boolean updateReadinessLocked() {
         boolean ready = closeStatus == null && outbound.isReady();
         boolean run = false;
-        if (ready && !wasReady) {
-            readyPending = true;
+        if (ready && !has(WAS_READY)) {
+            set(READY_PENDING);
             run = requestDrainIfListeningLocked();
         }
-        wasReady = ready;
+        set(WAS_READY, ready);
         return run;
     }
 
@@ -738,17 +785,17 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             int split = -1;
             int credit = 0;
             synchronized (this) {
-                if (listenerClosed) {
+                if (has(LISTENER_CLOSED)) {
                     drainIdleLocked();
                     return;
                 }
-                if (headersPending) {
-                    headersPending = false;
+                if (has(HEADERS_PENDING)) {
+                    clear(HEADERS_PENDING);
                     headers = pendingHeaders;
                     pendingHeaders = null;
                     action = HEADERS;
-                } else if (closeStatus != null && ((!closeStatus.isOk() && !closedByServer) || !inbound.hasMessage())) {
-                    listenerClosed = true;
+                } else if (closeStatus != null && ((!closeStatus.isOk() && !has(CLOSED_BY_SERVER)) || !inbound.hasMessage())) {
+                    set(LISTENER_CLOSED);
                     recyclePartsLocked();
                     action = CLOSE;
                 } else if (requested > 0 && inbound.hasMessage()) {
@@ -756,10 +803,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                     compressed = inbound.polledCompressed();
                     split = inbound.polledSplit();
                     requested--;
-                    credit = remoteClosed ? 0 : inbound.takeCredit();
+                    credit = has(REMOTE_CLOSED) ? 0 : inbound.takeCredit();
                     action = MESSAGE;
-                } else if (readyPending) {
-                    readyPending = false;
+                } else if (has(READY_PENDING)) {
+                    clear(READY_PENDING);
                     action = READY;
                 } else {
                     drainIdleLocked();
@@ -769,8 +816,12 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             if (credit > 0) {
                 conn.sendControl(Frames.window(pool(), id, credit));
             }
+            StreamObserver<RespT> direct = unaryObserver; // set before the listener, which a drain needs, at start
             switch (action) {
                 case HEADERS -> {
+                    if (direct != null) {
+                        break; // a unary observer takes no headers
+                    }
                     try {
                         listener.onHeaders(headers != null ? headers : NullForEmptyMetadata.emptyFor(listener));
                     } catch (RuntimeException e) {
@@ -785,14 +836,22 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                         channel.callFinished();
                     }
                     Status s = closeStatus;
-                    Metadata t = closeTrailers != null ? closeTrailers : NullForEmptyMetadata.emptyFor(listener);
                     try {
-                        listener.onClose(s, t);
+                        if (direct != null) {
+                            RespT value = unaryValue;
+                            unaryValue = null;
+                            UnaryObserverClose.close(direct, s, closeTrailers, value);
+                        } else {
+                            listener.onClose(s, closeTrailers != null ? closeTrailers : NullForEmptyMetadata.emptyFor(listener));
+                        }
                     } catch (RuntimeException e) {
                         Connection.LOG.log(System.Logger.Level.WARNING, "ClientCall.Listener.onClose threw", e);
                     }
                 }
                 case READY -> {
+                    if (direct != null) {
+                        break; // a unary observer has no request side to tell
+                    }
                     try {
                         listener.onReady();
                     } catch (RuntimeException e) {
@@ -850,7 +909,15 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             return;
         }
         try {
-            if (attachment != null) {
+            if (unaryObserver != null) {
+                try {
+                    takeUnaryResponse(value);
+                } finally {
+                    if (attachment != null) {
+                        attachment.release(); // a plain observer takes the message alone, as a listener's default does
+                    }
+                }
+            } else if (attachment != null) {
                 listener.onMessage(value, attachment);
             } else {
                 listener.onMessage(value);
@@ -859,6 +926,19 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             listenerThrew(e);
         }
     }
+
+    /** A response of a call started by {@link #startUnary}: kept for onClose; a second one cancels the call. */
+    private void takeUnaryResponse(RespT value) {
+        if (unaryValue != null) {
+            cancel(UnaryObserverClose.SECOND_RESPONSE, null);
+        } else {
+            unaryValue = value;
+        }
+    }
+
+    /** The listener of a call started by {@link #startUnary}: marks that it has one, and is never called. */
+    private static final Listener<Object> TO_UNARY_OBSERVER = new Listener<>() {
+    };
 
     private void listenerThrew(RuntimeException e) {
         finish(Status.CANCELLED.withDescription("the call's listener threw: " + e).withCause(e), null, true);

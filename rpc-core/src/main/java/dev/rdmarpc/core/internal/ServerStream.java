@@ -26,7 +26,7 @@ import java.util.function.Consumer;
  * guarded by {@code this}.
  */
 final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
-        implements SerializedDelivery, Consumer<Status>, NullForEmptyMetadata {
+        implements SerializedDelivery, Consumer<Status>, NullForEmptyMetadata, FlagBits {
     /** The server side's stream states (PROTOCOL.md, "Stream states"). */
     enum State {
         /** HEADERS received; both directions open. */
@@ -41,6 +41,29 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     private static final int NONE = 0, START = 1, CANCEL = 2, MESSAGE = 3, HALF_CLOSE = 4, COMPLETE = 5, READY = 6;
 
+    // what the drain has still to deliver, and what has been done: the bits of flags
+    private static final int START_PENDING = 1;
+    private static final int HALF_CLOSE_DELIVERED = 1 << 1;
+    private static final int CANCEL_DELIVERED = 1 << 2;
+    private static final int COMPLETE_DELIVERED = 1 << 3;
+    private static final int READY_PENDING = 1 << 4;
+    private static final int WAS_READY = 1 << 5;
+    private static final int HEADERS_SENT = 1 << 6;
+    /** The handler called {@link #close} (whatever the state was then). */
+    private static final int CLOSE_CALLED = 1 << 7;
+    /** The stream left its connection. */
+    private static final int REMOVED = 1 << 8;
+
+    @Override
+    public short flagBits() {
+        return flags;
+    }
+
+    @Override
+    public void flagBits(short bits) {
+        flags = bits;
+    }
+
     private final ServerConnection conn;
     private final int id;
     /** The call's method and handler; the method, pool and executor are read through it and {@link #conn}, no field each. */
@@ -54,26 +77,20 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     private InboundMessages inbound;
     /** {@link SerializedDelivery}'s flags. */
     private int drainFlags;
-    /** Only for a call with a deadline, which it keeps (no field of its own: an 80-byte stream, not 88). */
+    /** Only for a call with a deadline, which it keeps (no field of its own). */
     private final CallTimer deadlineTimer;
     private final long startNanos = System.nanoTime();
 
     private State state;
     /** Mirrors {@code state == CANCELLED} for lock-free reads ({@link #isCancelled}). */
     private volatile boolean cancelled;
+    /** The listener; for a call started straight into a {@link #sink}, {@link #TO_SINK}, never called. */
     private Listener<ReqT> listener;
-    // what the drain has still to deliver
-    private boolean startPending = true;
-    private boolean halfCloseDelivered;
-    private boolean cancelDelivered;
-    private boolean completeDelivered;
-    private boolean readyPending;
-    private boolean wasReady;
-    private boolean headersSent;
-    /** The handler called {@link #close} (whatever the state was then). */
-    private boolean closeCalled;
+    /** The events' recipient when core's single-request handler was started straight ({@link SingleRequestStarter}), else null. */
+    private SingleRequestCallSink<ReqT> sink;
+    /** The call's yes/no state, bits of {@link #START_PENDING} and the other constants below ({@link FlagBits}). */
+    private short flags = START_PENDING;
     private int requested;
-    private boolean removed;
     private String finalStatus;
 
     ServerStream(ServerConnection conn, int id, ServerMethodDefinition<ReqT, RespT> definition, Metadata requestHeaders,
@@ -119,7 +136,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             }
             var peer = conn.peerHello;
             outbound.bind(conn.out, id, peer.initialWindow(), Math.min(conn.out.preferredChunkSize(), peer.maxFramePayload()));
-            wasReady = outbound.isReady();
+            set(WAS_READY, outbound.isReady());
             if (deadlineTimer != null) {
                 deadlineTimer.arm(deadlineTimer.deadline().remainingNanos(), this::onDeadline);
             }
@@ -164,13 +181,13 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         boolean failed = false;
         boolean run = false;
         synchronized (this) {
-            if (headersSent) {
+            if (has(HEADERS_SENT)) {
                 throw new IllegalStateException("response headers already sent");
             }
-            if (closeCalled) {
+            if (has(CLOSE_CALLED)) {
                 throw new IllegalStateException("call already closed");
             }
-            headersSent = true;
+            set(HEADERS_SENT);
             if (state == State.CANCELLED) {
                 return;
             }
@@ -221,7 +238,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         conn.server.metrics().bytesSent(framed.length() - MessageFramer.PREFIX + (att == null ? 0 : att.size()));
         boolean run;
         synchronized (this) {
-            if (closeCalled) {
+            if (has(CLOSE_CALLED)) {
                 Attachments.drop(framed, att);
                 throw new IllegalStateException("sendMessage after close");
             }
@@ -229,8 +246,8 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                 Attachments.drop(framed, att);
                 return;
             }
-            if (!headersSent) {
-                headersSent = true;
+            if (!has(HEADERS_SENT)) {
+                set(HEADERS_SENT);
                 outbound.control(Frames.responseHeaders(pool(), id, null), false);
             }
             int need = framed.length() + (att == null ? 0 : att.size());
@@ -254,10 +271,10 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         boolean remove;
         boolean run;
         synchronized (this) {
-            if (closeCalled) {
+            if (has(CLOSE_CALLED)) {
                 throw new IllegalStateException("call already closed");
             }
-            closeCalled = true;
+            set(CLOSE_CALLED);
             if (state == State.CANCELLED) {
                 return; // the handler closed a call it had not yet heard was cancelled: nothing goes out
             }
@@ -502,10 +519,10 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     private void removeFromConnection() {
         synchronized (this) {
-            if (removed) {
+            if (has(REMOVED)) {
                 return;
             }
-            removed = true;
+            set(REMOVED);
         }
         conn.remove(this);
         conn.server.metrics().callFinished(method().getFullMethodName(), finalStatus == null ? "OK" : finalStatus,
@@ -518,11 +535,11 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     private boolean updateReadinessLocked() {
         boolean ready = isOpenLocked() && outbound.isReady();
         boolean run = false;
-        if (ready && !wasReady) {
-            readyPending = true;
+        if (ready && !has(WAS_READY)) {
+            set(READY_PENDING);
             run = requestDrainLocked();
         }
-        wasReady = ready;
+        set(WAS_READY, ready);
         return run;
     }
 
@@ -555,26 +572,26 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             int split = -1;
             int credit = 0;
             synchronized (this) {
-                if (startPending) {
-                    startPending = false;
+                if (has(START_PENDING)) {
+                    clear(START_PENDING);
                     action = START;
                 } else if (listener == null) {
                     drainIdleLocked();
                     return;
                 } else if (state == State.CANCELLED) {
-                    if (cancelDelivered || completeDelivered) {
+                    if (has(CANCEL_DELIVERED) || has(COMPLETE_DELIVERED)) {
                         drainIdleLocked();
                         return;
                     }
-                    cancelDelivered = true;
+                    set(CANCEL_DELIVERED);
                     recyclePartsLocked();
                     action = CANCEL;
                 } else if (state == State.CLOSED) {
-                    if (completeDelivered || !outbound.isEmpty()) {
+                    if (has(COMPLETE_DELIVERED) || !outbound.isEmpty()) {
                         drainIdleLocked();
                         return;
                     }
-                    completeDelivered = true;
+                    set(COMPLETE_DELIVERED);
                     recyclePartsLocked();
                     action = COMPLETE;
                 } else if (requested > 0 && inbound.hasMessage()) {
@@ -584,11 +601,11 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                     requested--;
                     credit = state == State.OPEN ? inbound.takeCredit() : 0;
                     action = MESSAGE;
-                } else if (state == State.HALF_CLOSED_REMOTE && !halfCloseDelivered && !inbound.hasMessage()) {
-                    halfCloseDelivered = true;
+                } else if (state == State.HALF_CLOSED_REMOTE && !has(HALF_CLOSE_DELIVERED) && !inbound.hasMessage()) {
+                    set(HALF_CLOSE_DELIVERED);
                     action = HALF_CLOSE;
-                } else if (readyPending) {
-                    readyPending = false;
+                } else if (has(READY_PENDING)) {
+                    clear(READY_PENDING);
                     action = READY;
                 } else {
                     drainIdleLocked();
@@ -599,13 +616,32 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                 conn.send(Frames.window(pool(), id, credit), true);
             }
             try {
+                SingleRequestCallSink<ReqT> direct = sink; // set (or not) by START, the drain's first action
                 switch (action) {
                     case START -> start(definition.handler());
-                    case CANCEL -> listener.onCancel();
-                    case COMPLETE -> listener.onComplete();
+                    case CANCEL -> {
+                        if (direct != null) {
+                            direct.callCancelled();
+                        } else {
+                            listener.onCancel();
+                        }
+                    }
+                    case COMPLETE -> listener.onComplete(); // a sink's is the no-op TO_SINK
                     case MESSAGE -> deliverMessage(message, compressed, split);
-                    case HALF_CLOSE -> listener.onHalfClose();
-                    case READY -> listener.onReady();
+                    case HALF_CLOSE -> {
+                        if (direct != null) {
+                            direct.requestsEnded();
+                        } else {
+                            listener.onHalfClose();
+                        }
+                    }
+                    case READY -> {
+                        if (direct != null) {
+                            direct.callReady();
+                        } else {
+                            listener.onReady();
+                        }
+                    }
                     default -> {
                     }
                 }
@@ -616,15 +652,25 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     }
 
     /**
-     * Lets the handler (or the interceptors in front of it) start the call. When it throws or returns no listener,
-     * the call fails and gets a listener that ignores everything, so the drain still ends the call and frees what
-     * it holds.
+     * Lets the handler (or the interceptors in front of it) start the call; core's single-request handler, unwrapped,
+     * starts straight into its sink. When it throws or returns no listener, the call fails and gets a listener that
+     * ignores everything, so the drain still ends the call and frees what it holds.
      */
     private void start(dev.rdmarpc.core.ServerCallHandler<ReqT, RespT> handler) {
         Listener<ReqT> l = null;
         try {
             // with none received, the handler's own instance, as received metadata always is (or null if it takes it)
-            l = handler.startCall(this, requestHeaders != null ? requestHeaders : NullForEmptyMetadata.emptyFor(handler));
+            Metadata headers = requestHeaders != null ? requestHeaders : NullForEmptyMetadata.emptyFor(handler);
+            if (handler instanceof SingleRequestStarter<?, ?> starter) {
+                @SuppressWarnings("unchecked")
+                SingleRequestStarter<ReqT, RespT> typed = (SingleRequestStarter<ReqT, RespT>) starter;
+                sink = typed.startSingleRequestCall(this, headers);
+                @SuppressWarnings("unchecked")
+                Listener<ReqT> none = (Listener<ReqT>) TO_SINK;
+                l = none;
+                return;
+            }
+            l = handler.startCall(this, headers);
             if (l == null) {
                 throw new NullPointerException("startCall of " + method().getFullMethodName() + " returned no listener");
             }
@@ -692,12 +738,27 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             abort(s);
             return;
         }
-        if (attachment != null) {
-            listener.onMessage(value, attachment);
-        } else {
-            listener.onMessage(value);
+        SingleRequestCallSink<ReqT> direct = sink;
+        if (direct == null) {
+            if (attachment != null) {
+                listener.onMessage(value, attachment);
+            } else {
+                listener.onMessage(value);
+            }
+            return;
+        }
+        try {
+            direct.requestReceived(value);
+        } finally {
+            if (attachment != null) {
+                attachment.release(); // the sink takes the message alone, as a listener's default does
+            }
         }
     }
+
+    /** The listener of a call started straight into its {@link #sink}: marks that it has one, and is never called. */
+    private static final Listener<Object> TO_SINK = new Listener<>() {
+    };
 
     private void handlerFailed(Throwable e) {
         Connection.LOG.log(System.Logger.Level.DEBUG, "handler of " + method().getFullMethodName() + " threw", e);

@@ -1,7 +1,9 @@
 package dev.rdmarpc.core.internal;
 
 import dev.rdmarpc.core.CallOptions;
+import dev.rdmarpc.core.ClientCall;
 import dev.rdmarpc.core.ClientCalls;
+import dev.rdmarpc.core.ForwardingClientCall;
 import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StatusException;
@@ -12,7 +14,8 @@ import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.testing.Await;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
@@ -24,10 +27,12 @@ import static dev.rdmarpc.core.internal.StreamFrames.UNARY;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 
 /**
  * {@link ClientCalls#asyncUnaryCall} against a server that breaks the unary contract, played frame by frame: the
- * observer gets exactly one terminal callback, with trailers of its own.
+ * observer gets exactly one terminal callback, with trailers of its own. Every case runs on core's call itself (which
+ * ends into the observer with no listener, {@link DirectUnaryCall}) and on an interceptor's wrapper (a listener).
  */
 class ClientCallsUnaryTest {
     private final SlabPool pool = new SlabPool(0, true);
@@ -78,6 +83,20 @@ class ClientCallsUnaryTest {
         }
     }
 
+    /** A new unary call: core's own, or behind an interceptor's wrapper. */
+    private ClientCall<String, String> newCall(boolean wrapped) {
+        ClientCall<String, String> call = channel.newCall(UNARY, CallOptions.DEFAULT);
+        if (!wrapped) {
+            return call;
+        }
+        return new ForwardingClientCall<>() {
+            @Override
+            protected ClientCall<String, String> delegate() {
+                return call;
+            }
+        };
+    }
+
     /** Takes the call's HEADERS and request message; returns its stream id. */
     private static int request(FakeConnection c) throws InterruptedException {
         FakeConnection.Sent headers = c.next();
@@ -86,11 +105,12 @@ class ClientCallsUnaryTest {
         return headers.streamId();
     }
 
-    @Test
-    void okWithoutAResponseIsInternalWithTrailersOfItsOwn() throws Exception {
+    @ParameterizedTest(name = "wrapped={0}")
+    @ValueSource(booleans = {false, true})
+    void okWithoutAResponseIsInternalWithTrailersOfItsOwn(boolean wrapped) throws Exception {
         FakeConnection c = connect();
         Events o = new Events();
-        ClientCalls.asyncUnaryCall(channel.newCall(UNARY, CallOptions.DEFAULT), "ping", o);
+        ClientCalls.asyncUnaryCall(newCall(wrapped), "ping", o);
         int id = request(c);
         c.deliver(Frames.responseHeaders(pool, id, null));
         c.deliver(Frames.trailers(pool, id, Status.OK, null));
@@ -100,11 +120,12 @@ class ClientCallsUnaryTest {
         assertEquals(0, o.events.size(), "more than one terminal callback");
     }
 
-    @Test
-    void aSecondResponseCancelsTheCallAndTheObserverGetsOnlyTheError() throws Exception {
+    @ParameterizedTest(name = "wrapped={0}")
+    @ValueSource(booleans = {false, true})
+    void aSecondResponseCancelsTheCallAndTheObserverGetsOnlyTheError(boolean wrapped) throws Exception {
         FakeConnection c = connect();
         Events o = new Events();
-        ClientCalls.asyncUnaryCall(channel.newCall(UNARY, CallOptions.DEFAULT), "ping", o);
+        ClientCalls.asyncUnaryCall(newCall(wrapped), "ping", o);
         int id = request(c);
         c.deliver(Frames.responseHeaders(pool, id, null));
         c.deliver(StreamFrames.message(id, "one", 0));
@@ -116,11 +137,12 @@ class ClientCallsUnaryTest {
         assertEquals(0, o.events.size(), "the first response was delivered after all");
     }
 
-    @Test
-    void anErrorStatusReachesTheObserverWithTheServersTrailers() throws Exception {
+    @ParameterizedTest(name = "wrapped={0}")
+    @ValueSource(booleans = {false, true})
+    void anErrorStatusReachesTheObserverWithTheServersTrailers(boolean wrapped) throws Exception {
         FakeConnection c = connect();
         Events o = new Events();
-        ClientCalls.asyncUnaryCall(channel.newCall(UNARY, CallOptions.DEFAULT), "ping", o);
+        ClientCalls.asyncUnaryCall(newCall(wrapped), "ping", o);
         int id = request(c);
         Metadata md = new Metadata();
         Metadata.Key<String> key = Metadata.Key.ascii("x-why");
@@ -129,5 +151,55 @@ class ClientCallsUnaryTest {
         StatusException e = assertInstanceOf(StatusException.class, o.next());
         assertEquals(Status.Code.NOT_FOUND, e.getStatus().getCode());
         assertEquals("because", e.getTrailers().get(key));
+    }
+
+    @ParameterizedTest(name = "wrapped={0}")
+    @ValueSource(booleans = {false, true})
+    void aResponseThenOkIsOneValueThenCompletion(boolean wrapped) throws Exception {
+        FakeConnection c = connect();
+        Events o = new Events();
+        ClientCalls.asyncUnaryCall(newCall(wrapped), "ping", o);
+        int id = request(c);
+        c.deliver(Frames.responseHeaders(pool, id, null));
+        c.deliver(StreamFrames.message(id, "pong", 0));
+        c.deliver(Frames.trailers(pool, id, Status.OK, null));
+        assertEquals("next:pong", o.next());
+        assertEquals("completed", o.next());
+        assertNull(o.events.poll(), "more than one terminal callback");
+    }
+
+    @ParameterizedTest(name = "wrapped={0}")
+    @ValueSource(booleans = {false, true})
+    void anObserverThatThrowsOnItsValueCancelsNothingMoreAndTheNextCallIsServed(boolean wrapped) throws Exception {
+        FakeConnection c = connect();
+        CompletableFuture<Void> threw = new CompletableFuture<>();
+        StreamObserver<String> throwing = new StreamObserver<>() {
+            @Override
+            public void onNext(String value) {
+                threw.complete(null);
+                throw new IllegalStateException("the observer failed");
+            }
+
+            @Override
+            public void onError(Throwable t) {
+            }
+
+            @Override
+            public void onCompleted() {
+            }
+        };
+        ClientCalls.asyncUnaryCall(newCall(wrapped), "ping", throwing);
+        int id = request(c);
+        c.deliver(StreamFrames.message(id, "pong", 0));
+        c.deliver(Frames.trailers(pool, id, Status.OK, null));
+        threw.get(60, TimeUnit.SECONDS);
+        // the call had ended: the failure is logged, and the channel serves the next call
+        Events o = new Events();
+        ClientCalls.asyncUnaryCall(newCall(wrapped), "again", o);
+        int next = request(c);
+        c.deliver(StreamFrames.message(next, "pong", 0));
+        c.deliver(Frames.trailers(pool, next, Status.OK, null));
+        assertEquals("next:pong", o.next());
+        assertEquals("completed", o.next());
     }
 }
