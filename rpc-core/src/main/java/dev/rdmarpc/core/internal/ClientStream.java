@@ -600,8 +600,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             if (has(REMOTE_CLOSED)) {
                 throw new ProtocolException("second TRAILERS on stream " + id);
             }
-            set(REMOTE_CLOSED);
-            set(CLOSED_BY_SERVER);
+            set(REMOTE_CLOSED | CLOSED_BY_SERVER);
             ResponseMetadata capture = options.getResponseMetadata();
             if (capture != null) {
                 if (md == null) {

@@ -84,6 +84,14 @@ final class FakeTransports {
             return c;
         }
 
+        /** Accepts a connection, says the client's HELLO and checks that the server answers with its own. */
+        FakeConnection acceptGreeted() throws InterruptedException {
+            FakeConnection c = accept();
+            c.deliver(StreamFrames.hello(pool));
+            assertEquals(FrameType.HELLO, c.next().type());
+            return c;
+        }
+
         @Override
         public void stopAccepting() {
         }

@@ -69,9 +69,7 @@ class ReadBurstHoldTest {
         CompletableFuture<String> outcome = new CompletableFuture<>();
         Thread io = Thread.ofPlatform().name("fake-io").start(() -> {
             try {
-                FakeConnection c = transport.accept();
-                c.deliver(StreamFrames.hello(pool));
-                assertEquals(FrameType.HELLO, c.next().type());
+                FakeConnection c = transport.acceptGreeted();
                 CallbackLane lane = RpcExecutors.sharedCallbacks().holdWakes();
                 lane.releaseWakes();
                 c.readBurst(() -> {

@@ -78,9 +78,7 @@ class ServerStreamRecyclingTest {
         server = new ServerImpl(new InetSocketAddress("127.0.0.1", 0), List.of(service), transport, settings,
                 RpcExecutors.direct(), null, 20_000);
         server.start();
-        FakeConnection c = transport.accept();
-        c.deliver(StreamFrames.hello(pool));
-        assertEquals(FrameType.HELLO, c.next().type());
+        FakeConnection c = transport.acceptGreeted();
         return c;
     }
 

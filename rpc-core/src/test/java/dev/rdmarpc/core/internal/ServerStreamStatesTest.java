@@ -107,9 +107,7 @@ class ServerStreamStatesTest {
         ServiceDefinition service = ServiceDefinition.builder("test.S").addMethod(UNARY, handler).addMethod(BIDI, handler).build();
         server = new ServerImpl(new InetSocketAddress("127.0.0.1", 0), List.of(service), transport, settings, executor, null, 20_000);
         server.start();
-        FakeConnection c = transport.accept();
-        c.deliver(StreamFrames.hello(pool));
-        assertEquals(FrameType.HELLO, c.next().type());
+        FakeConnection c = transport.acceptGreeted();
         return c;
     }
 

@@ -78,9 +78,7 @@ class SingleRequestCallsTest {
                 new ConnectionSettings(pool, 1 << 20, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD, 4 << 20, TransportMode.TCP, List.of()),
                 RpcExecutors.direct(), null, 20_000);
         server.start();
-        FakeConnection c = transport.accept();
-        c.deliver(StreamFrames.hello(pool));
-        assertEquals(FrameType.HELLO, c.next().type());
+        FakeConnection c = transport.acceptGreeted();
         return c;
     }
 
