@@ -324,7 +324,9 @@ final class ServiceGenerator {
                 w.line("return " + CLIENT_CALLS + ".async" + m.kind() + "Call(" + newCall(m) + ", responseObserver);");
             } else {
                 w.open("public void " + m.javaName + "(" + m.request + " request, " + observer(m.response) + " responseObserver) {");
-                w.line(CLIENT_CALLS + ".async" + m.kind() + "Call(" + newCall(m) + ", request, responseObserver);");
+                // a unary call made from the channel itself: core may run it on a recycled call object
+                String target = m.kind().equals("Unary") ? "getChannel(), " + qualified(m) + ", getCallOptions()" : newCall(m);
+                w.line(CLIENT_CALLS + ".async" + m.kind() + "Call(" + target + ", request, responseObserver);");
             }
             w.close("}");
             asyncStubWithAttachment(w, m);

@@ -20,6 +20,20 @@ public final class ClientCalls {
         asyncOneRequest(call, request, responseObserver, false);
     }
 
+    /**
+     * Unary call on {@code channel}: the same as {@code asyncUnaryCall(channel.newCall(method, options), request,
+     * responseObserver)}. Generated stubs use this form: as nobody outside core sees the call, an {@link RpcChannel}
+     * (not wrapped by interceptors) runs it on a stream reused from an ended call.
+     */
+    public static <ReqT, RespT> void asyncUnaryCall(Channel channel, MethodDescriptor<ReqT, RespT> method, CallOptions options,
+                                                    ReqT request, StreamObserver<RespT> responseObserver) {
+        if (!(responseObserver instanceof ClientResponseObserver<?, ?>) && channel instanceof RpcChannel pooled
+                && pooled.startPooledUnary(method, options, request, responseObserver)) {
+            return;
+        }
+        asyncUnaryCall(channel.newCall(method, options), request, responseObserver);
+    }
+
     /** Server-streaming call; the observer gets every value then completion, or an error. */
     public static <ReqT, RespT> void asyncServerStreamingCall(ClientCall<ReqT, RespT> call, ReqT request, StreamObserver<RespT> responseObserver) {
         asyncOneRequest(call, request, responseObserver, true);

@@ -56,6 +56,12 @@ public final class RpcChannel implements Channel, AutoCloseable {
         return impl.newCall(method, options);
     }
 
+    /** {@link ClientCalls}' pooled async unary call on this channel; false when it must go through {@link #newCall}. */
+    <ReqT, RespT> boolean startPooledUnary(MethodDescriptor<ReqT, RespT> method, CallOptions options, ReqT request,
+                                           StreamObserver<RespT> observer) {
+        return impl.startPooledUnary(method, options, request, observer);
+    }
+
     @Override
     public String authority() {
         return impl.authority();

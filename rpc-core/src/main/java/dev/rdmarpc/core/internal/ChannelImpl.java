@@ -4,6 +4,7 @@ import dev.rdmarpc.core.CallOptions;
 import dev.rdmarpc.core.ClientCall;
 import dev.rdmarpc.core.MethodDescriptor;
 import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.StreamObserver;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.spi.ClientTransport;
 import dev.rdmarpc.core.spi.FrameConnection;
@@ -35,6 +36,8 @@ public final class ChannelImpl {
     private final CallMetrics metrics;
     /** Flow-control parts recycled between this channel's calls. */
     private final StreamParts parts;
+    /** Ended calls' streams kept for the next pooled unary calls ({@link #startPooledUnary}). */
+    private final RecycledStreams<ClientStream<?, ?>> recycled = new RecycledStreams<>();
 
     private ClientConnection current;
     private CompletableFuture<ClientConnection> pending;
@@ -60,6 +63,37 @@ public final class ChannelImpl {
 
     public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(MethodDescriptor<ReqT, RespT> method, CallOptions options) {
         return new ClientStream<>(this, method, options);
+    }
+
+    /**
+     * Runs a plain async unary call (start, request, half-close) on a stream nobody else sees, reused from an ended
+     * call when one is kept, that ends into {@code observer}; false (nothing done) when the call has a deadline, whose
+     * timer would keep a reference: the caller then makes the call through {@link #newCall}.
+     */
+    public <ReqT, RespT> boolean startPooledUnary(MethodDescriptor<ReqT, RespT> method, CallOptions options, ReqT request,
+                                                  StreamObserver<RespT> observer) {
+        if (options.getDeadline() != null || defaultTimeout != null) {
+            return false;
+        }
+        @SuppressWarnings("unchecked")
+        ClientStream<ReqT, RespT> stream = (ClientStream<ReqT, RespT>) recycled.take();
+        if (stream == null) {
+            stream = new ClientStream<>(this, method, options);
+        } else {
+            stream.reuse(method, options);
+        }
+        stream.runPooledUnary(request, observer);
+        return true;
+    }
+
+    /** An ended pooled stream, every field cleared, kept for a later call. */
+    void recycle(ClientStream<?, ?> stream) {
+        recycled.give(stream);
+    }
+
+    /** The streams kept for later calls (for tests). */
+    RecycledStreams<ClientStream<?, ?>> recycled() {
+        return recycled;
     }
 
     public String authority() {

@@ -63,7 +63,7 @@ final class ClientConnection extends Connection {
         int n = open.size();
         int start = n == 0 ? 0 : Math.floorMod(writableTurn++, n);
         for (int i = 0; i < n; i++) {
-            open.get((start + i) % n).onConnectionWritable();
+            open.get((start + i) % n).onConnectionWritable(this);
         }
     }
 
@@ -228,7 +228,7 @@ final class ClientConnection extends Connection {
         Status s = Status.UNAVAILABLE.withDescription("server " + peer() + " is going away: " + goAway.status().getDescription());
         for (ClientStream<?, ?> st : open) {
             if (st.id() > goAway.lastStreamId()) {
-                st.transportFailed(s);
+                st.transportFailed(this, s);
             }
         }
         if (streams.isEmpty()) {
@@ -261,13 +261,13 @@ final class ClientConnection extends Connection {
                     md = decoded.metadataOrNull();
                     decoded.clear();
                 } catch (MetadataTooLargeException e) {
-                    s.failLocally(e.toStatus());
+                    s.failLocally(this, streamId, e.toStatus());
                     return false;
                 }
-                s.onHeaders(md);
+                s.onHeaders(this, streamId, md);
             }
             case FrameType.MESSAGE -> {
-                return s.onMessageFrame(flags, memory, holder, offset, length);
+                return s.onMessageFrame(this, streamId, flags, memory, holder, offset, length);
             }
             case FrameType.TRAILERS -> {
                 Status status;
@@ -281,10 +281,10 @@ final class ClientConnection extends Connection {
                     status = e.toStatus();
                     md = null;
                 }
-                s.onTrailers(status, md);
+                s.onTrailers(this, streamId, status, md);
             }
-            case FrameType.WINDOW -> s.onWindow(credit);
-            case FrameType.CANCEL -> s.onServerCancel(Frames.decodeCancel(memory.asSlice(offset, length)));
+            case FrameType.WINDOW -> s.onWindow(this, streamId, credit);
+            case FrameType.CANCEL -> s.onServerCancel(this, streamId, Frames.decodeCancel(memory.asSlice(offset, length)));
             case FrameType.END_STREAM -> throw new ProtocolException("END_STREAM from a server (servers end streams with TRAILERS)");
             default -> throw new ProtocolException("unexpected " + FrameType.name(type) + " frame from a server");
         }
@@ -310,7 +310,7 @@ final class ClientConnection extends Connection {
             notSent = takeWaiting();
         }
         for (ClientStream<?, ?> st : all) {
-            st.transportFailed(s);
+            st.transportFailed(this, s);
         }
         for (ClientStream<?, ?> w : notSent) {
             w.retryElsewhere();

@@ -27,8 +27,12 @@ import java.util.concurrent.Executor;
  * {@link SerializedDelivery} (the stream is itself the run its executor is given, {@link #run}, so a call needs no
  * delivery object of its own). The stream is also its send side's attachment-failure callback ({@link #accept}). The protocol
  * state is {@link State}, as in the stream state diagram of PROTOCOL.md (kept in two bits of the flags). A plain
- * async unary call started through {@link #startUnary} ends straight into its observer, with no listener object. All
- * state is guarded by {@code this}.
+ * async unary call started through {@link #startUnary} ends straight into its observer, with no listener object. A
+ * generated stub's async unary call runs on a stream from the channel's {@link RecycledStreams} ({@link #runPooledUnary}):
+ * nobody outside core ever holds it, and it goes back once both its starter and its drain are done with it, if it ended
+ * by the server's TRAILERS and took none of the paths that leave references behind (see {@link #RECYCLABLE}). Every
+ * event from a connection names the connection and the stream id it was for and is dropped unless the stream is still
+ * that one, so a stale reference cannot reach the stream's next call. All state is guarded by {@code this}.
  */
 final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         implements SerializedDelivery, Consumer<Status>, NullForEmptyMetadata, DirectUnaryCall<RespT>, FlagBits {
@@ -47,8 +51,9 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     private static final int NONE = 0, HEADERS = 1, MESSAGE = 2, CLOSE = 3, READY = 4;
 
     private final ChannelImpl channel;
-    private final MethodDescriptor<ReqT, RespT> method;
-    private final CallOptions options;
+    /** Set at creation, and again when a recycled stream is reused ({@link #reuse}). */
+    private MethodDescriptor<ReqT, RespT> method;
+    private CallOptions options;
     /** The send side, from the channel's {@link StreamParts}; null once given back after onClose. */
     private OutboundFlow outbound;
     /** The reassembler, from the channel's {@link StreamParts}; null once given back after onClose. */
@@ -93,6 +98,16 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     /** Where the stream's {@link State} is kept in {@link #flags}: its ordinal, in the two bits above the flags. */
     private static final int STATE_SHIFT = 9;
     private static final int STATE_MASK = 0b11 << STATE_SHIFT;
+    /**
+     * A pooled call ({@link #runPooledUnary}) that may go back to the channel's pool: cleared when it connects
+     * asynchronously, waits for a stream slot, or ends other than by the server's TRAILERS (paths where a connect
+     * future, a connection's waiting queue or another thread may still reach it).
+     */
+    private static final int RECYCLABLE = 1 << 11;
+    /** {@link #runPooledUnary} returned: its caller touches the stream no more. */
+    private static final int CALLER_DONE = 1 << 12;
+    /** The drain delivered onClose and went idle: no run of it touches the stream any more. */
+    private static final int DRAIN_DONE = 1 << 13;
     private static final State[] STATES = State.values();
     /** The metadata sent in HEADERS, or null for none. */
     private Metadata requestHeaders;
@@ -118,6 +133,95 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         this.outbound = channel.parts().takeOutbound();
         this.inbound = channel.parts().takeInbound();
         outbound.onAttachmentFailed(this);
+    }
+
+    /** Readies a stream taken from the channel's pool for a new call; it is as a new stream (see {@link #recycle}). */
+    void reuse(MethodDescriptor<ReqT, RespT> newMethod, CallOptions newOptions) {
+        synchronized (this) {
+            this.method = newMethod;
+            this.options = newOptions;
+            this.outbound = channel.parts().takeOutbound();
+            this.inbound = channel.parts().takeInbound();
+            outbound.onAttachmentFailed(this);
+        }
+    }
+
+    /**
+     * A generated stub's async unary call on a stream only core holds (from the channel's pool, or new): starts it,
+     * sends the request and half-closes, as {@code ClientCalls} does for a call it was given. The stream may go back
+     * to the pool once this has returned and the observer has been told how the call ended.
+     */
+    void runPooledUnary(ReqT request, StreamObserver<RespT> observer) {
+        synchronized (this) {
+            set(RECYCLABLE);
+        }
+        try {
+            startUnary(observer);
+            sendMessage(request);
+            halfClose();
+        } catch (RuntimeException | Error e) {
+            cancel("exception while sending the request", e);
+            throw e;
+        } finally {
+            boolean recycle;
+            synchronized (this) {
+                recycle = doneLocked(CALLER_DONE);
+            }
+            if (recycle) {
+                recycle();
+            }
+        }
+    }
+
+    /** With the lock held: {@code party} is done with a pooled stream; true when it was the last and must recycle it. */
+    private boolean doneLocked(int party) {
+        if (!has(RECYCLABLE)) {
+            return false;
+        }
+        set(party);
+        if (!has(CALLER_DONE) || !has(DRAIN_DONE)) {
+            return false;
+        }
+        clear(RECYCLABLE);
+        return true;
+    }
+
+    /**
+     * Clears every field (its flow-control parts were given back when onClose was chosen) and gives the stream to the
+     * channel's pool. Only once nothing else can reach it: its starter returned, its drain ended, and it left its
+     * connection's table while that connection's I/O thread ended it (a frame found in the table before is checked
+     * against the id, {@link #isStreamLocked}).
+     */
+    private void recycle() {
+        synchronized (this) {
+            method = null;
+            options = null;
+            conn = null;
+            detachFrom = null;
+            waitingOn = null;
+            connectAttempt = 0;
+            id = 0;
+            listener = null;
+            unaryObserver = null;
+            unaryValue = null;
+            flags = 0;
+            drainFlags = 0;
+            requestHeaders = null;
+            closeStatus = null;
+            closeTrailers = null;
+            pendingHeaders = null;
+            requested = 0;
+            heldSingleRequest = null;
+            heldAttachment = null;
+            startNanos = 0;
+            counted = false;
+        }
+        channel.recycle(this);
+    }
+
+    /** With the lock held: whether an event from {@code from} for {@code streamId} is for this stream as it is now. */
+    private boolean isStreamLocked(ClientConnection from, int streamId) {
+        return conn == from && id == streamId;
     }
 
     /** The executor of the call's callbacks: the call's own, else the channel's (derived, not a field: a smaller call). */
@@ -220,6 +324,9 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         } else if (f.isDone()) {
             attach(null, f.isCancelled() ? new java.util.concurrent.CancellationException("connect cancelled") : f.exceptionNow(), attempt);
         } else {
+            synchronized (this) {
+                clear(RECYCLABLE); // the future keeps a reference until it completes
+            }
             f.whenComplete((c, e) -> attach(c, e, attempt));
         }
     }
@@ -279,6 +386,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                     run = finishLocked(Status.INTERNAL.withDescription(e.getMessage() + " (the call was not sent)"), null, false);
                 }
                 if (result == ClientConnection.QUEUED) {
+                    clear(RECYCLABLE); // the connection's waiting queue may still hand it a slot
                     if (closeStatus == null) {
                         waitingOn = c;
                     }
@@ -334,8 +442,18 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     }
 
     /** Fails the call here and cancels it on the server (a response the client refuses, e.g. oversized metadata). */
-    void failLocally(Status s) {
-        finish(s, null, true);
+    void failLocally(ClientConnection from, int streamId, Status s) {
+        boolean run;
+        synchronized (this) {
+            if (!isStreamLocked(from, streamId)) {
+                return;
+            }
+            run = finishLocked(s, null, true);
+        }
+        leaveConnection();
+        if (run) {
+            startDrain();
+        }
     }
 
     /**
@@ -522,9 +640,12 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     // ------------------------------------------------------------------ frames (I/O thread)
 
     /** Response HEADERS, with their metadata or null when they carried none. */
-    void onHeaders(Metadata md) {
+    void onHeaders(ClientConnection from, int streamId, Metadata md) {
         boolean run;
         synchronized (this) {
+            if (!isStreamLocked(from, streamId)) {
+                return;
+            }
             if (has(HEADERS_RECEIVED)) {
                 throw new ProtocolException("second HEADERS on stream " + id);
             }
@@ -552,7 +673,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      * A MESSAGE frame whose payload is {@code length} bytes of {@code memory} at {@code offset}, lying in
      * {@code holder} when not null; returns whether a reference to the holder was kept.
      */
-    boolean onMessageFrame(int flags, MemorySegment memory, SlabBuffer holder, long offset, int length) {
+    boolean onMessageFrame(ClientConnection from, int streamId, int flags, MemorySegment memory, SlabBuffer holder,
+                           long offset, int length) {
         if ((flags & FrameFlags.END_STREAM) != 0) {
             throw new ProtocolException("END_STREAM flag on a MESSAGE from a server");
         }
@@ -561,6 +683,9 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         boolean run;
         boolean tooLarge;
         synchronized (this) {
+            if (!isStreamLocked(from, streamId)) {
+                return false;
+            }
             if (has(REMOTE_CLOSED)) {
                 throw new ProtocolException("MESSAGE after TRAILERS on stream " + id);
             }
@@ -583,7 +708,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             }
         }
         if (credit > 0) {
-            conn.sendControl(Frames.window(pool(), id, credit));
+            from.sendControl(Frames.window(pool(), streamId, credit));
         }
         if (tooLarge) {
             leaveConnection(); // the call ended here: only then is there a connection to leave
@@ -594,9 +719,16 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         return kept;
     }
 
-    /** TRAILERS: the call's status, and its metadata or null when they carried none. */
-    void onTrailers(Status status, Metadata md) {
+    /**
+     * TRAILERS: the call's status, and its metadata or null when they carried none. Marked as the server's and ended
+     * in one hold of the lock, so that the end is the server's exactly when this frame ended the call.
+     */
+    void onTrailers(ClientConnection from, int streamId, Status status, Metadata md) {
+        boolean run;
         synchronized (this) {
+            if (!isStreamLocked(from, streamId)) {
+                return;
+            }
             if (has(REMOTE_CLOSED)) {
                 throw new ProtocolException("second TRAILERS on stream " + id);
             }
@@ -608,31 +740,51 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                 }
                 capture.recordTrailers(md);
             }
+            run = finishLocked(status, md, false);
         }
-        finish(status, md, false);
-    }
-
-    void onServerCancel(Status s) {
-        synchronized (this) {
-            set(REMOTE_CLOSED);
+        leaveConnection();
+        if (run) {
+            startDrain();
         }
-        finish(s, null, false);
     }
 
-    void onWindow(int increment) {
-        gainSendRoom(true, increment);
+    void onServerCancel(ClientConnection from, int streamId, Status s) {
+        remoteEnded(from, streamId, s);
     }
 
-    /** The connection can take more again after it was not writable. */
-    void onConnectionWritable() {
-        gainSendRoom(false, 0);
-    }
-
-    /** The send side got room, from a WINDOW ({@code fromWindow}, granting {@code increment}) or from the connection draining. */
-    private void gainSendRoom(boolean fromWindow, int increment) {
+    /** The server or the transport ended the stream ({@code from} for {@code streamId}; any id when it is -1). */
+    private void remoteEnded(ClientConnection from, int streamId, Status s) {
         boolean run;
         synchronized (this) {
-            if (closeStatus != null) {
+            if (conn != from || (streamId != -1 && id != streamId)) {
+                return;
+            }
+            set(REMOTE_CLOSED);
+            run = finishLocked(s, null, false);
+        }
+        leaveConnection();
+        if (run) {
+            startDrain();
+        }
+    }
+
+    void onWindow(ClientConnection from, int streamId, int increment) {
+        gainSendRoom(from, streamId, true, increment);
+    }
+
+    /** The connection {@code from} can take more again after it was not writable. */
+    void onConnectionWritable(ClientConnection from) {
+        gainSendRoom(from, -1, false, 0);
+    }
+
+    /**
+     * The send side got room, from a WINDOW ({@code fromWindow}, granting {@code increment}) or from the connection
+     * draining ({@code streamId} -1: any stream of {@code from}).
+     */
+    private void gainSendRoom(ClientConnection from, int streamId, boolean fromWindow, int increment) {
+        boolean run;
+        synchronized (this) {
+            if (conn != from || (streamId != -1 && id != streamId) || closeStatus != null) {
                 return;
             }
             if (fromWindow) {
@@ -648,12 +800,12 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         }
     }
 
-    /** The connection failed or is going away without this stream. */
-    void transportFailed(Status s) {
-        synchronized (this) {
-            set(REMOTE_CLOSED);
-        }
-        finish(s, null, false);
+    /**
+     * The connection {@code from} failed or is going away without this stream (it takes no new streams by then, so the
+     * connection identifies the stream's call).
+     */
+    void transportFailed(ClientConnection from, Status s) {
+        remoteEnded(from, -1, s);
     }
 
     // ------------------------------------------------------------------ completion and delivery
@@ -691,8 +843,9 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         closeTrailers = trailers;
         if (!has(CLOSED_BY_SERVER)) {
             // ended here or by the transport: undelivered responses are dropped now, not when (if ever)
-            // the listener's executor next runs
+            // the listener's executor next runs; and the stream is not recycled (another thread may still hold it)
             inbound.releaseAll();
+            clear(RECYCLABLE);
         }
         if (deadlineTimer != null) {
             deadlineTimer.disarm();
@@ -774,8 +927,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         }
     }
 
-    /** The drain's loop: one callback at a time, chosen under the lock and run outside it. */
-    private void deliver() {
+    /** The drain's loop: one callback at a time, chosen under the lock and run outside it; true when it must recycle. */
+    private boolean deliver() {
         while (true) {
             int action;
             Metadata headers = null;
@@ -786,7 +939,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             synchronized (this) {
                 if (has(LISTENER_CLOSED)) {
                     drainIdleLocked();
-                    return;
+                    return doneLocked(DRAIN_DONE);
                 }
                 if (has(HEADERS_PENDING)) {
                     clear(HEADERS_PENDING);
@@ -809,7 +962,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                     action = READY;
                 } else {
                     drainIdleLocked();
-                    return;
+                    return false;
                 }
             }
             if (credit > 0) {
@@ -880,7 +1033,9 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     /** The drain loop, on the call's executor (the stream is the run handed to it; core alone runs it). */
     @Override
     public void run() {
-        deliver();
+        if (deliver()) {
+            recycle();
+        }
     }
 
     /** The attachment being sent failed (its segment closed, or its memory refused): ends the call. */

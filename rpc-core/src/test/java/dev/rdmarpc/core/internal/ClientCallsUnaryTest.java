@@ -28,11 +28,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * {@link ClientCalls#asyncUnaryCall} against a server that breaks the unary contract, played frame by frame: the
  * observer gets exactly one terminal callback, with trailers of its own. Every case runs on core's call itself (which
- * ends into the observer with no listener, {@link DirectUnaryCall}) and on an interceptor's wrapper (a listener).
+ * ends into the observer with no listener, {@link DirectUnaryCall}), on an interceptor's wrapper (a listener), and as a
+ * generated stub's call on the channel's recycled streams ({@link ChannelImpl#startPooledUnary}).
  */
 class ClientCallsUnaryTest {
     private final SlabPool pool = new SlabPool(0, true);
@@ -97,6 +99,19 @@ class ClientCallsUnaryTest {
         };
     }
 
+    /**
+     * Starts a unary call as {@code how} says: on core's own call, on an interceptor's wrapper, or as a generated stub
+     * does, through the channel's recycled streams.
+     */
+    private void start(String how, String request, StreamObserver<String> observer) {
+        switch (how) {
+            case "core" -> ClientCalls.asyncUnaryCall(newCall(false), request, observer);
+            case "wrapped" -> ClientCalls.asyncUnaryCall(newCall(true), request, observer);
+            case "pooled" -> assertTrue(channel.startPooledUnary(UNARY, CallOptions.DEFAULT, request, observer));
+            default -> throw new IllegalArgumentException(how);
+        }
+    }
+
     /** Takes the call's HEADERS and request message; returns its stream id. */
     private static int request(FakeConnection c) throws InterruptedException {
         FakeConnection.Sent headers = c.next();
@@ -105,12 +120,12 @@ class ClientCallsUnaryTest {
         return headers.streamId();
     }
 
-    @ParameterizedTest(name = "wrapped={0}")
-    @ValueSource(booleans = {false, true})
-    void okWithoutAResponseIsInternalWithTrailersOfItsOwn(boolean wrapped) throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"core", "wrapped", "pooled"})
+    void okWithoutAResponseIsInternalWithTrailersOfItsOwn(String how) throws Exception {
         FakeConnection c = connect();
         Events o = new Events();
-        ClientCalls.asyncUnaryCall(newCall(wrapped), "ping", o);
+        start(how, "ping", o);
         int id = request(c);
         c.deliver(Frames.responseHeaders(pool, id, null));
         c.deliver(Frames.trailers(pool, id, Status.OK, null));
@@ -120,12 +135,12 @@ class ClientCallsUnaryTest {
         assertEquals(0, o.events.size(), "more than one terminal callback");
     }
 
-    @ParameterizedTest(name = "wrapped={0}")
-    @ValueSource(booleans = {false, true})
-    void aSecondResponseCancelsTheCallAndTheObserverGetsOnlyTheError(boolean wrapped) throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"core", "wrapped", "pooled"})
+    void aSecondResponseCancelsTheCallAndTheObserverGetsOnlyTheError(String how) throws Exception {
         FakeConnection c = connect();
         Events o = new Events();
-        ClientCalls.asyncUnaryCall(newCall(wrapped), "ping", o);
+        start(how, "ping", o);
         int id = request(c);
         c.deliver(Frames.responseHeaders(pool, id, null));
         c.deliver(StreamFrames.message(id, "one", 0));
@@ -137,12 +152,12 @@ class ClientCallsUnaryTest {
         assertEquals(0, o.events.size(), "the first response was delivered after all");
     }
 
-    @ParameterizedTest(name = "wrapped={0}")
-    @ValueSource(booleans = {false, true})
-    void anErrorStatusReachesTheObserverWithTheServersTrailers(boolean wrapped) throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"core", "wrapped", "pooled"})
+    void anErrorStatusReachesTheObserverWithTheServersTrailers(String how) throws Exception {
         FakeConnection c = connect();
         Events o = new Events();
-        ClientCalls.asyncUnaryCall(newCall(wrapped), "ping", o);
+        start(how, "ping", o);
         int id = request(c);
         Metadata md = new Metadata();
         Metadata.Key<String> key = Metadata.Key.ascii("x-why");
@@ -153,12 +168,12 @@ class ClientCallsUnaryTest {
         assertEquals("because", e.getTrailers().get(key));
     }
 
-    @ParameterizedTest(name = "wrapped={0}")
-    @ValueSource(booleans = {false, true})
-    void aResponseThenOkIsOneValueThenCompletion(boolean wrapped) throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"core", "wrapped", "pooled"})
+    void aResponseThenOkIsOneValueThenCompletion(String how) throws Exception {
         FakeConnection c = connect();
         Events o = new Events();
-        ClientCalls.asyncUnaryCall(newCall(wrapped), "ping", o);
+        start(how, "ping", o);
         int id = request(c);
         c.deliver(Frames.responseHeaders(pool, id, null));
         c.deliver(StreamFrames.message(id, "pong", 0));
@@ -168,9 +183,9 @@ class ClientCallsUnaryTest {
         assertNull(o.events.poll(), "more than one terminal callback");
     }
 
-    @ParameterizedTest(name = "wrapped={0}")
-    @ValueSource(booleans = {false, true})
-    void anObserverThatThrowsOnItsValueCancelsNothingMoreAndTheNextCallIsServed(boolean wrapped) throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"core", "wrapped", "pooled"})
+    void anObserverThatThrowsOnItsValueCancelsNothingMoreAndTheNextCallIsServed(String how) throws Exception {
         FakeConnection c = connect();
         CompletableFuture<Void> threw = new CompletableFuture<>();
         StreamObserver<String> throwing = new StreamObserver<>() {
@@ -188,14 +203,14 @@ class ClientCallsUnaryTest {
             public void onCompleted() {
             }
         };
-        ClientCalls.asyncUnaryCall(newCall(wrapped), "ping", throwing);
+        start(how, "ping", throwing);
         int id = request(c);
         c.deliver(StreamFrames.message(id, "pong", 0));
         c.deliver(Frames.trailers(pool, id, Status.OK, null));
         threw.get(60, TimeUnit.SECONDS);
         // the call had ended: the failure is logged, and the channel serves the next call
         Events o = new Events();
-        ClientCalls.asyncUnaryCall(newCall(wrapped), "again", o);
+        start(how, "again", o);
         int next = request(c);
         c.deliver(StreamFrames.message(next, "pong", 0));
         c.deliver(Frames.trailers(pool, next, Status.OK, null));

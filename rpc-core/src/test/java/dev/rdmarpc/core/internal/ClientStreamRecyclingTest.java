@@ -44,9 +44,9 @@ class ClientStreamRecyclingTest {
     }
 
     /** Hands a whole MESSAGE frame straight to a stream, as the connection would for its id. */
-    private static void messageFrame(ClientStream<?, ?> stream, int streamId, String text) {
+    private static void messageFrame(ClientStream<?, ?> stream, ClientConnection from, int streamId, String text) {
         MemorySegment frame = MemorySegment.ofArray(StreamFrames.message(streamId, text, 0));
-        stream.onMessageFrame(FrameHeader.flags(frame, 0), frame, null, FrameHeader.SIZE, (int) frame.byteSize() - FrameHeader.SIZE);
+        stream.onMessageFrame(from, streamId, FrameHeader.flags(frame, 0), frame, null, FrameHeader.SIZE, (int) frame.byteSize() - FrameHeader.SIZE);
     }
 
     @Test
@@ -78,9 +78,10 @@ class ClientStreamRecyclingTest {
         assertTrue(secondId != firstId);
 
         // everything that can still reach the old call object: none may touch the parts it gave back
-        messageFrame(first, firstId, "late for the first call");
-        first.onWindow(1000);
-        first.onConnectionWritable();
+        ClientConnection cc = channel.connection().get(60, TimeUnit.SECONDS);
+        messageFrame(first, cc, firstId, "late for the first call");
+        first.onWindow(cc, firstId, 1000);
+        first.onConnectionWritable(cc);
         first.request(3);
         first.cancel("again", null);
         assertFalse(first.isReady());
