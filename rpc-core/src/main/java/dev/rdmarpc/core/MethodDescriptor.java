@@ -32,6 +32,8 @@ public final class MethodDescriptor<ReqT, RespT> {
     private final MethodType type;
     private final Marshaller<ReqT> requestMarshaller;
     private final Marshaller<RespT> responseMarshaller;
+    /** {@link ServerCalls}' stand-in for an ended server call of this method, made once on first use. */
+    private volatile ServerCall<ReqT, RespT> endedServerCall;
 
     private MethodDescriptor(String fullMethodName, MethodType type,
                              Marshaller<ReqT> requestMarshaller, Marshaller<RespT> responseMarshaller) {
@@ -126,5 +128,15 @@ public final class MethodDescriptor<ReqT, RespT> {
         public MethodDescriptor<ReqT, RespT> build() {
             return new MethodDescriptor<>(fullMethodName, type, requestMarshaller, responseMarshaller);
         }
+    }
+
+    /** The shared stand-in {@link ServerCalls} puts in place of an ended call of this method (made once, on first use). */
+    ServerCall<ReqT, RespT> endedServerCall() {
+        ServerCall<ReqT, RespT> c = endedServerCall;
+        if (c == null) {
+            c = ServerCalls.endedCall(this);
+            endedServerCall = c; // made twice at worst, by racing threads: each is the same immutable stand-in
+        }
+        return c;
     }
 }

@@ -1,6 +1,7 @@
 package dev.rdmarpc.core;
 
 import dev.rdmarpc.core.internal.NullForEmptyMetadata;
+import dev.rdmarpc.core.internal.ReleasableCall;
 import dev.rdmarpc.core.internal.SingleRequestCallSink;
 import dev.rdmarpc.core.internal.SingleRequestStarter;
 
@@ -123,7 +124,8 @@ public final class ServerCalls {
 
     /** The response observer handed to service code. */
     static class ResponseObserver<ReqT, RespT> extends ServerCallStreamObserver<RespT> {
-        final ServerCall<ReqT, RespT> call;
+        /** The call; a single-request observer puts its method's ended-call stand-in here once it let core's call go. */
+        ServerCall<ReqT, RespT> call;
         /**
          * The client's metadata; null until asked for when the client sent none (see {@link NullForEmptyMetadata}).
          * Volatile: the instance made on first use is the one every thread gets.
@@ -139,12 +141,16 @@ public final class ServerCalls {
 
         private static final int FROZEN = 1, SENT_HEADERS = 2, COMPLETED = 4, MANUAL_INBOUND = 8;
 
-        private boolean has(int flag) {
+        boolean has(int flag) {
             return (flags & flag) != 0;
         }
 
-        private void set(int flag) {
+        void set(int flag) {
             flags |= (byte) flag;
+        }
+
+        /** The call ended through this observer (onCompleted or onError): a single-request observer lets it go. */
+        void ended() {
         }
 
         ResponseObserver(ServerCall<ReqT, RespT> call, Metadata requestHeaders) {
@@ -182,6 +188,7 @@ public final class ServerCalls {
             }
             set(COMPLETED);
             if (cancelled) {
+                ended();
                 return;
             }
             Metadata md = trailersOf(t);
@@ -192,6 +199,7 @@ public final class ServerCalls {
                 sendHeadersIfNeeded();
             }
             call.close(statusOf(t), md);
+            ended();
         }
 
         @Override
@@ -201,10 +209,12 @@ public final class ServerCalls {
             }
             set(COMPLETED);
             if (cancelled) {
+                ended();
                 return;
             }
             sendHeadersIfNeeded();
             call.close(Status.OK, trailers != null ? trailers : NullForEmptyMetadata.emptyFor(call));
+            ended();
         }
 
         @Override
@@ -354,6 +364,105 @@ public final class ServerCalls {
         @Override
         public void callReady() {
             onReady();
+        }
+
+        /**
+         * Lets core's call go once this observer ended it: the stand-in answers from now on (not ready, not cancelled,
+         * no deadline, the method), under this observer's lock, and core may reuse the call's objects. A query racing
+         * the swap holds the lock, so it reaches the call before it is let go or the stand-in after.
+         */
+        @Override
+        void ended() {
+            if (call instanceof ReleasableCall core) {
+                ServerCall<ReqT, RespT> standIn = call.getMethodDescriptor().endedServerCall();
+                synchronized (this) {
+                    call = standIn;
+                }
+                core.sinkReleased();
+            }
+        }
+
+        @Override
+        public synchronized boolean isReady() {
+            return super.isReady();
+        }
+
+        @Override
+        public synchronized void request(int n) {
+            super.request(n);
+        }
+
+        @Override
+        public synchronized boolean isCancelled() {
+            return super.isCancelled();
+        }
+
+        @Override
+        public synchronized Deadline getDeadline() {
+            return super.getDeadline();
+        }
+
+        @Override
+        public synchronized MethodDescriptor<?, ?> getMethodDescriptor() {
+            return super.getMethodDescriptor();
+        }
+    }
+
+    /** The stand-in for an ended call of {@code method} (see {@link MethodDescriptor#endedServerCall}). */
+    static <ReqT, RespT> ServerCall<ReqT, RespT> endedCall(MethodDescriptor<ReqT, RespT> method) {
+        return new EndedCall<>(method);
+    }
+
+    /** What a single-request observer holds once it let its call go: an ended call of its method; it sends nothing. */
+    private static final class EndedCall<ReqT, RespT> extends ServerCall<ReqT, RespT> {
+        private final MethodDescriptor<ReqT, RespT> method;
+
+        EndedCall(MethodDescriptor<ReqT, RespT> method) {
+            this.method = method;
+        }
+
+        @Override
+        public void request(int n) {
+        }
+
+        @Override
+        public void sendHeaders(Metadata headers) {
+            throw new IllegalStateException("call already closed");
+        }
+
+        @Override
+        public void sendMessage(RespT message) {
+            throw new IllegalStateException("call already closed");
+        }
+
+        @Override
+        public void close(Status status, Metadata trailers) {
+            throw new IllegalStateException("call already closed");
+        }
+
+        @Override
+        public boolean isCancelled() {
+            return false;
+        }
+
+        @Override
+        public boolean isReady() {
+            return false;
+        }
+
+        @Override
+        public Deadline getDeadline() {
+            return null;
+        }
+
+        @Override
+        public MethodDescriptor<ReqT, RespT> getMethodDescriptor() {
+            return method;
+        }
+
+        @Override
+        public String getPeer() {
+            return null;
         }
     }
 

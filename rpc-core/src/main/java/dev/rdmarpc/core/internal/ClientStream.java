@@ -175,15 +175,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
 
     /** With the lock held: {@code party} is done with a pooled stream; true when it was the last and must recycle it. */
     private boolean doneLocked(int party) {
-        if (!has(RECYCLABLE)) {
-            return false;
-        }
-        set(party);
-        if (!has(CALLER_DONE) || !has(DRAIN_DONE)) {
-            return false;
-        }
-        clear(RECYCLABLE);
-        return true;
+        return lastToFinish(RECYCLABLE, party, CALLER_DONE | DRAIN_DONE);
     }
 
     /**
@@ -1100,6 +1092,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
 
     @Override
     public String toString() {
-        return "ClientStream{" + method.getFullMethodName() + ", id=" + id + "}";
+        MethodDescriptor<ReqT, RespT> m = method; // null while kept for a later call
+        return "ClientStream{" + (m == null ? "idle" : m.getFullMethodName()) + ", id=" + id + "}";
     }
 }

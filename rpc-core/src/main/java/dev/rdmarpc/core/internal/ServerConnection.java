@@ -34,6 +34,11 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
      * opens a stream as soon as it reads another's TRAILERS is never refused.
      */
     private final StreamTable<ServerStream<?, ?>> slots = new StreamTable<>();
+    /**
+     * Ended calls' streams kept for this connection's next calls; taken only on the connection's I/O thread (in
+     * {@link #onHeaders}), so a frame the I/O thread found for a stream before it ended cannot reach its next call.
+     */
+    private final RecycledStreams<ServerStream<?, ?>> recycled = new RecycledStreams<>();
     /** What the client's HELLO advertised: the metadata it accepts in response HEADERS and TRAILERS. */
     private volatile LimitsCapability peerLimits = LimitsCapability.NONE;
     /** Set when the server refused this connection at accept (too many connections): it was never counted. */
@@ -208,11 +213,11 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
         }
         switch (type) {
             case FrameType.MESSAGE -> {
-                return s.onMessageFrame(flags, memory, holder, offset, length);
+                return s.onMessageFrame(streamId, flags, memory, holder, offset, length);
             }
-            case FrameType.END_STREAM -> s.onEndStream();
-            case FrameType.CANCEL -> s.onClientCancel(Frames.decodeCancel(memory.asSlice(offset, length)));
-            default -> s.onWindow(credit);
+            case FrameType.END_STREAM -> s.onEndStream(streamId);
+            case FrameType.CANCEL -> s.onClientCancel(streamId, Frames.decodeCancel(memory.asSlice(offset, length)));
+            default -> s.onWindow(streamId, credit);
         }
         return false;
     }
@@ -272,8 +277,13 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
             send(trailers(streamId, Status.UNIMPLEMENTED.withDescription("Method not found: " + rh.path()), null), true);
             return;
         }
-        ServerStream<?, ?> s = new ServerStream<>(this, streamId, def, rh.metadataOrNull(), rh.authority(), rh.timeoutNanos(),
-                (flags & FrameFlags.END_STREAM) != 0);
+        boolean halfClosed = (flags & FrameFlags.END_STREAM) != 0;
+        ServerStream<?, ?> s = ServerStream.reusableFor(rh.timeoutNanos()) ? recycled.take() : null;
+        if (s != null) {
+            s.reuse(streamId, def, rh.metadataOrNull(), rh.authority(), halfClosed);
+        } else {
+            s = new ServerStream<>(this, streamId, def, rh.metadataOrNull(), rh.authority(), rh.timeoutNanos(), halfClosed);
+        }
         rh.clear(); // the stream owns the metadata now
         streams.put(streamId, s);
         slots.put(streamId, s);
@@ -317,6 +327,16 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
         }
         return what + " of " + size + " bytes (keys and values plus " + Frames.METADATA_ENTRY_OVERHEAD
                 + " per entry) exceed the " + max + " bytes the client accepts; not sent";
+    }
+
+    /** An ended stream, every field cleared, kept for a later call of this connection. */
+    void recycle(ServerStream<?, ?> s) {
+        recycled.give(s);
+    }
+
+    /** The streams kept for later calls (for tests). */
+    RecycledStreams<ServerStream<?, ?>> recycled() {
+        return recycled;
     }
 
     /** The stream's TRAILERS are about to go out: it no longer counts against the concurrent-stream limit. */

@@ -22,11 +22,14 @@ import java.util.function.Consumer;
  * flow control, enforces the deadline, and delivers listener callbacks in order on the server's
  * executor, never under this call's lock, through {@link SerializedDelivery} as {@link ClientStream} does (the stream
  * is itself the run the executor is given, {@link #run}), and is its send side's attachment-failure callback
- * ({@link #accept}). The protocol state is {@link State}, as in the stream state diagram of PROTOCOL.md. State is
- * guarded by {@code this}.
+ * ({@link #accept}). The protocol state is {@link State}, as in the stream state diagram of PROTOCOL.md. A call with no
+ * deadline whose handler is core's single-request one, started straight ({@link SingleRequestStarter}), goes back to
+ * its connection's {@link RecycledStreams} for the connection's next call once its response observer let it go
+ * ({@link #sinkReleased}), its drain delivered the end, and it left the connection (see {@link #RECYCLABLE}). Frames
+ * name the stream id and are dropped unless the stream is still that one. State is guarded by {@code this}.
  */
 final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
-        implements SerializedDelivery, Consumer<Status>, NullForEmptyMetadata, FlagBits {
+        implements SerializedDelivery, Consumer<Status>, NullForEmptyMetadata, FlagBits, ReleasableCall {
     /** The server side's stream states (PROTOCOL.md, "Stream states"). */
     enum State {
         /** HEADERS received; both directions open. */
@@ -53,6 +56,18 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     private static final int CLOSE_CALLED = 1 << 7;
     /** The stream left its connection. */
     private static final int REMOVED = 1 << 8;
+    /**
+     * The stream may go back to its connection's pool: set for a call without a deadline timer, cleared when its
+     * handler is not core's single-request one started straight (an interceptor or a listener holds the call), when it
+     * sends an attachment (whose failure callback comes later), or when its executor refused it.
+     */
+    private static final int RECYCLABLE = 1 << 9;
+    /** The response observer let the call go ({@link #sinkReleased}): it reaches the stream no more. */
+    private static final int SINK_RELEASED = 1 << 10;
+    /** The drain delivered the call's end and went idle. */
+    private static final int DRAIN_DONE = 1 << 11;
+    /** The stream left its connection's tables ({@link #removeFromConnection} returned from the connection). */
+    private static final int LEFT = 1 << 12;
 
     @Override
     public short flagBits() {
@@ -65,12 +80,13 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     }
 
     private final ServerConnection conn;
-    private final int id;
+    /** This and the next fields up to {@link #startNanos} are set at creation and again when the stream is reused. */
+    private int id;
     /** The call's method and handler; the method, pool and executor are read through it and {@link #conn}, no field each. */
-    private final ServerMethodDefinition<ReqT, RespT> definition;
+    private ServerMethodDefinition<ReqT, RespT> definition;
     /** The client's metadata, or null when it sent none (made only for a handler that needs an instance). */
-    private final Metadata requestHeaders;
-    private final String authority;
+    private Metadata requestHeaders;
+    private String authority;
     /** The send side, from the connection's {@link StreamParts}; null once given back when the call ended. */
     private OutboundFlow outbound;
     /** The reassembler, from the connection's {@link StreamParts}; null once given back when the call ended. */
@@ -79,7 +95,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     private int drainFlags;
     /** Only for a call with a deadline, which it keeps (no field of its own). */
     private final CallTimer deadlineTimer;
-    private final long startNanos = System.nanoTime();
+    private long startNanos = System.nanoTime();
 
     private State state;
     /** Mirrors {@code state == CANCELLED} for lock-free reads ({@link #isCancelled}). */
@@ -105,6 +121,71 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         this.inbound = conn.parts.takeInbound();
         outbound.onAttachmentFailed(this);
         this.state = halfClosed ? State.HALF_CLOSED_REMOTE : State.OPEN;
+        if (deadlineTimer == null) {
+            set(RECYCLABLE);
+        }
+    }
+
+    /**
+     * Readies a stream from the connection's pool (one made without a deadline) for the call opened as {@code newId};
+     * on the connection's I/O thread, the only thread that reuses its streams.
+     */
+    @SuppressWarnings("unchecked")
+    void reuse(int newId, ServerMethodDefinition<?, ?> newDefinition, Metadata newHeaders, String newAuthority,
+               boolean halfClosed) {
+        synchronized (this) {
+            this.id = newId;
+            this.definition = (ServerMethodDefinition<ReqT, RespT>) newDefinition;
+            this.requestHeaders = newHeaders;
+            this.authority = newAuthority;
+            this.startNanos = System.nanoTime();
+            this.outbound = conn.parts.takeOutbound();
+            this.inbound = conn.parts.takeInbound();
+            outbound.onAttachmentFailed(this);
+            this.state = halfClosed ? State.HALF_CLOSED_REMOTE : State.OPEN;
+            this.flags = START_PENDING | RECYCLABLE;
+        }
+    }
+
+    /** Whether a call with this timeout (0 for none) may run on a stream from the pool, which has no deadline timer. */
+    static boolean reusableFor(long timeoutNanos) {
+        return timeoutNanos <= 0;
+    }
+
+    /** The response observer lets the call go: it will not reach the stream again. */
+    @Override
+    public void sinkReleased() {
+        boolean recycle;
+        synchronized (this) {
+            recycle = doneLocked(SINK_RELEASED);
+        }
+        if (recycle) {
+            recycle();
+        }
+    }
+
+    /** With the lock held: {@code party} is done with the stream; true when it was the last and must recycle it. */
+    private boolean doneLocked(int party) {
+        return lastToFinish(RECYCLABLE, party, SINK_RELEASED | DRAIN_DONE | LEFT);
+    }
+
+    /** Clears the call's fields (its parts were given back when its end was chosen) and keeps it for the next call. */
+    private void recycle() {
+        synchronized (this) {
+            id = 0;
+            definition = null;
+            requestHeaders = null;
+            authority = null;
+            listener = null;
+            sink = null;
+            flags = 0;
+            drainFlags = 0;
+            requested = 0;
+            finalStatus = null;
+            cancelled = false;
+            state = State.CANCELLED; // as an ended call while kept: anything that still reaches it does nothing
+        }
+        conn.recycle(this);
     }
 
     int id() {
@@ -220,6 +301,9 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     @Override
     public void sendMessage(RespT message, MemorySegment attachment, Runnable onReleased) {
+        synchronized (this) {
+            clear(RECYCLABLE); // an attachment's failure callback may come after the call ended
+        }
         OutgoingAttachment att = OutgoingAttachment.of(attachment, onReleased);
         int peerMax = conn.peerLimits().maxAttachmentBytes();
         if (att.size() > peerMax) {
@@ -350,12 +434,15 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
      * A MESSAGE frame whose payload is {@code length} bytes of {@code memory} at {@code offset}, lying in
      * {@code holder} when not null; returns whether a reference to the holder was kept.
      */
-    boolean onMessageFrame(int flags, MemorySegment memory, SlabBuffer holder, long offset, int length) {
+    boolean onMessageFrame(int streamId, int flags, MemorySegment memory, SlabBuffer holder, long offset, int length) {
         int credit = 0;
         boolean kept;
         boolean tooLarge = false;
         boolean run = false;
         synchronized (this) {
+            if (id != streamId) {
+                return false; // ended and recycled since the connection found it
+            }
             if (state == State.HALF_CLOSED_REMOTE) {
                 throw new ProtocolException("MESSAGE after END_STREAM on stream " + id);
             }
@@ -383,7 +470,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         if (tooLarge) {
             removeFromConnection();
         } else if (credit > 0) {
-            conn.send(Frames.window(pool(), id, credit), true);
+            conn.send(Frames.window(pool(), streamId, credit), true);
         }
         if (run) {
             startDrain();
@@ -391,9 +478,12 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         return kept;
     }
 
-    void onEndStream() {
+    void onEndStream(int streamId) {
         boolean run;
         synchronized (this) {
+            if (id != streamId) {
+                return;
+            }
             if (state == State.HALF_CLOSED_REMOTE) {
                 throw new ProtocolException("second END_STREAM on stream " + id);
             }
@@ -408,24 +498,24 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         }
     }
 
-    void onWindow(int increment) {
-        gainSendRoom(true, increment);
+    void onWindow(int streamId, int increment) {
+        gainSendRoom(streamId, true, increment);
     }
 
     /** The connection can take more again after it was not writable. */
     void onConnectionWritable() {
-        gainSendRoom(false, 0);
+        gainSendRoom(-1, false, 0);
     }
 
     /**
      * The send side got room, from a WINDOW ({@code fromWindow}, granting {@code increment}) or from the connection
      * draining: sends what waited, wakes senders, updates readiness, and ends the call once its queued TRAILERS are out.
      */
-    private void gainSendRoom(boolean fromWindow, int increment) {
+    private void gainSendRoom(int streamId, boolean fromWindow, int increment) {
         boolean remove;
         boolean run;
         synchronized (this) {
-            if (state == State.CANCELLED || outbound == null) {
+            if ((streamId != -1 && id != streamId) || state == State.CANCELLED || outbound == null) {
                 return;
             }
             if (fromWindow) {
@@ -450,8 +540,22 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     }
 
     /** The client cancelled (CANCEL frame). */
-    void onClientCancel(Status s) {
-        cancelInternal(null);
+    void onClientCancel(int streamId, Status s) {
+        boolean changed;
+        boolean run;
+        synchronized (this) {
+            if (id != streamId) {
+                return;
+            }
+            changed = cancelLocked(null);
+            run = changed && requestDrainLocked();
+        }
+        if (changed) {
+            removeFromConnection();
+        }
+        if (run) {
+            startDrain();
+        }
     }
 
     /** The connection closed under the call. */
@@ -506,6 +610,9 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     /** The server's executor refused to run this call's callbacks: the call fails, and what it holds is freed. */
     private void executorRejected(java.util.concurrent.RejectedExecutionException e) {
+        synchronized (this) {
+            clear(RECYCLABLE);
+        }
         Connection.LOG.log(System.Logger.Level.WARNING, "the server executor rejected the callbacks of "
                 + method().getFullMethodName() + "; failing the call", e);
         cancelInternal(Status.UNAVAILABLE.withDescription("the server could not run the call: its executor rejected it ("
@@ -527,6 +634,13 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         conn.remove(this);
         conn.server.metrics().callFinished(method().getFullMethodName(), finalStatus == null ? "OK" : finalStatus,
                 System.nanoTime() - startNanos);
+        boolean recycle;
+        synchronized (this) {
+            recycle = doneLocked(LEFT);
+        }
+        if (recycle) {
+            recycle();
+        }
     }
 
     // ------------------------------------------------------------------ delivery
@@ -563,8 +677,8 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         executorRejected(e);
     }
 
-    /** The drain's loop: one callback at a time, chosen under the lock and run outside it. */
-    private void deliver() {
+    /** The drain's loop: one callback at a time, chosen under the lock and run outside it; true when it must recycle. */
+    private boolean deliver() {
         while (true) {
             int action;
             SlabBuffer message = null;
@@ -577,19 +691,23 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                     action = START;
                 } else if (listener == null) {
                     drainIdleLocked();
-                    return;
+                    return false;
                 } else if (state == State.CANCELLED) {
                     if (has(CANCEL_DELIVERED) || has(COMPLETE_DELIVERED)) {
                         drainIdleLocked();
-                        return;
+                        return doneLocked(DRAIN_DONE);
                     }
                     set(CANCEL_DELIVERED);
                     recyclePartsLocked();
                     action = CANCEL;
                 } else if (state == State.CLOSED) {
-                    if (has(COMPLETE_DELIVERED) || !outbound.isEmpty()) {
+                    if (has(COMPLETE_DELIVERED)) {
                         drainIdleLocked();
-                        return;
+                        return doneLocked(DRAIN_DONE);
+                    }
+                    if (!outbound.isEmpty()) {
+                        drainIdleLocked();
+                        return false;
                     }
                     set(COMPLETE_DELIVERED);
                     recyclePartsLocked();
@@ -609,7 +727,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                     action = READY;
                 } else {
                     drainIdleLocked();
-                    return;
+                    return false;
                 }
             }
             if (credit > 0) {
@@ -670,6 +788,9 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                 l = none;
                 return;
             }
+            synchronized (this) {
+                clear(RECYCLABLE); // the handler, or an interceptor in front of it, may keep the call
+            }
             l = handler.startCall(this, headers);
             if (l == null) {
                 throw new NullPointerException("startCall of " + method().getFullMethodName() + " returned no listener");
@@ -711,7 +832,9 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     /** The drain loop, on the server's executor (the stream is the run handed to it; core alone runs it). */
     @Override
     public void run() {
-        deliver();
+        if (deliver()) {
+            recycle();
+        }
     }
 
     /** The attachment being sent failed (its segment closed, or its memory refused): fails the call. */
@@ -774,6 +897,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     @Override
     public String toString() {
-        return "ServerStream{" + method().getFullMethodName() + ", id=" + id + "}";
+        ServerMethodDefinition<ReqT, RespT> d = definition; // null while kept for a later call
+        return "ServerStream{" + (d == null ? "idle" : d.method().getFullMethodName()) + ", id=" + id + "}";
     }
 }

@@ -106,8 +106,8 @@ class ServerStreamRecyclingTest {
 
         // everything that can still reach the old call object: none may touch the parts it gave back
         MemorySegment late = MemorySegment.ofArray(StreamFrames.message(1, "late", 0));
-        first.onMessageFrame(FrameHeader.flags(late, 0), late, null, FrameHeader.SIZE, (int) late.byteSize() - FrameHeader.SIZE);
-        first.onWindow(1000);
+        first.onMessageFrame(1, FrameHeader.flags(late, 0), late, null, FrameHeader.SIZE, (int) late.byteSize() - FrameHeader.SIZE);
+        first.onWindow(1, 1000);
         first.onConnectionWritable();
         first.request(2);
         assertFalse(first.isReady());
