@@ -146,6 +146,11 @@ final class ClientConnection extends Connection {
         throw tooLarge;
     }
 
+    /** Streams in this connection's table now (for tests). */
+    int openStreams() {
+        return streams.size();
+    }
+
     /** The server's advertised limits (no limit before its HELLO, or when it advertised none). */
     LimitsCapability peerLimits() {
         return peerLimits;

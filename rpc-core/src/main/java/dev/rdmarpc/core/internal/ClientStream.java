@@ -29,10 +29,11 @@ import java.util.concurrent.Executor;
  * state is {@link State}, as in the stream state diagram of PROTOCOL.md (kept in two bits of the flags). A plain
  * async unary call started through {@link #startUnary} ends straight into its observer, with no listener object. A
  * generated stub's async unary call runs on a stream from the channel's {@link RecycledStreams} ({@link #runPooledUnary}):
- * nobody outside core ever holds it, and it goes back once both its starter and its drain are done with it, if it ended
- * by the server's TRAILERS and took none of the paths that leave references behind (see {@link #RECYCLABLE}). Every
- * event from a connection names the connection and the stream id it was for and is dropped unless the stream is still
- * that one, so a stale reference cannot reach the stream's next call. All state is guarded by {@code this}.
+ * nobody outside core ever holds it, and it goes back once its starter and its drain are done with it and it left its
+ * connection, if it ended by the server's TRAILERS and took none of the paths that leave references behind (see
+ * {@link #RECYCLABLE}). Every event from a connection names the connection and the stream id it was for and is dropped
+ * unless the stream is still that one, so a stale reference cannot reach the stream's next call. All state is guarded
+ * by {@code this}.
  */
 final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         implements SerializedDelivery, Consumer<Status>, NullForEmptyMetadata, DirectUnaryCall<RespT>, FlagBits {
@@ -108,6 +109,11 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     private static final int CALLER_DONE = 1 << 12;
     /** The drain delivered onClose and went idle: no run of it touches the stream any more. */
     private static final int DRAIN_DONE = 1 << 13;
+    /**
+     * The stream left its connection's table ({@link #leaveConnection} removed it): until then the thread that ended
+     * the call still has to take it off, so its fields must stay as they are.
+     */
+    private static final int LEFT = 1 << 14;
     private static final State[] STATES = State.values();
     /** The metadata sent in HEADERS, or null for none. */
     private Metadata requestHeaders;
@@ -149,7 +155,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     /**
      * A generated stub's async unary call on a stream only core holds (from the channel's pool, or new): starts it,
      * sends the request and half-closes, as {@code ClientCalls} does for a call it was given. The stream may go back
-     * to the pool once this has returned and the observer has been told how the call ended.
+     * to the pool once this has returned, the observer has been told how the call ended, and the stream has left its
+     * connection; whichever of the three comes last recycles it.
      */
     void runPooledUnary(ReqT request, StreamObserver<RespT> observer) {
         synchronized (this) {
@@ -175,17 +182,18 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
 
     /** With the lock held: {@code party} is done with a pooled stream; true when it was the last and must recycle it. */
     private boolean doneLocked(int party) {
-        return lastToFinish(RECYCLABLE, party, CALLER_DONE | DRAIN_DONE);
+        return lastToFinish(RECYCLABLE, party, CALLER_DONE | DRAIN_DONE | LEFT);
     }
 
     /**
      * Clears every field (its flow-control parts were given back when onClose was chosen) and gives the stream to the
      * channel's pool. Only once nothing else can reach it: its starter returned, its drain ended, and it left its
-     * connection's table while that connection's I/O thread ended it (a frame found in the table before is checked
-     * against the id, {@link #isStreamLocked}).
+     * connection's table (a frame or a snapshot that found it there before is checked against the connection and
+     * the id, {@link #isStreamLocked}).
      */
     private void recycle() {
         synchronized (this) {
+            assert detachFrom == null && waitingOn == null : "recycled before it left its connection: " + this;
             method = null;
             options = null;
             conn = null;
@@ -822,6 +830,13 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         }
         if (c != null) {
             c.remove(this);
+            boolean recycle;
+            synchronized (this) {
+                recycle = doneLocked(LEFT);
+            }
+            if (recycle) {
+                recycle();
+            }
         }
     }
 

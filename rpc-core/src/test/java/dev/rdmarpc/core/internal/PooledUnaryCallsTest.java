@@ -153,6 +153,36 @@ class PooledUnaryCallsTest {
     }
 
     @Test
+    void callsEndedWhileTheirDrainRunsOnAnotherThreadLeaveTheTableAndAreKept() throws Exception {
+        ConnectionSettings settings = new ConnectionSettings(pool, 1 << 20, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
+                4 << 20, TransportMode.TCP, List.of());
+        java.util.concurrent.ExecutorService drains = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            channel = new ChannelImpl("127.0.0.1", 9, transport, settings, drains, null, 1000, null);
+            CompletableFuture<ClientConnection> ready = channel.connection();
+            FakeConnection c = transport.takeGreeted();
+            ClientConnection conn = ready.get(60, TimeUnit.SECONDS);
+            for (int i = 0; i < 2_000; i++) {
+                Events o = new Events();
+                unary("q" + i, o);
+                int id = request(c, "q" + i);
+                // the response's drain runs on the executor's thread while this thread ends the call: whichever
+                // finishes last recycles the stream, and only after the stream left the connection's table
+                c.deliver(Frames.responseHeaders(pool, id, null));
+                c.deliver(StreamFrames.message(id, "a" + i, 0));
+                c.deliver(Frames.trailers(pool, id, Status.OK, null));
+                assertEquals(0, conn.openStreams(), "call " + i + " ended but is still in the connection's table");
+                assertEquals("next:a" + i, o.next());
+                assertEquals("completed", o.next());
+            }
+            Await.until(() -> channel.recycled().idle() >= 1, () -> "no stream was kept");
+        } finally {
+            channel.shutdownNow();
+            drains.shutdown();
+        }
+    }
+
+    @Test
     void aStaleSnapshotOfAnotherConnectionDoesNotReachTheStreamsNextCall() throws Exception {
         FakeConnection c = connect();
         ClientConnection conn = channel.connection().get(60, TimeUnit.SECONDS);

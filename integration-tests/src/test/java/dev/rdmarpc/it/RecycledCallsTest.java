@@ -1,0 +1,81 @@
+package dev.rdmarpc.it;
+
+import dev.rdmarpc.core.CallOptions;
+import dev.rdmarpc.core.ClientCalls;
+import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.StreamObserver;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Many unary calls in flight at once on the paths whose stream objects are recycled (the form generated stubs use,
+ * {@code ClientCalls.asyncUnaryCall(channel, ...)}, answered by {@code ServerCalls}' handlers), over a real socket, with
+ * the default executors: while some calls end and give their streams back, others start on them, and every caller must
+ * get the answer to its own request and nothing else, whether the server answered it or failed it.
+ */
+class RecycledCallsTest extends LoopbackTest {
+    private static final int CALLS = 20_000;
+    private static final int IN_FLIGHT = 64;
+
+    @Test
+    void everyCallerGetsTheAnswerToItsOwnRequestAndNoOther() throws Exception {
+        Semaphore slots = new Semaphore(IN_FLIGHT);
+        CountDownLatch done = new CountDownLatch(CALLS);
+        Queue<String> problems = new ConcurrentLinkedQueue<>();
+        for (int i = 0; i < CALLS; i++) {
+            assertTrue(slots.tryAcquire(60, TimeUnit.SECONDS), "no call ended for a minute");
+            boolean fails = i % 7 == 3;
+            String text = "call-" + i;
+            byte[] request = text.getBytes(StandardCharsets.UTF_8);
+            StreamObserver<byte[]> observer = new StreamObserver<>() {
+                private byte[] answer;
+                private int answers;
+
+                @Override
+                public void onNext(byte[] value) {
+                    answer = value;
+                    answers++;
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                    Status s = Status.fromThrowable(t);
+                    if (!fails || s.getCode() != Status.Code.UNKNOWN
+                            || !("the handler broke: " + text).equals(s.getDescription())) {
+                        problems.add(text + " failed with " + s);
+                    }
+                    end();
+                }
+
+                @Override
+                public void onCompleted() {
+                    if (fails || answers != 1 || !Arrays.equals(request, answer)) {
+                        problems.add(text + " got " + answers + " answer(s): "
+                                + (answer == null ? "none" : new String(answer, StandardCharsets.UTF_8)));
+                    }
+                    end();
+                }
+
+                private void end() {
+                    slots.release();
+                    done.countDown();
+                }
+            };
+            ClientCalls.asyncUnaryCall(channel, fails ? TestService.THROW : TestService.ECHO, CallOptions.DEFAULT, request,
+                    observer);
+        }
+        assertTrue(done.await(5, TimeUnit.MINUTES), done.getCount() + " calls never ended");
+        assertEquals(List.of(), List.copyOf(problems));
+    }
+}
