@@ -136,20 +136,21 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             d = Deadline.earliest(d, Deadline.after(channel.defaultTimeout()));
         }
         this.deadlineTimer = d != null ? new CallTimer(d) : null;
-        this.outbound = channel.parts().takeOutbound();
-        this.inbound = channel.parts().takeInbound();
-        outbound.onAttachmentFailed(this);
+        takeParts();
     }
 
     /** Readies a stream taken from the channel's pool for a new call; it is as a new stream (see {@link #recycle}). */
-    void reuse(MethodDescriptor<ReqT, RespT> newMethod, CallOptions newOptions) {
-        synchronized (this) {
-            this.method = newMethod;
-            this.options = newOptions;
-            this.outbound = channel.parts().takeOutbound();
-            this.inbound = channel.parts().takeInbound();
-            outbound.onAttachmentFailed(this);
-        }
+    synchronized void reuse(MethodDescriptor<ReqT, RespT> newMethod, CallOptions newOptions) {
+        this.method = newMethod;
+        this.options = newOptions;
+        takeParts();
+    }
+
+    /** Takes a send side and a reassembler from the channel's {@link StreamParts} for a new call. */
+    private void takeParts() {
+        this.outbound = channel.parts().takeOutbound();
+        this.inbound = channel.parts().takeInbound();
+        outbound.onAttachmentFailed(this);
     }
 
     /**
@@ -170,13 +171,18 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             cancel("exception while sending the request", e);
             throw e;
         } finally {
-            boolean recycle;
-            synchronized (this) {
-                recycle = doneLocked(CALLER_DONE);
-            }
-            if (recycle) {
-                recycle();
-            }
+            done(CALLER_DONE);
+        }
+    }
+
+    /** Without the lock: {@code party} is done with a pooled stream; the last of them recycles it. */
+    private void done(int party) {
+        boolean recycle;
+        synchronized (this) {
+            recycle = doneLocked(party);
+        }
+        if (recycle) {
+            recycle();
         }
     }
 
@@ -830,13 +836,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         }
         if (c != null) {
             c.remove(this);
-            boolean recycle;
-            synchronized (this) {
-                recycle = doneLocked(LEFT);
-            }
-            if (recycle) {
-                recycle();
-            }
+            done(LEFT);
         }
     }
 

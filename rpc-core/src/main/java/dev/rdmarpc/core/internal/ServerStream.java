@@ -80,7 +80,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     }
 
     private final ServerConnection conn;
-    /** This and the next fields up to {@link #startNanos} are set at creation and again when the stream is reused. */
+    /** This and the next fields up to {@link #startNanos} are set by {@link #begin}, again when the stream is reused. */
     private int id;
     /** The call's method and handler; the method, pool and executor are read through it and {@link #conn}, no field each. */
     private ServerMethodDefinition<ReqT, RespT> definition;
@@ -95,7 +95,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     private int drainFlags;
     /** Only for a call with a deadline, which it keeps (no field of its own). */
     private final CallTimer deadlineTimer;
-    private long startNanos = System.nanoTime();
+    private long startNanos;
 
     private State state;
     /** Mirrors {@code state == CANCELLED} for lock-free reads ({@link #isCancelled}). */
@@ -105,25 +105,15 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     /** The events' recipient when core's single-request handler was started straight ({@link SingleRequestStarter}), else null. */
     private SingleRequestCallSink<ReqT> sink;
     /** The call's yes/no state, bits of {@link #START_PENDING} and the other constants below ({@link FlagBits}). */
-    private short flags = START_PENDING;
+    private short flags;
     private int requested;
     private String finalStatus;
 
     ServerStream(ServerConnection conn, int id, ServerMethodDefinition<ReqT, RespT> definition, Metadata requestHeaders,
                  String authority, long timeoutNanos, boolean halfClosed) {
         this.conn = conn;
-        this.authority = authority;
-        this.id = id;
-        this.definition = definition;
-        this.requestHeaders = requestHeaders;
         this.deadlineTimer = timeoutNanos > 0 ? new CallTimer(Deadline.after(timeoutNanos, TimeUnit.NANOSECONDS)) : null;
-        this.outbound = conn.parts.takeOutbound();
-        this.inbound = conn.parts.takeInbound();
-        outbound.onAttachmentFailed(this);
-        this.state = halfClosed ? State.HALF_CLOSED_REMOTE : State.OPEN;
-        if (deadlineTimer == null) {
-            set(RECYCLABLE);
-        }
+        begin(id, definition, requestHeaders, authority, halfClosed);
     }
 
     /**
@@ -133,18 +123,22 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     @SuppressWarnings("unchecked")
     void reuse(int newId, ServerMethodDefinition<?, ?> newDefinition, Metadata newHeaders, String newAuthority,
                boolean halfClosed) {
-        synchronized (this) {
-            this.id = newId;
-            this.definition = (ServerMethodDefinition<ReqT, RespT>) newDefinition;
-            this.requestHeaders = newHeaders;
-            this.authority = newAuthority;
-            this.startNanos = System.nanoTime();
-            this.outbound = conn.parts.takeOutbound();
-            this.inbound = conn.parts.takeInbound();
-            outbound.onAttachmentFailed(this);
-            this.state = halfClosed ? State.HALF_CLOSED_REMOTE : State.OPEN;
-            this.flags = START_PENDING | RECYCLABLE;
-        }
+        begin(newId, (ServerMethodDefinition<ReqT, RespT>) newDefinition, newHeaders, newAuthority, halfClosed);
+    }
+
+    /** A new call's fields, as the constructor sets them and as {@link #reuse} sets them again. */
+    private synchronized void begin(int newId, ServerMethodDefinition<ReqT, RespT> newDefinition, Metadata newHeaders,
+                                    String newAuthority, boolean halfClosed) {
+        this.id = newId;
+        this.definition = newDefinition;
+        this.requestHeaders = newHeaders;
+        this.authority = newAuthority;
+        this.startNanos = System.nanoTime();
+        this.outbound = conn.parts.takeOutbound();
+        this.inbound = conn.parts.takeInbound();
+        outbound.onAttachmentFailed(this);
+        this.state = halfClosed ? State.HALF_CLOSED_REMOTE : State.OPEN;
+        this.flags = (short) (deadlineTimer == null ? START_PENDING | RECYCLABLE : START_PENDING);
     }
 
     /** Whether a call with this timeout (0 for none) may run on a stream from the pool, which has no deadline timer. */
@@ -155,9 +149,14 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     /** The response observer lets the call go: it will not reach the stream again. */
     @Override
     public void sinkReleased() {
+        done(SINK_RELEASED);
+    }
+
+    /** Without the lock: {@code party} is done with the stream; the last of them recycles it. */
+    private void done(int party) {
         boolean recycle;
         synchronized (this) {
-            recycle = doneLocked(SINK_RELEASED);
+            recycle = doneLocked(party);
         }
         if (recycle) {
             recycle();
@@ -634,13 +633,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         conn.remove(this);
         conn.server.metrics().callFinished(method().getFullMethodName(), finalStatus == null ? "OK" : finalStatus,
                 System.nanoTime() - startNanos);
-        boolean recycle;
-        synchronized (this) {
-            recycle = doneLocked(LEFT);
-        }
-        if (recycle) {
-            recycle();
-        }
+        done(LEFT);
     }
 
     // ------------------------------------------------------------------ delivery
