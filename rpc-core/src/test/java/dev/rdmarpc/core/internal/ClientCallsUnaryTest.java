@@ -8,7 +8,6 @@ import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StatusException;
 import dev.rdmarpc.core.StreamObserver;
-import dev.rdmarpc.core.TransportMode;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.Frames;
@@ -17,10 +16,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import java.util.List;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import static dev.rdmarpc.core.internal.StreamFrames.UNARY;
@@ -50,39 +46,11 @@ class ClientCallsUnaryTest {
     }
 
     private FakeConnection connect() throws Exception {
-        ConnectionSettings settings = new ConnectionSettings(pool, 1 << 20, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
-                4 << 20, TransportMode.TCP, List.of());
-        channel = new ChannelImpl("127.0.0.1", 9, transport, settings, RpcExecutors.direct(), null, 1000, null);
+        channel = transport.channel(RpcExecutors.direct());
         CompletableFuture<ClientConnection> ready = channel.connection();
         FakeConnection c = transport.takeGreeted();
         ready.get(60, TimeUnit.SECONDS);
         return c;
-    }
-
-    /** Records every observer callback in order. */
-    private static final class Events implements StreamObserver<String> {
-        final BlockingQueue<Object> events = new LinkedBlockingQueue<>();
-
-        @Override
-        public void onNext(String value) {
-            events.add("next:" + value);
-        }
-
-        @Override
-        public void onError(Throwable t) {
-            events.add(t);
-        }
-
-        @Override
-        public void onCompleted() {
-            events.add("completed");
-        }
-
-        Object next() throws InterruptedException {
-            Object e = events.poll(60, TimeUnit.SECONDS);
-            assertNotNull(e, "no callback");
-            return e;
-        }
     }
 
     /** A new unary call: core's own, or behind an interceptor's wrapper. */
@@ -124,7 +92,7 @@ class ClientCallsUnaryTest {
     @ValueSource(strings = {"core", "wrapped", "pooled"})
     void okWithoutAResponseIsInternalWithTrailersOfItsOwn(String how) throws Exception {
         FakeConnection c = connect();
-        Events o = new Events();
+        RecordingObserver o = new RecordingObserver();
         start(how, "ping", o);
         int id = request(c);
         c.deliver(Frames.responseHeaders(pool, id, null));
@@ -139,7 +107,7 @@ class ClientCallsUnaryTest {
     @ValueSource(strings = {"core", "wrapped", "pooled"})
     void aSecondResponseCancelsTheCallAndTheObserverGetsOnlyTheError(String how) throws Exception {
         FakeConnection c = connect();
-        Events o = new Events();
+        RecordingObserver o = new RecordingObserver();
         start(how, "ping", o);
         int id = request(c);
         c.deliver(Frames.responseHeaders(pool, id, null));
@@ -156,7 +124,7 @@ class ClientCallsUnaryTest {
     @ValueSource(strings = {"core", "wrapped", "pooled"})
     void anErrorStatusReachesTheObserverWithTheServersTrailers(String how) throws Exception {
         FakeConnection c = connect();
-        Events o = new Events();
+        RecordingObserver o = new RecordingObserver();
         start(how, "ping", o);
         int id = request(c);
         Metadata md = new Metadata();
@@ -172,7 +140,7 @@ class ClientCallsUnaryTest {
     @ValueSource(strings = {"core", "wrapped", "pooled"})
     void aResponseThenOkIsOneValueThenCompletion(String how) throws Exception {
         FakeConnection c = connect();
-        Events o = new Events();
+        RecordingObserver o = new RecordingObserver();
         start(how, "ping", o);
         int id = request(c);
         c.deliver(Frames.responseHeaders(pool, id, null));
@@ -209,7 +177,7 @@ class ClientCallsUnaryTest {
         c.deliver(Frames.trailers(pool, id, Status.OK, null));
         threw.get(60, TimeUnit.SECONDS);
         // the call had ended: the failure is logged, and the channel serves the next call
-        Events o = new Events();
+        RecordingObserver o = new RecordingObserver();
         start(how, "again", o);
         int next = request(c);
         c.deliver(StreamFrames.message(next, "pong", 0));

@@ -3,7 +3,6 @@ package dev.rdmarpc.core.internal;
 import dev.rdmarpc.core.CallOptions;
 import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.Status;
-import dev.rdmarpc.core.TransportMode;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameHeader;
 import dev.rdmarpc.core.protocol.FrameType;
@@ -51,9 +50,7 @@ class ClientStreamRecyclingTest {
 
     @Test
     void lateEventsForARecycledCallDoNotReachTheCallThatTookItsParts() throws Exception {
-        ConnectionSettings settings = new ConnectionSettings(pool, 1 << 20, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
-                4 << 20, TransportMode.TCP, List.of());
-        channel = new ChannelImpl("127.0.0.1", 9, transport, settings, RpcExecutors.direct(), null, 1000, null);
+        channel = transport.channel(RpcExecutors.direct());
         assertEquals(0, channel.parts().idleInbound());
 
         ClientStream<String, String> first = (ClientStream<String, String>) channel.newCall(BIDI, CallOptions.DEFAULT);

@@ -4,7 +4,6 @@ import dev.rdmarpc.core.CallOptions;
 import dev.rdmarpc.core.ClientCall;
 import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.Status;
-import dev.rdmarpc.core.TransportMode;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameType;
@@ -46,9 +45,7 @@ class ClientStreamStatesTest {
     }
 
     private ChannelImpl channel(Executor executor) {
-        ConnectionSettings settings = new ConnectionSettings(pool, 1 << 20, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
-                4 << 20, TransportMode.TCP, List.of());
-        channel = new ChannelImpl("127.0.0.1", 9, transport, settings, executor, null, 1000, null);
+        channel = transport.channel(executor);
         return channel;
     }
 

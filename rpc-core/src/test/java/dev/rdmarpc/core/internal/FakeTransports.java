@@ -29,6 +29,13 @@ final class FakeTransports {
             this.pool = pool;
         }
 
+        /** A channel to a made-up address over this transport, the tests' usual limits, callbacks on {@code executor}. */
+        ChannelImpl channel(java.util.concurrent.Executor executor) {
+            ConnectionSettings settings = new ConnectionSettings(pool, 1 << 20, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
+                    4 << 20, dev.rdmarpc.core.TransportMode.TCP, java.util.List.of());
+            return new ChannelImpl("127.0.0.1", 9, this, settings, executor, null, 1000, null);
+        }
+
         @Override
         public CompletableFuture<FrameConnection> connect(InetSocketAddress address, FrameHandlerFactory handlers, int timeoutMillis) {
             FakeConnection c = new FakeConnection(pool);

@@ -7,7 +7,6 @@ import dev.rdmarpc.core.MethodDescriptor;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StatusException;
 import dev.rdmarpc.core.StreamObserver;
-import dev.rdmarpc.core.TransportMode;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameHeader;
 import dev.rdmarpc.core.protocol.FrameType;
@@ -17,10 +16,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
-import java.util.List;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import static dev.rdmarpc.core.internal.StreamFrames.UNARY;
@@ -54,39 +50,11 @@ class PooledUnaryCallsTest {
     }
 
     private FakeConnection connect() throws Exception {
-        ConnectionSettings settings = new ConnectionSettings(pool, 1 << 20, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
-                4 << 20, TransportMode.TCP, List.of());
-        channel = new ChannelImpl("127.0.0.1", 9, transport, settings, RpcExecutors.direct(), null, 1000, null);
+        channel = transport.channel(RpcExecutors.direct());
         CompletableFuture<ClientConnection> ready = channel.connection();
         FakeConnection c = transport.takeGreeted();
         ready.get(60, TimeUnit.SECONDS);
         return c;
-    }
-
-    /** Records every observer callback in order. */
-    private static final class Events implements StreamObserver<String> {
-        final BlockingQueue<Object> events = new LinkedBlockingQueue<>();
-
-        @Override
-        public void onNext(String value) {
-            events.add("next:" + value);
-        }
-
-        @Override
-        public void onError(Throwable t) {
-            events.add(t);
-        }
-
-        @Override
-        public void onCompleted() {
-            events.add("completed");
-        }
-
-        Object next() throws InterruptedException {
-            Object e = events.poll(60, TimeUnit.SECONDS);
-            assertNotNull(e, "no callback");
-            return e;
-        }
     }
 
     /** Takes the call's HEADERS and request message; returns its stream id. */
@@ -114,7 +82,7 @@ class PooledUnaryCallsTest {
     void anEndedCallsStreamServesTheNextCallAndLateEventsForTheOldIdLeaveItAlone() throws Exception {
         FakeConnection c = connect();
         ClientConnection conn = channel.connection().get(60, TimeUnit.SECONDS);
-        Events first = new Events();
+        RecordingObserver first = new RecordingObserver();
         unary("one", first);
         int firstId = request(c, "one");
         answer(c, firstId, "pong one");
@@ -124,7 +92,7 @@ class PooledUnaryCallsTest {
         ClientStream<?, ?> stream = channel.recycled().take();
         channel.recycled().give(stream);
 
-        Events second = new Events();
+        RecordingObserver second = new RecordingObserver();
         unary("two", second);
         assertEquals(0, channel.recycled().idle(), "the next call took the kept stream");
         int secondId = request(c, "two");
@@ -154,16 +122,14 @@ class PooledUnaryCallsTest {
 
     @Test
     void callsEndedWhileTheirDrainRunsOnAnotherThreadLeaveTheTableAndAreKept() throws Exception {
-        ConnectionSettings settings = new ConnectionSettings(pool, 1 << 20, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
-                4 << 20, TransportMode.TCP, List.of());
         java.util.concurrent.ExecutorService drains = java.util.concurrent.Executors.newSingleThreadExecutor();
         try {
-            channel = new ChannelImpl("127.0.0.1", 9, transport, settings, drains, null, 1000, null);
+            channel = transport.channel(drains);
             CompletableFuture<ClientConnection> ready = channel.connection();
             FakeConnection c = transport.takeGreeted();
             ClientConnection conn = ready.get(60, TimeUnit.SECONDS);
             for (int i = 0; i < 2_000; i++) {
-                Events o = new Events();
+                RecordingObserver o = new RecordingObserver();
                 unary("q" + i, o);
                 int id = request(c, "q" + i);
                 // the response's drain runs on the executor's thread while this thread ends the call: whichever
@@ -186,7 +152,7 @@ class PooledUnaryCallsTest {
     void aStaleSnapshotOfAnotherConnectionDoesNotReachTheStreamsNextCall() throws Exception {
         FakeConnection c = connect();
         ClientConnection conn = channel.connection().get(60, TimeUnit.SECONDS);
-        Events first = new Events();
+        RecordingObserver first = new RecordingObserver();
         unary("one", first);
         answer(c, request(c, "one"), "pong");
         assertEquals("next:pong", first.next());
@@ -195,7 +161,7 @@ class PooledUnaryCallsTest {
         assertNotNull(stream);
         channel.recycled().give(stream);
 
-        Events second = new Events();
+        RecordingObserver second = new RecordingObserver();
         unary("two", second);
         int secondId = request(c, "two");
         // a closing connection's list, a GOAWAY's, or a writable signal taken before the stream moved on: not its
@@ -212,14 +178,14 @@ class PooledUnaryCallsTest {
     @Test
     void aCallEndedOtherThanByTheServersTrailersIsNotKept() throws Exception {
         FakeConnection c = connect();
-        Events cancelled = new Events();
+        RecordingObserver cancelled = new RecordingObserver();
         unary("one", cancelled);
         int id = request(c, "one");
         c.deliver(Frames.cancel(pool, id, Status.RESOURCE_EXHAUSTED.withDescription("server cancelled")));
         assertEquals(Status.Code.RESOURCE_EXHAUSTED, assertInstanceOf(StatusException.class, cancelled.next()).getStatus().getCode());
         assertEquals(0, channel.recycled().idle(), "a call the server cancelled is not kept");
 
-        Events secondResponse = new Events();
+        RecordingObserver secondResponse = new RecordingObserver();
         unary("two", secondResponse);
         int next = request(c, "two");
         c.deliver(StreamFrames.message(next, "a", 0));
@@ -233,7 +199,7 @@ class PooledUnaryCallsTest {
     @Test
     void aConnectionLostUnderTheCallKeepsNothing() throws Exception {
         FakeConnection c = connect();
-        Events o = new Events();
+        RecordingObserver o = new RecordingObserver();
         unary("one", o);
         request(c, "one");
         c.close("gone");
@@ -246,7 +212,7 @@ class PooledUnaryCallsTest {
     void aCallWithADeadlineIsNotRunOnAKeptStream() throws Exception {
         connect();
         CallOptions timed = CallOptions.DEFAULT.withDeadline(Deadline.after(1, TimeUnit.HOURS));
-        assertFalse(channel.startPooledUnary(UNARY, timed, "one", new Events()), "its timer would keep a reference");
+        assertFalse(channel.startPooledUnary(UNARY, timed, "one", new RecordingObserver()), "its timer would keep a reference");
     }
 
     @Test
@@ -270,7 +236,7 @@ class PooledUnaryCallsTest {
         };
         MethodDescriptor<String, String> method = MethodDescriptor.create("test.S/Failing",
                 MethodDescriptor.MethodType.UNARY, failing, StreamFrames.STRING);
-        Events o = new Events();
+        RecordingObserver o = new RecordingObserver();
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> channel.startPooledUnary(method, CallOptions.DEFAULT, "x", o));
         assertTrue(e.getMessage().contains("cannot serialize"));
@@ -279,7 +245,7 @@ class PooledUnaryCallsTest {
         assertEquals(FrameType.HEADERS, c.next().type(), "the call had opened");
         assertEquals(FrameType.CANCEL, c.next().type(), "and is cancelled on the server");
         // the channel still serves pooled calls
-        Events next = new Events();
+        RecordingObserver next = new RecordingObserver();
         unary("fine", next);
         answer(c, request(c, "fine"), "ok");
         assertEquals("next:ok", next.next());
