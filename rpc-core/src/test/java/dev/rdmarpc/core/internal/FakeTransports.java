@@ -79,6 +79,16 @@ final class FakeTransports {
             this.pool = pool;
         }
 
+        /** A started server of {@code service} on this transport, the tests' usual limits, handlers on the I/O thread. */
+        ServerImpl serve(dev.rdmarpc.core.ServiceDefinition service) throws java.io.IOException {
+            ConnectionSettings settings = new ConnectionSettings(pool, 1 << 20, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
+                    4 << 20, dev.rdmarpc.core.TransportMode.TCP, java.util.List.of());
+            ServerImpl server = new ServerImpl(new InetSocketAddress("127.0.0.1", 0), java.util.List.of(service), this,
+                    settings, RpcExecutors.direct(), null, 20_000);
+            server.start();
+            return server;
+        }
+
         @Override
         public InetSocketAddress bind(InetSocketAddress address, FrameHandlerFactory h) {
             this.handlers = h;

@@ -9,7 +9,6 @@ import dev.rdmarpc.core.ServerCalls;
 import dev.rdmarpc.core.ServiceDefinition;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StreamObserver;
-import dev.rdmarpc.core.TransportMode;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameType;
@@ -20,8 +19,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import java.net.InetSocketAddress;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -74,10 +71,7 @@ class SingleRequestCallsTest {
             }
         }, headers);
         ServiceDefinition service = ServiceDefinition.builder("test.S").addMethod(DIRECT, core).addMethod(WRAPPED, wrapped).build();
-        server = new ServerImpl(new InetSocketAddress("127.0.0.1", 0), List.of(service), transport,
-                new ConnectionSettings(pool, 1 << 20, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD, 4 << 20, TransportMode.TCP, List.of()),
-                RpcExecutors.direct(), null, 20_000);
-        server.start();
+        server = transport.serve(service);
         FakeConnection c = transport.acceptGreeted();
         return c;
     }
