@@ -3,7 +3,7 @@
 # (Soft-RoCE rxe0, and rxe1 on a second interface) inside a throwaway QEMU guest, for machines without an
 # RDMA NIC. Also CI's entry point.
 #
-#   scripts/rdma-vm-test.sh [--perf] [--kv] [--cmd 'shell command'] [--modules "m1 m2"] [--no-build] [-h]
+#   scripts/rdma-vm-test.sh [--perf] [--samples] [--cmd 'shell command'] [--modules "m1 m2"] [--no-build] [-h]
 #
 # What it does, in order:
 #   1. installs the Debian packages it needs (apt-get update first; needs root on a fresh machine),
@@ -18,8 +18,11 @@
 #      unary calls with 1 MiB and 16 MiB attachments sent from native memory), and perftest again; each ratio is
 #      to the mean of perftest's two runs, as the emulated device's speed drifts during a boot; throughput is also
 #      compared with ib_read_bw -t 1 (one READ in flight, as with calls made one at a time);
-#      --kv builds the samples jar, starts the key-value sample server over rxe0 (192.168.77.1) and runs the
-#      KV client with --transport RDMA against it, then prints the transport used and the server's RDMA meters;
+#      --samples (or --kv) builds the samples jar and runs the two storage samples over rxe0 (192.168.77.1),
+#      each server and client with --transport RDMA: the key-value sample (then prints the server's RDMA meters),
+#      and the block store, whose server maps a file on the guest's tmpfs and answers reads with slices of that
+#      mapping as attachments; its client reads every block and compares each byte with the file, writes blocks
+#      from native memory, reads them back and restores them;
 #      --cmd runs any shell command in the guest after the above (cwd = project root; $JAVA is the JDK's java,
 #      $RDMA_JVM_FLAGS the flags the guest's JVMs run with, $RDMA_CP_<module> with - as _ is a module's staged
 #      test class path),
@@ -33,7 +36,7 @@
 #      <module>/target/rdma-reports-first-attempt/.
 #
 # Modules: RDMA_TEST_MODULES (default "transport-rdma grpc-compat"); --modules "" runs no tests (with --perf,
-# --kv or --cmd only).
+# --samples or --cmd only).
 # env: RDMA_TEST_TIMEOUT_SCALE (default 30: multiplies the tests' timeouts in the guest)
 #      RDMA_VM_TIMEOUT (seconds for the whole guest run, default 2400)
 #      RDMA_VM_JAVA_OPTS (extra JVM options for the test JVMs in the guest)
@@ -61,7 +64,7 @@ BUILD=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --perf) PERF=1; shift;;
-    --kv) KV=1; shift;;
+    --samples|--kv) KV=1; shift;;
     --cmd) USER_CMD=$2; shift 2;;
     --modules) MODULES=$2; shift 2;;
     --no-build) BUILD=0; shift;;
@@ -200,7 +203,7 @@ done
 for m in "${MODS[@]}"; do
   rm -rf "$m/target/rdma-reports" "$m/target/rdma-reports-first-attempt" "$m/target/rdma-reports-unprivileged"
 done
-rm -f "$WORK"/perf-*.txt "$WORK"/kv-*.txt
+rm -f "$WORK"/perf-*.txt "$WORK"/kv-*.txt "$WORK"/blocks-*.txt
 # What the launcher runs in a module: every staged test class, or only those of RDMA_TEST_CLASSES found there.
 selection() {
   if [ -z "${RDMA_TEST_CLASSES:-}" ]; then
@@ -228,7 +231,7 @@ for m in "${MODS[@]}"; do
   [ -n "$(selection "$m")" ] || die "none of RDMA_TEST_CLASSES ($RDMA_TEST_CLASSES) is a test class of $m (choose modules with --modules)"
 done
 
-# ---------- 4. one guest boot: every module's test JVM, then perftest and our figures, the KV sample, --cmd ----------
+# ---------- 4. one guest boot: every module's test JVM, then perftest and our figures, the samples, --cmd ----------
 GUEST=$WORK/guest.sh
 GUEST_JAVA="$JAVA_BIN $JVM_FLAGS -XX:+UseSerialGC"
 {
@@ -362,6 +365,23 @@ curl -s http://127.0.0.1:19464/metrics | grep -E '^rdmarpc_rdma_' | tee "$WORK/k
 kill \$kvserver; wait \$kvserver 2>/dev/null
 echo "rdma-vm-guest: KV client: exit code \$rc in \$(( \$(date +%s) - t0 )) s"
 [ \$rc = 0 ] || overall=\$rc
+echo "rdma-vm-guest: === block store sample over rxe0: BlockServer --transport RDMA (file on tmpfs), BlockClient --transport RDMA -t 192.168.77.1 ==="
+t0=\$(date +%s)
+rm -f "$WORK/blocks-port.txt"; rm -rf /tmp/block-store; mkdir -p /tmp/block-store
+$GUEST_JAVA -Drdmarpc.rdma.spinMicros=0 -cp "\$ROOT/$STAGE/rdmarpc-samples.jar" dev.rdmarpc.samples.blocks.BlockServer \\
+  --file /tmp/block-store/blocks.bin --blocks ${BLOCKS_COUNT:-4096} --port 0 --port-file "$WORK/blocks-port.txt" \\
+  --transport RDMA --handshake-timeout-ms 600000 > "$WORK/blocks-server.txt" 2>&1 &
+blockserver=\$!
+for i in \$(seq 1 600); do [ -s "$WORK/blocks-port.txt" ] && break; sleep 1; done
+port=\$(cat "$WORK/blocks-port.txt" 2>/dev/null || echo none)
+echo "rdma-vm-guest: block server listening on port \$port"
+$GUEST_JAVA -Drdmarpc.rdma.spinMicros=0 -cp "\$ROOT/$STAGE/rdmarpc-samples.jar" dev.rdmarpc.samples.blocks.BlockClient \\
+  -t 192.168.77.1:\$port --transport RDMA --verify-file /tmp/block-store/blocks.bin --deadline-ms 600000 \\
+  --connect-timeout-ms 600000 2>&1 | tee "$WORK/blocks-client.txt"
+rc=\${PIPESTATUS[0]}
+kill \$blockserver; wait \$blockserver 2>/dev/null
+echo "rdma-vm-guest: block client: exit code \$rc in \$(( \$(date +%s) - t0 )) s"
+[ \$rc = 0 ] || overall=\$rc
 GUESTKV
   fi
   if [ -n "$USER_CMD" ]; then
@@ -371,7 +391,7 @@ GUESTKV
 } > "$GUEST"
 chmod +x "$GUEST"
 
-what="${MODS[*]}"; [ "$PERF" = 0 ] || what="$what + perf"; [ "$KV" = 0 ] || what="$what + kv"
+what="${MODS[*]}"; [ "$PERF" = 0 ] || what="$what + perf"; [ "$KV" = 0 ] || what="$what + samples"
 # Single-threaded TCG runs every vCPU on one host thread, so with two vCPUs a thread woken on the other vCPU waits for
 # that vCPU's turn: figures would measure the emulator's round robin. --perf boots one vCPU unless told otherwise.
 if [ "$PERF" = 1 ] && [ -z "${RXE_VM_CPUS:-}" ]; then
@@ -476,6 +496,10 @@ if [ "$KV" = 1 ]; then
   say "  KV sample over rxe0: $(grep -m1 'connected over' "$WORK/kv-client.txt" 2>/dev/null || echo 'client did not connect')," \
       "$(grep -m1 'all checks passed' "$WORK/kv-client.txt" 2>/dev/null || echo 'checks did NOT pass'); server meters in $WORK/kv-metrics.txt"
   grep -q 'all checks passed' "$WORK/kv-client.txt" 2>/dev/null || bad=1
+  say "  block store sample over rxe0: $(grep -m1 'connected over' "$WORK/blocks-client.txt" 2>/dev/null || echo 'client did not connect')," \
+      "$(grep -m1 'all checks passed' "$WORK/blocks-client.txt" 2>/dev/null || echo 'checks did NOT pass')"
+  grep -E 'MB/s' "$WORK/blocks-client.txt" 2>/dev/null | sed 's/^/      /' || true
+  grep -q 'all checks passed' "$WORK/blocks-client.txt" 2>/dev/null || bad=1
 fi
 say "guest run ${GUEST_SECS} s, total $(( $(date +%s) - START )) s, guest exit code $guest_rc"
 if [ ${#MODS[@]} -gt 0 ] && [ "$total" = 0 ]; then

@@ -53,6 +53,8 @@ public final class RdmaPerfMain {
     /** 64 B round trips per warm-up batch. */
     private static final int WARM_ROUND_TRIPS = 500;
     private static final int WARM_SIZE = 64 << 10;
+    /** Calls in flight in the bulk measurements that keep several READs going at once. */
+    private static final int DEPTH = 4;
 
     private RdmaPerfMain() {
     }
@@ -158,6 +160,26 @@ public final class RdmaPerfMain {
                         d.rendezvousReadBytes() >> 20);
             }
 
+            // 2a. the same with 4 calls in flight: 4 READs at once, as ib_read_bw keeps several in flight
+            if (phases.runs("unary4")) {
+                CallStarter sink = done -> ClientCalls.asyncUnaryCall(channel.newCall(SINK, opts), block, typed(done));
+                PerfPhases.warmUp("unary 1 MiB, 4 in flight", () -> {
+                    sinks(channel, opts, warmBlock, WARM_CALLS);
+                    inFlight(DEPTH, 2 * DEPTH, sink);
+                });
+                RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
+                long nanos;
+                try (PerfPhases.Measured m = phases.measure()) {
+                    long t0 = System.nanoTime();
+                    inFlight(DEPTH, mib, sink);
+                    nanos = System.nanoTime() - t0;
+                }
+                RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
+                System.out.printf("rdmarpc-perf: unary 1 MiB requests, %d in flight: %.1f MB/s over %d calls"
+                                + " (%d rendezvous reads, %d MiB read)%n", DEPTH, mib * 1e9 / nanos, mib,
+                        d.rendezvousReads(), d.rendezvousReadBytes() >> 20);
+            }
+
             // 2b. unary calls with a 1 MiB and a 16 MiB attachment from native memory (rendezvous in 1 MiB frames
             // straight from it, through the registration cache), a 4-byte answer, one at a time
             try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared()) {
@@ -181,6 +203,27 @@ public final class RdmaPerfMain {
                                     + " (%d rendezvous reads, %d MiB read, %d attachment registrations held)%n", size / MIB,
                             (double) calls * size / MIB * 1e9 / an, calls, d.rendezvousReads(), d.rendezvousReadBytes() >> 20,
                             RdmaMetrics.ATTACHMENT_REGIONS.get());
+                }
+                // 2c. 1 MiB attachments with 4 calls in flight, all four from the same native memory
+                if (phases.runs("attach1x4")) {
+                    java.lang.foreign.MemorySegment body = arena.allocate(MIB, 4096);
+                    CallStarter attach = done -> ClientCalls.asyncUnaryCall(dev.rdmarpc.core.AttachmentCalls.client(
+                            channel.newCall(ATTACHED, opts)), dev.rdmarpc.core.WithAttachment.of(new byte[]{1}, body, null), typed(done));
+                    PerfPhases.warmUp("1 MiB attachments, 4 in flight", () -> {
+                        attachedCalls(channel, opts, body.asSlice(0, WARM_SIZE), WARM_CALLS);
+                        inFlight(DEPTH, 2 * DEPTH, attach);
+                    });
+                    RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
+                    long an;
+                    try (PerfPhases.Measured m = phases.measure()) {
+                        long t0 = System.nanoTime();
+                        inFlight(DEPTH, mib, attach);
+                        an = System.nanoTime() - t0;
+                    }
+                    RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
+                    System.out.printf("rdmarpc-perf: unary 1 MiB attachments, %d in flight: %.1f MB/s over %d calls"
+                                    + " (%d rendezvous reads, %d MiB read)%n", DEPTH, mib * 1e9 / an, mib,
+                            d.rendezvousReads(), d.rendezvousReadBytes() >> 20);
                 }
             }
 
@@ -306,15 +349,38 @@ public final class RdmaPerfMain {
         return System.nanoTime() - t0;
     }
 
-    /** Makes {@code calls} async unary calls with at most {@code window} in flight; returns once all answered. */
+    /** Makes {@code calls} async 64 B echo calls with at most {@code window} in flight; returns once all answered. */
     private static int inFlight(RpcChannel channel, CallOptions opts, byte[] body, int window, int calls)
             throws InterruptedException {
+        return inFlight(window, calls, done -> ClientCalls.asyncUnaryCall(channel.newCall(PING, opts), body, typed(done)));
+    }
+
+    /** Starts one call that reports its end to {@code done}. */
+    private interface CallStarter {
+        /** Starts the call. */
+        void start(dev.rdmarpc.core.StreamObserver<Object> done);
+    }
+
+    /** The observer of any response type, as the type a call wants (it only looks at attachments to release them). */
+    @SuppressWarnings("unchecked")
+    private static <T> dev.rdmarpc.core.StreamObserver<T> typed(dev.rdmarpc.core.StreamObserver<Object> observer) {
+        return (dev.rdmarpc.core.StreamObserver<T>) (dev.rdmarpc.core.StreamObserver<?>) observer;
+    }
+
+    /**
+     * Starts {@code calls} calls with at most {@code window} in flight (a response with an attachment is released as it
+     * arrives); returns once all answered, or throws if one failed.
+     */
+    private static int inFlight(int window, int calls, CallStarter starter) throws InterruptedException {
         java.util.concurrent.Semaphore room = new java.util.concurrent.Semaphore(window);
         java.util.concurrent.CountDownLatch answered = new java.util.concurrent.CountDownLatch(calls);
         java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
-        dev.rdmarpc.core.StreamObserver<byte[]> observer = new dev.rdmarpc.core.StreamObserver<>() {
+        dev.rdmarpc.core.StreamObserver<Object> observer = new dev.rdmarpc.core.StreamObserver<>() {
             @Override
-            public void onNext(byte[] value) {
+            public void onNext(Object value) {
+                if (value instanceof dev.rdmarpc.core.WithAttachment<?> attached) {
+                    attached.release();
+                }
             }
 
             @Override
@@ -332,7 +398,7 @@ public final class RdmaPerfMain {
         };
         for (int i = 0; i < calls; i++) {
             room.acquire();
-            ClientCalls.asyncUnaryCall(channel.newCall(PING, opts), body, observer);
+            starter.start(observer);
         }
         if (!answered.await(30, TimeUnit.MINUTES) || failure.get() != null) {
             throw new IllegalStateException("calls in flight did not all succeed", failure.get());
