@@ -35,6 +35,7 @@ public final class BlockFile implements AutoCloseable {
      * Maps {@code file} read-write. A file that is missing or empty is created with {@code blocksIfNew} blocks filled
      * with {@link BlockPattern}; an existing one must hold a whole number of blocks.
      */
+    @SuppressWarnings("MustBeClosedChecker") // the arena lives as long as the BlockFile: close() closes it
     public static BlockFile open(Path file, int blockSize, long blocksIfNew) throws IOException {
         if (Integer.bitCount(blockSize) != 1 || blockSize < MIN_BLOCK_SIZE || blockSize > MAX_BLOCK_SIZE) {
             throw new IllegalArgumentException("block size must be a power of two from " + MIN_BLOCK_SIZE + " to "

@@ -32,6 +32,7 @@ final class PerfPhases {
     private final Set<String> phases;
     private final Path control;
     private final Path ack;
+    private int recordings;
 
     private PerfPhases(Set<String> phases, Path control, Path ack) {
         this.phases = phases;
@@ -109,10 +110,32 @@ final class PerfPhases {
         return ticks * 10_000_000L;   // USER_HZ is 100 on Linux
     }
 
-    /** Marks the start of a measured loop: the profiler, if any, records from here until {@link Measured#close}. */
+    /**
+     * Marks the start of a measured loop: the profiler, if any, records from here until {@link Measured#close}; with
+     * {@code -Drdmarpc.perf.jfr=DIR} a JFR recording of Java execution samples (every millisecond) runs as long, and is
+     * written to {@code DIR/measured-N.jfr}.
+     */
     Measured measure() {
         command("enable");
-        return () -> command("disable");
+        String jfrDir = System.getProperty("rdmarpc.perf.jfr", "");
+        if (jfrDir.isBlank()) {
+            return () -> command("disable");
+        }
+        jdk.jfr.Recording recording = new jdk.jfr.Recording();
+        recording.enable("jdk.ExecutionSample").withPeriod(java.time.Duration.ofMillis(1));
+        recording.enable("jdk.NativeMethodSample").withPeriod(java.time.Duration.ofMillis(1));
+        recording.start();
+        return () -> {
+            command("disable");
+            recording.stop();
+            try {
+                recording.dump(Path.of(jfrDir, "measured-" + (++recordings) + ".jfr"));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            } finally {
+                recording.close();
+            }
+        };
     }
 
     private void command(String word) {
