@@ -39,18 +39,32 @@ final class Attachments {
                 + " (none of its bytes were read)";
     }
 
-    /** The attachment of a received buffer holding the message then the attachment; takes ownership of the buffer. */
-    static Attachment received(SlabBuffer buffer, int split) {
+    /**
+     * The attachment of a received message: {@code apart} when it was kept in a buffer of its own (then owned by the
+     * attachment), else the bytes of {@code buffer} after {@code split} (then the attachment owns the buffer).
+     */
+    static Attachment received(SlabBuffer buffer, int split, SlabBuffer apart) {
+        if (apart != null) {
+            return new ReceivedAttachment(apart, 0, apart.length());
+        }
         return new ReceivedAttachment(buffer, split, buffer.length() - (long) split);
     }
 
-    /** Parses the message part of {@code buffer}; on failure releases {@code attachment} (which owns the buffer). */
-    static <T> T parse(Marshaller<T> marshaller, SlabBuffer buffer, int split, boolean compressed, Attachment attachment) {
+    /**
+     * Parses the message part of {@code buffer}. When the attachment lies {@code apart}, the buffer holds only the
+     * message and is released here; on failure {@code attachment} is released too.
+     */
+    static <T> T parse(Marshaller<T> marshaller, SlabBuffer buffer, int split, boolean compressed, Attachment attachment,
+                       SlabBuffer apart) {
         try {
             return marshaller.parse(buffer.segment(), 0, split, compressed);
         } catch (RuntimeException | Error e) {
             attachment.release();
             throw e;
+        } finally {
+            if (apart != null) {
+                buffer.release();
+            }
         }
     }
 }

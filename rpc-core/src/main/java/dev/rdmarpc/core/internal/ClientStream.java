@@ -942,6 +942,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             SlabBuffer message = null;
             boolean compressed = false;
             int split = -1;
+            SlabBuffer apart = null;
             int credit = 0;
             synchronized (this) {
                 if (has(LISTENER_CLOSED)) {
@@ -961,6 +962,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                     message = inbound.poll();
                     compressed = inbound.polledCompressed();
                     split = inbound.polledSplit();
+                    apart = inbound.polledAttachment();
                     requested--;
                     credit = has(REMOTE_CLOSED) ? 0 : inbound.takeCredit();
                     action = MESSAGE;
@@ -987,7 +989,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                         listenerThrew(e);
                     }
                 }
-                case MESSAGE -> deliverMessage(message, compressed, split);
+                case MESSAGE -> deliverMessage(message, compressed, split, apart);
                 case CLOSE -> {
                     if (counted) {
                         channel.metrics().callFinished(method.getFullMethodName(), closeStatus.getCode().name(),
@@ -1051,13 +1053,13 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         Thread.ofVirtual().start(() -> finish(s, null, true));
     }
 
-    private void deliverMessage(SlabBuffer buf, boolean compressed, int split) {
+    private void deliverMessage(SlabBuffer buf, boolean compressed, int split, SlabBuffer apart) {
         RespT value;
         dev.rdmarpc.core.Attachment attachment = null;
         try {
             if (split >= 0) {
-                attachment = Attachments.received(buf, split);
-                value = Attachments.parse(method.getResponseMarshaller(), buf, split, compressed, attachment);
+                attachment = Attachments.received(buf, split, apart);
+                value = Attachments.parse(method.getResponseMarshaller(), buf, split, compressed, attachment, apart);
             } else {
                 value = method.getResponseMarshaller().parseOwned(buf, compressed);
             }

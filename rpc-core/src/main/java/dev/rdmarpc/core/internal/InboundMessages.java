@@ -19,8 +19,9 @@ import java.nio.ByteOrder;
  * while the application has asked for more than is queued (so a message larger than the window
  * can arrive). A reader that stops asking stops the sender after one window. A message whose bytes all arrive in one
  * frame (with its length prefix, or after a BEGIN that carried only the prefix) whose transport owns the buffer
- * holding it is kept in that buffer (a retained slice, no copy) when it fills at least half of it; every other message
- * is copied once, into its own buffer. Not thread-safe:
+ * holding it is kept in that buffer (a retained slice, no copy) when it fills at least half of it; so is an attachment
+ * whose bytes all arrive in one frame after its message's own (the message then queues in its own buffer, the
+ * attachment beside it). Every other message is copied once, into its own buffer. Not thread-safe:
  * the owning stream locks.
  */
 final class InboundMessages {
@@ -63,6 +64,10 @@ final class InboundMessages {
     private int firstSplit;
     private int[] laterSplit;
     private int polledSplit = -1;
+    /** The attachment kept apart from {@link #first}'s buffer (a slice of the frame it arrived in), or null. */
+    private SlabBuffer firstAttachment;
+    private SlabBuffer[] laterAttachment;
+    private SlabBuffer polledAttachment;
     /** Whether the last frame taken was queued as a slice of its holder. */
     private boolean keptHolder;
 
@@ -168,12 +173,25 @@ final class InboundMessages {
             throw new ProtocolException("ATTACHMENT flag on a MESSAGE continuation (it belongs on BEGIN)");
         }
         long data = len - dataOffset;
+        if (end && assemblingSplit > 0 && assembled == assemblingSplit && data == expected - assembled && data > 0
+                && holder != null && worthKeeping(len, holder)) {
+            // the message's own bytes are in: its whole attachment in this frame stays where it arrived, beside them
+            SlabBuffer message = assembling;
+            message.setLength(assembled);
+            assembling = null;
+            inMessage = false;
+            enqueue(message, len + withheldPartial, assemblingCompressed, assemblingSplit,
+                    holder.retainedSlice(offset + dataOffset, (int) data));
+            withheldPartial = 0;
+            keptHolder = true;
+            return COMPLETED;
+        }
         if (end && assembled == 0 && data == expected && holder != null && worthKeeping(len, holder)) {
             // the whole message in this frame: alone, or after a BEGIN that carried only its length prefix (which
             // took no buffer)
             inMessage = false;
             enqueue(holder.retainedSlice(offset + dataOffset, expected), len + withheldPartial, assemblingCompressed,
-                    assemblingSplit);
+                    assemblingSplit, null);
             withheldPartial = 0;
             keptHolder = true;
             return COMPLETED;
@@ -205,7 +223,7 @@ final class InboundMessages {
         message.setLength(expected);
         assembling = null;
         inMessage = false;
-        enqueue(message, len + withheldPartial, assemblingCompressed, assemblingSplit);
+        enqueue(message, len + withheldPartial, assemblingCompressed, assemblingSplit, null);
         withheldPartial = 0;
         return COMPLETED;
     }
@@ -248,12 +266,13 @@ final class InboundMessages {
         return assembling == null ? 0 : assembling.capacity();
     }
 
-    private void enqueue(SlabBuffer message, int credit, boolean compressed, int split) {
+    private void enqueue(SlabBuffer message, int credit, boolean compressed, int split, SlabBuffer attachment) {
         if (first == null) {
             first = message;
             firstCredit = credit;
             firstCompressed = compressed;
             firstSplit = split;
+            firstAttachment = attachment;
             return;
         }
         if (later == null || laterCount == later.length) {
@@ -264,6 +283,7 @@ final class InboundMessages {
         laterCredit[i] = credit;
         laterCompressed[i] = compressed;
         laterSplit[i] = split;
+        laterAttachment[i] = attachment;
         laterCount++;
     }
 
@@ -273,14 +293,17 @@ final class InboundMessages {
         int[] credits = new int[n];
         boolean[] flags = new boolean[n];
         int[] splits = new int[n];
+        SlabBuffer[] attachments = new SlabBuffer[n];
         for (int k = 0; k < laterCount; k++) {
             int i = (laterHead + k) % later.length;
             buffers[k] = later[i];
             credits[k] = laterCredit[i];
             flags[k] = laterCompressed[i];
             splits[k] = laterSplit[i];
+            attachments[k] = laterAttachment[i];
         }
         laterSplit = splits;
+        laterAttachment = attachments;
         later = buffers;
         laterCredit = credits;
         laterCompressed = flags;
@@ -298,6 +321,15 @@ final class InboundMessages {
      */
     int polledSplit() {
         return polledSplit;
+    }
+
+    /**
+     * The attachment of the message {@link #poll} returned last when it was kept apart from the message's buffer (the
+     * caller owns it then; the message's buffer holds only the message), or null when the attachment, if any, follows
+     * the message in its buffer.
+     */
+    SlabBuffer polledAttachment() {
+        return polledAttachment;
     }
 
     /** Size announced by the last rejected message. */
@@ -329,12 +361,16 @@ final class InboundMessages {
         pendingCredit += firstCredit;
         polledCompressed = firstCompressed;
         polledSplit = firstSplit;
+        polledAttachment = firstAttachment;
+        firstAttachment = null;
         if (laterCount > 0) {
             first = later[laterHead];
             firstCredit = laterCredit[laterHead];
             firstCompressed = laterCompressed[laterHead];
             firstSplit = laterSplit[laterHead];
+            firstAttachment = laterAttachment[laterHead];
             later[laterHead] = null;
+            laterAttachment[laterHead] = null;
             laterHead = (laterHead + 1) % later.length;
             laterCount--;
         } else {
@@ -368,9 +404,17 @@ final class InboundMessages {
             first.release();
             first = null;
         }
+        if (firstAttachment != null) {
+            firstAttachment.release();
+            firstAttachment = null;
+        }
         for (; laterCount > 0; laterCount--) {
             later[laterHead].release();
             later[laterHead] = null;
+            if (laterAttachment[laterHead] != null) {
+                laterAttachment[laterHead].release();
+                laterAttachment[laterHead] = null;
+            }
             laterHead = (laterHead + 1) % later.length;
         }
         laterHead = 0;
@@ -402,6 +446,7 @@ final class InboundMessages {
         assemblingSplit = -1;
         firstSplit = 0;
         polledSplit = -1;
+        polledAttachment = null;
         keptHolder = false;
     }
 }

@@ -677,6 +677,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             SlabBuffer message = null;
             boolean compressed = false;
             int split = -1;
+            SlabBuffer apart = null;
             int credit = 0;
             synchronized (this) {
                 if (has(START_PENDING)) {
@@ -709,6 +710,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                     message = inbound.poll();
                     compressed = inbound.polledCompressed();
                     split = inbound.polledSplit();
+                    apart = inbound.polledAttachment();
                     requested--;
                     credit = state == State.OPEN ? inbound.takeCredit() : 0;
                     action = MESSAGE;
@@ -738,7 +740,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                         }
                     }
                     case COMPLETE -> listener.onComplete(); // a sink's is the no-op TO_SINK
-                    case MESSAGE -> deliverMessage(message, compressed, split);
+                    case MESSAGE -> deliverMessage(message, compressed, split, apart);
                     case HALF_CLOSE -> {
                         if (direct != null) {
                             direct.requestsEnded();
@@ -836,13 +838,13 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         Thread.ofVirtual().start(() -> abort(s));
     }
 
-    private void deliverMessage(SlabBuffer buf, boolean compressed, int split) {
+    private void deliverMessage(SlabBuffer buf, boolean compressed, int split, SlabBuffer apart) {
         ReqT value;
         dev.rdmarpc.core.Attachment attachment = null;
         try {
             if (split >= 0) {
-                attachment = Attachments.received(buf, split);
-                value = Attachments.parse(method().getRequestMarshaller(), buf, split, compressed, attachment);
+                attachment = Attachments.received(buf, split, apart);
+                value = Attachments.parse(method().getRequestMarshaller(), buf, split, compressed, attachment, apart);
             } else {
                 value = method().getRequestMarshaller().parseOwned(buf, compressed);
             }

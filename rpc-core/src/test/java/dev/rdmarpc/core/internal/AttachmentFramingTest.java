@@ -73,7 +73,7 @@ class AttachmentFramingTest {
             assertEquals(InboundMessages.COMPLETED, feed(in, c.frames.get(c.frames.size() - 1)));
             SlabBuffer buf = in.poll();
             assertEquals(100, in.polledSplit());
-            Attachment a = Attachments.received(buf, in.polledSplit());
+            Attachment a = Attachments.received(buf, in.polledSplit(), null);
             assertArrayEquals(message, buf.segment().asSlice(0, 100).toArray(ValueLayout.JAVA_BYTE));
             assertArrayEquals(attachment, a.toByteArray());
             assertTrue(a.segment().isReadOnly());
@@ -91,7 +91,7 @@ class AttachmentFramingTest {
         assertEquals(InboundMessages.COMPLETED, feed(in, c.frames.get(0)));
         SlabBuffer buf = in.poll();
         assertEquals(10, in.polledSplit());
-        Attachment a = Attachments.received(buf, 10);
+        Attachment a = Attachments.received(buf, 10, null);
         assertEquals(0, a.size());
         a.release();
         assertEquals(1, releases.get());

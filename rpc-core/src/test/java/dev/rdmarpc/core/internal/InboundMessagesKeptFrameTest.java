@@ -250,10 +250,96 @@ class InboundMessagesKeptFrameTest {
         assertEquals(message.length, in.polledSplit());
         assertEquals(holder.address() + AT + 8, polled.address());
         assertArrayEquals(message, bytes(polled, 0, message.length));
-        Attachment received = Attachments.received(polled, in.polledSplit()); // takes the buffer over
+        Attachment received = Attachments.received(polled, in.polledSplit(), null); // takes the buffer over
         assertArrayEquals(attachment, received.toByteArray());
         received.release();
         assertEquals(0, pool.inUseBuffers(), "releasing the attachment released the receive buffer");
+    }
+
+    /** Offers a BEGIN with {@code message} and the attachment's length only, copied (the transport keeps no buffer). */
+    private static void offerMessagePart(InboundMessages in, byte[] message, int attachmentLength) {
+        MemorySegment frame = MemorySegment.ofArray(new byte[8 + message.length]);
+        frame.set(INT, 0, message.length);
+        frame.set(INT, 4, attachmentLength);
+        MemorySegment.copy(message, 0, frame, ValueLayout.JAVA_BYTE, 8, message.length);
+        assertEquals(InboundMessages.PARTIAL, in.onFrame(FrameFlags.BEGIN | FrameFlags.ATTACHMENT, frame, 0,
+                (int) frame.byteSize(), true));
+    }
+
+    /** A continuation frame of {@code bytes} at {@link #AT} of a fresh buffer of {@code capacity}, offered with it. */
+    private SlabBuffer offerContinuation(InboundMessages in, byte[] bytes, int capacity, boolean end, int expect) {
+        SlabBuffer holder = pool.allocate(capacity);
+        MemorySegment.copy(bytes, 0, holder.segment(), ValueLayout.JAVA_BYTE, AT, bytes.length);
+        assertEquals(expect, offer(in, end ? FrameFlags.END : 0, holder, bytes.length));
+        return holder;
+    }
+
+    @Test
+    void anAttachmentArrivingWholeInItsOwnFrameIsKeptApartFromItsMessage() {
+        byte[] message = pattern(9, 11);
+        byte[] attachment = pattern(RECEIVE_BUFFER - AT, 12);
+        InboundMessages in = new InboundMessages(pool, WINDOW, WINDOW, WINDOW);
+        offerMessagePart(in, message, attachment.length);
+        SlabBuffer holder = offerContinuation(in, attachment, RECEIVE_BUFFER, true, InboundMessages.COMPLETED);
+        assertTrue(in.keptHolder(), "the attachment's frame is kept");
+        holder.release(); // the transport's reference
+        SlabBuffer polled = in.poll();
+        SlabBuffer apart = in.polledAttachment();
+        assertEquals(message.length, in.polledSplit());
+        assertEquals(message.length, polled.length(), "the message's buffer holds only the message");
+        assertEquals(holder.address() + AT, apart.address(), "the attachment is where its frame landed");
+        Attachment received = Attachments.received(polled, in.polledSplit(), apart);
+        byte[] parsed = Attachments.parse(FlowControlTest.BYTES, polled, in.polledSplit(), false, received, apart);
+        assertArrayEquals(message, parsed);
+        assertArrayEquals(attachment, received.toByteArray());
+        assertTrue(received.segment().isReadOnly());
+        assertEquals(1, pool.inUseBuffers(), "the message's buffer went with the parse; the frame's stays for the view");
+        received.release();
+    }
+
+    @Test
+    void anAttachmentOverSeveralFramesOrTooSmallForItsBufferIsGatheredByCopy() {
+        byte[] message = pattern(9, 13);
+        byte[] attachment = pattern(6000, 14);
+        InboundMessages in = new InboundMessages(pool, WINDOW, WINDOW, WINDOW);
+        offerMessagePart(in, message, attachment.length);
+        offerContinuation(in, java.util.Arrays.copyOfRange(attachment, 0, 4000), RECEIVE_BUFFER, false,
+                InboundMessages.PARTIAL).release();
+        offerContinuation(in, java.util.Arrays.copyOfRange(attachment, 4000, 6000), RECEIVE_BUFFER, true,
+                InboundMessages.COMPLETED).release();
+        assertFalse(in.keptHolder());
+        SlabBuffer polled = in.poll();
+        assertEquals(null, in.polledAttachment(), "gathered after the message in one buffer");
+        Attachment received = Attachments.received(polled, in.polledSplit(), null);
+        assertArrayEquals(attachment, received.toByteArray());
+        received.release();
+        // a whole attachment that fills less than half of its buffer is copied too (it would pin the rest)
+        offerMessagePart(in, message, 100);
+        offerContinuation(in, pattern(100, 15), RECEIVE_BUFFER, true, InboundMessages.COMPLETED).release();
+        assertFalse(in.keptHolder());
+        in.poll().release();
+        assertEquals(null, in.polledAttachment());
+    }
+
+    @Test
+    void releasingOrResettingReleasesAttachmentsKeptApart() {
+        InboundMessages in = new InboundMessages(pool, WINDOW, WINDOW, WINDOW);
+        SlabBuffer[] holders = new SlabBuffer[5];
+        for (int i = 0; i < holders.length; i++) {
+            offerMessagePart(in, pattern(3, i), 7000);
+            holders[i] = offerContinuation(in, pattern(7000, i), RECEIVE_BUFFER, true, InboundMessages.COMPLETED);
+            assertEquals(2, holders[i].refCnt());
+        }
+        assertEquals(holders.length, in.queued());
+        in.releaseAll();
+        for (SlabBuffer h : holders) {
+            assertEquals(1, h.refCnt(), "only the transport's reference is left");
+            assertTrue(h.release());
+        }
+        offerMessagePart(in, pattern(3, 9), 7000);
+        offerContinuation(in, pattern(7000, 9), RECEIVE_BUFFER, true, InboundMessages.COMPLETED).release();
+        in.reset();
+        assertEquals(0, in.queued());
     }
 
     @Test
