@@ -157,6 +157,29 @@ class AttachmentsRdmaTest extends RdmaEndToEndBase {
     }
 
     @Test
+    void anAttachmentInOneFrameIsHandedOverWhereItsReadPutItAndOneOverSeveralFramesIsGathered() throws Exception {
+        RpcChannel channel = start();
+        try (Arena arena = Arena.ofShared()) {
+            byte[] message = Bytes.pattern(300, 1);
+            for (int size : new int[]{1 << 20, (1 << 20) + 1}) {
+                byte[] bytes = Bytes.pattern(size, 6);
+                long kept = RdmaMetrics.MESSAGE_FRAMES_KEPT.sum();
+                Collect unary = new Collect();
+                ClientCalls.asyncUnaryCall(AttachmentCalls.client(channel.newCall(ECHO, CallOptions.DEFAULT)),
+                        WithAttachment.of(message, filled(arena, bytes), null), unary);
+                assertNull(unary.await());
+                assertArrayEquals(bytes, unary.attachments.get(0), size + " B echoed");
+                assertRdma(channel);
+                // the request's attachment at the server and the response's at the client: one frame each when it
+                // fits the 1 MiB frame, kept as the view the application reads; two frames each when it does not,
+                // gathered by copy (the message's own bytes, in a BEGIN frame of their own, are copied either way)
+                long keptNow = RdmaMetrics.MESSAGE_FRAMES_KEPT.sum() - kept;
+                assertEquals(size == 1 << 20 ? 2 : 0, keptNow, size + " B: MESSAGE frames kept");
+            }
+        }
+    }
+
+    @Test
     void anMmapedFileRegionTravelsAsAnAttachment() throws Exception {
         RpcChannel channel = start();
         Path file = dir.resolve("region.bin");

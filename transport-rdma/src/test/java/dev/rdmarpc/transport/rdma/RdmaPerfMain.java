@@ -194,15 +194,19 @@ public final class RdmaPerfMain {
                         attachedCalls(channel, opts, body, 2);
                     });
                     RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
+                    long keptBefore = RdmaMetrics.MESSAGE_FRAMES_KEPT.sum();
+                    long copiedBefore = RdmaMetrics.MESSAGE_FRAMES_COPIED.sum();
                     long an;
                     try (PerfPhases.Measured m = phases.measure()) {
                         an = attachedCalls(channel, opts, body, calls);
                     }
                     RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
                     System.out.printf("rdmarpc-perf: unary %d MiB attachments: %.1f MB/s over %d calls, one at a time"
-                                    + " (%d rendezvous reads, %d MiB read, %d attachment registrations held)%n", size / MIB,
+                                    + " (%d rendezvous reads, %d MiB read, %d attachment registrations held; MESSAGE frames"
+                                    + " received: %d kept, %d copied)%n", size / MIB,
                             (double) calls * size / MIB * 1e9 / an, calls, d.rendezvousReads(), d.rendezvousReadBytes() >> 20,
-                            RdmaMetrics.ATTACHMENT_REGIONS.get());
+                            RdmaMetrics.ATTACHMENT_REGIONS.get(), RdmaMetrics.MESSAGE_FRAMES_KEPT.sum() - keptBefore,
+                            RdmaMetrics.MESSAGE_FRAMES_COPIED.sum() - copiedBefore);
                 }
                 // 2c. 1 MiB attachments with 4 calls in flight, all four from the same native memory
                 if (phases.runs("attach1x4")) {
