@@ -173,28 +173,17 @@ final class InboundMessages {
             throw new ProtocolException("ATTACHMENT flag on a MESSAGE continuation (it belongs on BEGIN)");
         }
         long data = len - dataOffset;
-        if (end && assemblingSplit > 0 && assembled == assemblingSplit && data == expected - assembled && data > 0
-                && holder != null && worthKeeping(len, holder)) {
+        boolean keepable = end && holder != null && worthKeeping(len, holder);
+        if (keepable && assemblingSplit > 0 && assembled == assemblingSplit && data == expected - assembled && data > 0) {
             // the message's own bytes are in: its whole attachment in this frame stays where it arrived, beside them
-            SlabBuffer message = assembling;
-            message.setLength(assembled);
-            assembling = null;
-            inMessage = false;
-            enqueue(message, len + withheldPartial, assemblingCompressed, assemblingSplit,
-                    holder.retainedSlice(offset + dataOffset, (int) data));
-            withheldPartial = 0;
             keptHolder = true;
-            return COMPLETED;
+            return complete(takeAssembled(assembled), len, holder.retainedSlice(offset + dataOffset, (int) data));
         }
-        if (end && assembled == 0 && data == expected && holder != null && worthKeeping(len, holder)) {
+        if (keepable && assembled == 0 && data == expected) {
             // the whole message in this frame: alone, or after a BEGIN that carried only its length prefix (which
             // took no buffer)
-            inMessage = false;
-            enqueue(holder.retainedSlice(offset + dataOffset, expected), len + withheldPartial, assemblingCompressed,
-                    assemblingSplit, null);
-            withheldPartial = 0;
             keptHolder = true;
-            return COMPLETED;
+            return complete(holder.retainedSlice(offset + dataOffset, expected), len, null);
         }
         if (assembled + data > expected) {
             throw new ProtocolException("MESSAGE carries more bytes than the " + expected + " announced");
@@ -219,11 +208,24 @@ final class InboundMessages {
             }
             return PARTIAL;
         }
+        return complete(takeAssembled(expected), len, null);
+    }
+
+    /** The buffer reassembled so far, holding {@code length} bytes; the caller owns it. */
+    private SlabBuffer takeAssembled(int length) {
         SlabBuffer message = assembling;
-        message.setLength(expected);
+        message.setLength(length);
         assembling = null;
+        return message;
+    }
+
+    /**
+     * Queues the message that a frame of {@code frameLength} bytes completed (with its attachment when that lies
+     * apart); returns {@link #COMPLETED}.
+     */
+    private int complete(SlabBuffer message, int frameLength, SlabBuffer attachment) {
         inMessage = false;
-        enqueue(message, len + withheldPartial, assemblingCompressed, assemblingSplit, null);
+        enqueue(message, frameLength + withheldPartial, assemblingCompressed, assemblingSplit, attachment);
         withheldPartial = 0;
         return COMPLETED;
     }

@@ -156,6 +156,11 @@ public final class BlockClient implements Callable<Integer> {
         }
     }
 
+    /** A call's failure as a StatusException, as {@link #await} rethrows it. */
+    static StatusException asStatusException(Throwable t) {
+        return t instanceof StatusException se ? se : Status.fromThrowable(t).asException();
+    }
+
     /** An observer of one answer that completes {@code future} with it, or with the call's failure. */
     static <T> StreamObserver<T> into(CompletableFuture<T> future) {
         return new StreamObserver<>() {
@@ -168,7 +173,7 @@ public final class BlockClient implements Callable<Integer> {
 
             @Override
             public void onError(Throwable t) {
-                future.completeExceptionally(t instanceof StatusException ? t : Status.fromThrowable(t).asException());
+                future.completeExceptionally(asStatusException(t));
             }
 
             @Override

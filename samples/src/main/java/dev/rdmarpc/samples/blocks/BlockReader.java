@@ -1,8 +1,6 @@
 package dev.rdmarpc.samples.blocks;
 
 import dev.rdmarpc.core.Attachment;
-import dev.rdmarpc.core.Status;
-import dev.rdmarpc.core.StatusException;
 import dev.rdmarpc.core.StreamObserver;
 import dev.rdmarpc.core.WithAttachment;
 
@@ -171,7 +169,7 @@ final class BlockReader {
 
                     @Override
                     public void onError(Throwable t) {
-                        done.completeExceptionally(t instanceof StatusException ? t : Status.fromThrowable(t).asException());
+                        done.completeExceptionally(BlockClient.asStatusException(t));
                     }
 
                     @Override

@@ -162,22 +162,8 @@ public final class RdmaPerfMain {
 
             // 2a. the same with 4 calls in flight: 4 READs at once, as ib_read_bw keeps several in flight
             if (phases.runs("unary4")) {
-                CallStarter sink = done -> ClientCalls.asyncUnaryCall(channel.newCall(SINK, opts), block, typed(done));
-                PerfPhases.warmUp("unary 1 MiB, 4 in flight", () -> {
-                    sinks(channel, opts, warmBlock, WARM_CALLS);
-                    inFlight(DEPTH, 2 * DEPTH, sink);
-                });
-                RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
-                long nanos;
-                try (PerfPhases.Measured m = phases.measure()) {
-                    long t0 = System.nanoTime();
-                    inFlight(DEPTH, mib, sink);
-                    nanos = System.nanoTime() - t0;
-                }
-                RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
-                System.out.printf("rdmarpc-perf: unary 1 MiB requests, %d in flight: %.1f MB/s over %d calls"
-                                + " (%d rendezvous reads, %d MiB read)%n", DEPTH, mib * 1e9 / nanos, mib,
-                        d.rendezvousReads(), d.rendezvousReadBytes() >> 20);
+                inFlightFigure(phases, "unary 1 MiB requests", () -> sinks(channel, opts, warmBlock, WARM_CALLS),
+                        done -> ClientCalls.asyncUnaryCall(channel.newCall(SINK, opts), block, typed(done)), mib);
             }
 
             // 2b. unary calls with a 1 MiB and a 16 MiB attachment from native memory (rendezvous in 1 MiB frames
@@ -211,23 +197,11 @@ public final class RdmaPerfMain {
                 // 2c. 1 MiB attachments with 4 calls in flight, all four from the same native memory
                 if (phases.runs("attach1x4")) {
                     java.lang.foreign.MemorySegment body = arena.allocate(MIB, 4096);
-                    CallStarter attach = done -> ClientCalls.asyncUnaryCall(dev.rdmarpc.core.AttachmentCalls.client(
-                            channel.newCall(ATTACHED, opts)), dev.rdmarpc.core.WithAttachment.of(new byte[]{1}, body, null), typed(done));
-                    PerfPhases.warmUp("1 MiB attachments, 4 in flight", () -> {
-                        attachedCalls(channel, opts, body.asSlice(0, WARM_SIZE), WARM_CALLS);
-                        inFlight(DEPTH, 2 * DEPTH, attach);
-                    });
-                    RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
-                    long an;
-                    try (PerfPhases.Measured m = phases.measure()) {
-                        long t0 = System.nanoTime();
-                        inFlight(DEPTH, mib, attach);
-                        an = System.nanoTime() - t0;
-                    }
-                    RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
-                    System.out.printf("rdmarpc-perf: unary 1 MiB attachments, %d in flight: %.1f MB/s over %d calls"
-                                    + " (%d rendezvous reads, %d MiB read)%n", DEPTH, mib * 1e9 / an, mib,
-                            d.rendezvousReads(), d.rendezvousReadBytes() >> 20);
+                    inFlightFigure(phases, "unary 1 MiB attachments",
+                            () -> attachedCalls(channel, opts, body.asSlice(0, WARM_SIZE), WARM_CALLS),
+                            done -> ClientCalls.asyncUnaryCall(dev.rdmarpc.core.AttachmentCalls.client(channel.newCall(
+                                    ATTACHED, opts)), dev.rdmarpc.core.WithAttachment.of(new byte[]{1}, body, null),
+                                    typed(done)), mib);
                 }
             }
 
@@ -351,6 +325,28 @@ public final class RdmaPerfMain {
             attached(channel, opts, body);
         }
         return System.nanoTime() - t0;
+    }
+
+    /**
+     * A 1 MiB figure with {@value #DEPTH} calls in flight: warms up with {@code warm} and a few such calls, then makes
+     * {@code calls} of them and prints MB/s as "{@code what}, N in flight".
+     */
+    private static void inFlightFigure(PerfPhases phases, String what, PerfPhases.Batch warm, CallStarter call, int calls)
+            throws Exception {
+        PerfPhases.warmUp(what + ", " + DEPTH + " in flight", () -> {
+            warm.run();
+            inFlight(DEPTH, 2 * DEPTH, call);
+        });
+        RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
+        long nanos;
+        try (PerfPhases.Measured m = phases.measure()) {
+            long t0 = System.nanoTime();
+            inFlight(DEPTH, calls, call);
+            nanos = System.nanoTime() - t0;
+        }
+        RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
+        System.out.printf("rdmarpc-perf: %s, %d in flight: %.1f MB/s over %d calls (%d rendezvous reads, %d MiB read)%n",
+                what, DEPTH, calls * 1e9 / nanos, calls, d.rendezvousReads(), d.rendezvousReadBytes() >> 20);
     }
 
     /** Makes {@code calls} async 64 B echo calls with at most {@code window} in flight; returns once all answered. */
