@@ -48,15 +48,19 @@ def samples(path):
 def figure_and_units(text):
     """The run's figure line and how many units (calls, or MiB) its measured loop moved."""
     for line in text.splitlines():
-        if not line.startswith("rdmarpc-perf:") or " transport " in line or "warm-up" in line:
+        if (not line.startswith("rdmarpc-perf:") or " transport " in line or "warm-up" in line
+                or "measured from" in line):
             continue
+        # a throughput figure is the median of several measured windows, all of them recorded
+        windows = re.search(r"\(median of ([^)]*)\)", line)
+        windows = len(windows.group(1).split(",")) if windows else 1
         m = re.search(r"unary (\d+) MiB attachments: .* over (\d+) calls", line)
         if m:
-            return line, int(m.group(1)) * int(m.group(2)), "MiB"
+            return line, int(m.group(1)) * int(m.group(2)) * windows, "MiB"
         m = re.search(r"over (\d+) (calls|messages)", line)
         if m:
             per = "MiB" if "1 MiB" in line else "call"
-            return line, int(m.group(1)), per
+            return line, int(m.group(1)) * windows, per
     return None, 0, "call"
 
 

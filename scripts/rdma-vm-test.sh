@@ -17,7 +17,9 @@
 #      RdmaPerfMain (64 B unary round trips in event mode, 1 MiB rendezvous unary and streaming throughput,
 #      unary calls with 1 MiB and 16 MiB attachments sent from native memory), and perftest again; each ratio is
 #      to the mean of perftest's two runs, as the emulated device's speed drifts during a boot; throughput is also
-#      compared with ib_read_bw -t 1 (one READ in flight, as with calls made one at a time);
+#      compared with ib_read_bw -t 1 (one READ in flight, as with calls made one at a time); each throughput
+#      figure is the median of three measured windows, with ib_read_bw run again before, between and after them,
+#      and its ratio to those runs (each window over the mean of the runs on either side) is printed too;
 #      --samples (or --kv) builds the samples jar and runs the two storage samples over rxe0 (192.168.77.1),
 #      each server and client with --transport RDMA: the key-value sample (then prints the server's RDMA meters),
 #      and the block store, whose server maps a file on the guest's tmpfs and answers reads with slices of that
@@ -46,7 +48,8 @@
 #      RDMA_TEST_UNPRIVILEGED (default 1; 0 skips the unprivileged pass), RDMA_TEST_MEMLOCK (bytes, default 1073741824:
 #      the unprivileged JVM's RLIMIT_MEMLOCK, soft and hard; a test may lower its soft limit further)
 #      PERF_SEND_SIZE (64), PERF_READ_SIZES ("65536 1048576"), PERF_ITERS (1000): perftest parameters for --perf
-#      PERF_RTT_CALLS (1000), PERF_MIB (128): RdmaPerfMain's measured round trips and MiB per throughput run (each
+#      PERF_REFERENCE_ITERS (200): ib_read_bw's iterations beside each measured window,
+#      PERF_RTT_CALLS (1000), PERF_MIB (128): RdmaPerfMain's measured round trips and MiB per throughput window (each
 #      measurement first warms up until the JIT compilers have settled); with --perf the guest has one vCPU unless
 #      RXE_VM_CPUS says otherwise (run-rxe.sh)
 #      plus run-rxe.sh's ACCEL, CPU, RXE_VM_CACHE
@@ -336,7 +339,11 @@ perftests() {  # suffix: perftest's figures, before (no suffix) or after (-after
 perftests ""
 echo "rdma-vm-guest: === rdmarpc: RdmaPerfMain (event mode) ==="
 t0=\$(date +%s)
-$GUEST_JAVA -Xmx1g -Drdmarpc.rdma.spinMicros=0 -cp "\$RDMA_CP_transport_rdma" dev.rdmarpc.transport.rdma.RdmaPerfMain \\
+# ib_read_bw also runs between RdmaPerfMain's measured windows: each throughput window is compared with the runs
+# just before and after it (PerftestReference)
+$GUEST_JAVA -Xmx1g -Drdmarpc.rdma.spinMicros=0 -Drdmarpc.perf.referencePeer=192.168.77.1 \\
+  "-Drdmarpc.perf.reference=ib_read_bw -d rxe0 -i 1 -x 1 -e -s 1048576 -n ${PERF_REFERENCE_ITERS:-200}" \\
+  -cp "\$RDMA_CP_transport_rdma" dev.rdmarpc.transport.rdma.RdmaPerfMain \\
   ${PERF_RTT_CALLS:-1000} ${PERF_MIB:-128} > "$WORK/perf-rdmarpc.txt" 2>&1
 rc=\$?
 grep -v '^rdmarpc-perf' "$WORK/perf-rdmarpc.txt" | tail -20
@@ -489,6 +496,8 @@ if [ "$PERF" = 1 ]; then
         say "  ratio: $kind $ours MB/s / ib_read_bw 1 MiB BW average $bw MB/s (mean before and after) = $(awk -v o="$ours" -v b="$bw" 'BEGIN {printf "%.2f", o / b}')"
         [ -z "$bw1" ] || say "    same against ib_read_bw -t 1 (one READ in flight) $bw1 MB/s = $(awk -v o="$ours" -v b="$bw1" 'BEGIN {printf "%.2f", o / b}')"
       fi
+      beside=$(sed -n "s/^rdmarpc-perf: $kind against ib_read_bw beside each window: \([0-9.]*\) .*/\1/p" "$WORK/perf-rdmarpc.txt")
+      [ -z "$beside" ] || say "    against ib_read_bw run beside each of its windows (median of the windows' ratios) = $beside"
     done
   fi
 fi

@@ -28,10 +28,20 @@ final class PerfPhases {
     static final double SETTLED_COMPILE_SHARE = 0.02;
     /** Warm-up batches at most, settled or not. */
     static final int MAX_WARM_UP_BATCHES = 200;
+    /**
+     * Calls (or streamed messages) a warm-up makes at least: beyond C2's invocation thresholds (5,000 calls of a
+     * method, 15,000 calls and loop iterations), so the per-call code is compiled at its last level before measuring.
+     */
+    static final int MIN_WARM_UP_CALLS = 15_000;
+    /** How long the compilers must have done nothing before a measurement starts. */
+    static final long COMPILERS_IDLE_MILLIS = 500;
+    /** The longest wait for idle compilers. */
+    static final long COMPILERS_IDLE_LIMIT_MILLIS = 60_000;
 
     private final Set<String> phases;
     private final Path control;
     private final Path ack;
+    private final PerftestReference reference = PerftestReference.fromSystemProperties();
     private int recordings;
 
     private PerfPhases(Set<String> phases, Path control, Path ack) {
@@ -62,10 +72,12 @@ final class PerfPhases {
     }
 
     /**
-     * Runs {@code batch} until one run of it spent at most {@link #SETTLED_COMPILE_SHARE} of its time compiling, or
-     * {@link #MAX_WARM_UP_BATCHES} runs; prints how many it took.
+     * Runs {@code batch} (which makes {@code callsPerBatch} calls or messages) until one run of it spent at most
+     * {@link #SETTLED_COMPILE_SHARE} of its time compiling and the runs made at least {@value #MIN_WARM_UP_CALLS}
+     * calls, or {@link #MAX_WARM_UP_BATCHES} runs; then waits until the compilers are idle (a compilation queued by
+     * the last batch would otherwise run inside the first measured window), and prints how many batches it took.
      */
-    static void warmUp(String what, Batch batch) throws Exception {
+    static void warmUp(String what, int callsPerBatch, Batch batch) throws Exception {
         int runs = 0;
         double share;
         do {
@@ -74,9 +86,31 @@ final class PerfPhases {
             batch.run();
             runs++;
             share = (compilerCpuNanos() - compiling) / (double) Math.max(1, System.nanoTime() - t0);
-        } while (share > SETTLED_COMPILE_SHARE && runs < MAX_WARM_UP_BATCHES);
-        System.out.printf("rdmarpc-perf: warm-up of %s: %d batches, the last %.1f%% compiling%s%n", what, runs,
-                share * 100, share > SETTLED_COMPILE_SHARE ? " (not settled)" : "");
+        } while ((share > SETTLED_COMPILE_SHARE || (long) runs * callsPerBatch < MIN_WARM_UP_CALLS)
+                && runs < MAX_WARM_UP_BATCHES);
+        long idleAfter = awaitIdleCompilers();
+        System.out.printf("rdmarpc-perf: warm-up of %s: %d batches (%d calls), the last %.1f%% compiling%s; compilers"
+                        + " idle %d ms later%n", what, runs, (long) runs * callsPerBatch, share * 100,
+                share > SETTLED_COMPILE_SHARE ? " (not settled)" : "", idleAfter);
+    }
+
+    /**
+     * Waits until the JIT compilers' CPU time stops growing for {@value #COMPILERS_IDLE_MILLIS} ms (at most
+     * {@value #COMPILERS_IDLE_LIMIT_MILLIS} ms); returns how long it waited.
+     */
+    private static long awaitIdleCompilers() throws InterruptedException {
+        long t0 = System.nanoTime();
+        long deadline = t0 + COMPILERS_IDLE_LIMIT_MILLIS * 1_000_000L;
+        long last = compilerCpuNanos();
+        while (System.nanoTime() < deadline) {
+            Thread.sleep(COMPILERS_IDLE_MILLIS);
+            long now = compilerCpuNanos();
+            if (now == last) {
+                break;
+            }
+            last = now;
+        }
+        return (System.nanoTime() - t0) / 1_000_000L;
     }
 
     /**
@@ -119,14 +153,20 @@ final class PerfPhases {
         command("enable");
         String jfrDir = System.getProperty("rdmarpc.perf.jfr", "");
         if (jfrDir.isBlank()) {
-            return () -> command("disable");
+            Window window = new Window();
+            return () -> {
+                command("disable");
+                window.report();
+            };
         }
         jdk.jfr.Recording recording = new jdk.jfr.Recording();
         recording.enable("jdk.ExecutionSample").withPeriod(java.time.Duration.ofMillis(1));
         recording.enable("jdk.NativeMethodSample").withPeriod(java.time.Duration.ofMillis(1));
         recording.start();
+        Window window = new Window();
         return () -> {
             command("disable");
+            window.report();
             recording.stop();
             try {
                 recording.dump(Path.of(jfrDir, "measured-" + (++recordings) + ".jfr"));
@@ -162,6 +202,77 @@ final class PerfPhases {
         } catch (IOException e) {
             throw new UncheckedIOException("perf ack FIFO " + ack, e);
         }
+    }
+
+    /**
+     * A measured loop's span: prints when it ran (milliseconds since the JVM started, the time base of
+     * {@code -XX:+PrintCompilation}) and which share of it the JIT compilers spent, so a figure taken while the JIT was
+     * still busy shows as such.
+     */
+    private static final class Window {
+        private final long startMillis = ManagementFactory.getRuntimeMXBean().getUptime();
+        private final long startNanos = System.nanoTime();
+        private final long compilingAtStart = compilerCpuNanos();
+
+        void report() {
+            double share = (compilerCpuNanos() - compilingAtStart) / (double) Math.max(1, System.nanoTime() - startNanos);
+            System.out.printf("rdmarpc-perf: measured from %d to %d ms of uptime, %.1f%% of it compiling%s%n", startMillis,
+                    ManagementFactory.getRuntimeMXBean().getUptime(), share * 100,
+                    share > SETTLED_COMPILE_SHARE ? " (the JIT was not settled)" : "");
+        }
+    }
+
+    /** Measured windows per throughput figure: a compilation that still falls into one moves one of them only. */
+    static final int WINDOWS = 3;
+
+    /**
+     * Runs {@code run} in {@value #WINDOWS} measured windows, one after another ({@link #measure} around each), and
+     * returns their figures in the order taken. With a {@link PerftestReference}, perftest runs before the first
+     * window and after each, and a line gives each window's figure over the mean of the runs on either side of it.
+     */
+    double[] measureWindows(String what, Run run) throws Exception {
+        double[] figures = new double[WINDOWS];
+        double[] references = new double[WINDOWS + 1];
+        if (reference != null) {
+            references[0] = reference.run();
+        }
+        for (int i = 0; i < WINDOWS; i++) {
+            try (Measured m = measure()) {
+                figures[i] = run.figure();
+            }
+            if (reference != null) {
+                references[i + 1] = reference.run();
+            }
+        }
+        if (reference != null) {
+            double[] ratios = new double[WINDOWS];
+            for (int i = 0; i < WINDOWS; i++) {
+                ratios[i] = figures[i] / ((references[i] + references[i + 1]) / 2);
+            }
+            System.out.printf("rdmarpc-perf: %s against ib_read_bw beside each window: %.2f (windows %s; ib_read_bw %s"
+                    + " MB/s before, between and after)%n", what, median(ratios),
+                    Arrays.stream(ratios).mapToObj(r -> String.format("%.2f", r)).collect(Collectors.joining(", ")),
+                    list(references));
+        }
+        return figures;
+    }
+
+    /** The median of {@code figures}. */
+    static double median(double[] figures) {
+        double[] sorted = figures.clone();
+        Arrays.sort(sorted);
+        return sorted[sorted.length / 2];
+    }
+
+    /** {@code figures} as "a, b, c" with one decimal each, for a figure's line. */
+    static String list(double[] figures) {
+        return Arrays.stream(figures).mapToObj(f -> String.format("%.1f", f)).collect(Collectors.joining(", "));
+    }
+
+    /** One measured window's run; returns its figure (MB/s). */
+    interface Run {
+        /** Makes the window's calls and returns their figure. */
+        double figure() throws Exception;
     }
 
     /** One warm-up batch of calls. */

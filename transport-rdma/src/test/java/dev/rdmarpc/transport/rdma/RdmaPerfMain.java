@@ -28,7 +28,9 @@ import java.util.concurrent.TimeUnit;
  *       thread ({@code directExecutor()} on both builders).</li>
  * </ul>
  * MB = 2^20 bytes, as perftest reports. Arguments: {@code [rttCalls [mib]]} (defaults 300 and 64): measured round
- * trips, MiB per throughput figure. Each measurement first warms up until the JIT has settled ({@link PerfPhases}). Measurements by name,
+ * trips, MiB per throughput window. Each measurement first warms up until the JIT has settled ({@link PerfPhases}); each
+ * throughput figure is the median of three measured windows, and every window says how much of it the JIT compilers
+ * took. Measurements by name,
  * for {@code -Drdmarpc.perf.phases} ({@link PerfPhases}, which can also switch a profiler on around each): {@code rtt},
  * {@code inflight}, {@code unary}, {@code attach1}, {@code attach16}, {@code stream}, {@code kept}, {@code direct}.
  */
@@ -45,14 +47,16 @@ public final class RdmaPerfMain {
     private static final int MIB = 1 << 20;
     /**
      * Bulk measurements warm up on {@value #WARM_CALLS} messages of {@value #WARM_SIZE} bytes per batch (rendezvous
-     * too, at a sixteenth of the bytes) and two calls of the measured size (streaming: one stream as long as the
-     * measured one): the per-call code runs often enough to be compiled, and the measured size's branches are in the
-     * profile the compiler used.
+     * too, at a sixty-fourth of the bytes) and two calls of the measured size (streaming: {@value #WARM_STREAM_MIB}
+     * messages of 1 MiB, after one stream as long as the measured one before the first batch): the per-call code
+     * runs often enough to be compiled, and the measured size's branches are in the profile the compiler used.
      */
     private static final int WARM_CALLS = 200;
+    /** 1 MiB messages of the stream each streaming warm-up batch also makes. */
+    private static final int WARM_STREAM_MIB = 8;
     /** 64 B round trips per warm-up batch. */
     private static final int WARM_ROUND_TRIPS = 500;
-    private static final int WARM_SIZE = 64 << 10;
+    private static final int WARM_SIZE = 16 << 10;
     /** Calls in flight in the bulk measurements that keep several READs going at once. */
     private static final int DEPTH = 4;
 
@@ -117,7 +121,7 @@ public final class RdmaPerfMain {
             if (phases.runs("rtt")) {
                 long[] rtt = new long[rttCalls];
                 long[] warmRtt = new long[WARM_ROUND_TRIPS];
-                PerfPhases.warmUp("64 B round trips", () -> roundTrips(channel, opts, small, warmRtt));
+                PerfPhases.warmUp("64 B round trips", WARM_ROUND_TRIPS, () -> roundTrips(channel, opts, small, warmRtt));
                 RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
                 try (PerfPhases.Measured m = phases.measure()) {
                     roundTrips(channel, opts, small, rtt);
@@ -131,7 +135,7 @@ public final class RdmaPerfMain {
 
             // 1b. unary 64 B, 64 calls in flight on the default executors (async stub): calls/s, warm-up first
             if (phases.runs("inflight")) {
-                PerfPhases.warmUp("64 B, 64 in flight", () -> inFlight(channel, opts, small, 64, WARM_ROUND_TRIPS));
+                PerfPhases.warmUp("64 B, 64 in flight", WARM_ROUND_TRIPS, () -> inFlight(channel, opts, small, 64, WARM_ROUND_TRIPS));
                 int inFlightCalls;
                 long nanos;
                 try (PerfPhases.Measured m = phases.measure()) {
@@ -145,19 +149,17 @@ public final class RdmaPerfMain {
 
             // 2. unary 1 MiB requests
             if (phases.runs("unary")) {
-                PerfPhases.warmUp("unary 1 MiB", () -> {
+                PerfPhases.warmUp("unary 1 MiB", WARM_CALLS + 2, () -> {
                     sinks(channel, opts, warmBlock, WARM_CALLS);
                     sinks(channel, opts, block, 2);
                 });
                 RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
-                long nanos;
-                try (PerfPhases.Measured m = phases.measure()) {
-                    nanos = sinks(channel, opts, block, mib);
-                }
+                double[] mbs = phases.measureWindows("unary 1 MiB requests",
+                        () -> mib * 1e9 / sinks(channel, opts, block, mib));
                 RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
-                System.out.printf("rdmarpc-perf: unary 1 MiB requests: %.1f MB/s over %d calls, one at a time"
-                                + " (%d rendezvous reads, %d MiB read)%n", mib * 1e9 / nanos, mib, d.rendezvousReads(),
-                        d.rendezvousReadBytes() >> 20);
+                System.out.printf("rdmarpc-perf: unary 1 MiB requests: %.1f MB/s (median of %s) over %d calls per window,"
+                                + " one at a time (%d rendezvous reads, %d MiB read)%n", PerfPhases.median(mbs),
+                        PerfPhases.list(mbs), mib, d.rendezvousReads(), d.rendezvousReadBytes() >> 20);
             }
 
             // 2a. the same with 4 calls in flight: 4 READs at once, as ib_read_bw keeps several in flight
@@ -175,22 +177,21 @@ public final class RdmaPerfMain {
                     }
                     java.lang.foreign.MemorySegment body = arena.allocate(size, 4096);
                     int calls = Math.max(2, mib * MIB / size);
-                    PerfPhases.warmUp(size / MIB + " MiB attachments", () -> {
+                    PerfPhases.warmUp(size / MIB + " MiB attachments", WARM_CALLS + 2, () -> {
                         attachedCalls(channel, opts, body.asSlice(0, WARM_SIZE), WARM_CALLS);
                         attachedCalls(channel, opts, body, 2);
                     });
                     RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
                     long keptBefore = RdmaMetrics.MESSAGE_FRAMES_KEPT.sum();
                     long copiedBefore = RdmaMetrics.MESSAGE_FRAMES_COPIED.sum();
-                    long an;
-                    try (PerfPhases.Measured m = phases.measure()) {
-                        an = attachedCalls(channel, opts, body, calls);
-                    }
+                    double[] mbs = phases.measureWindows("unary " + size / MIB + " MiB attachments",
+                            () -> (double) calls * size / MIB * 1e9 / attachedCalls(channel, opts, body, calls));
                     RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
-                    System.out.printf("rdmarpc-perf: unary %d MiB attachments: %.1f MB/s over %d calls, one at a time"
-                                    + " (%d rendezvous reads, %d MiB read, %d attachment registrations held; MESSAGE frames"
-                                    + " received: %d kept, %d copied)%n", size / MIB,
-                            (double) calls * size / MIB * 1e9 / an, calls, d.rendezvousReads(), d.rendezvousReadBytes() >> 20,
+                    System.out.printf("rdmarpc-perf: unary %d MiB attachments: %.1f MB/s (median of %s) over %d calls per"
+                                    + " window, one at a time (%d rendezvous reads, %d MiB read, %d attachment registrations"
+                                    + " held; MESSAGE frames received: %d kept, %d copied)%n", size / MIB,
+                            PerfPhases.median(mbs), PerfPhases.list(mbs), calls, d.rendezvousReads(),
+                            d.rendezvousReadBytes() >> 20,
                             RdmaMetrics.ATTACHMENT_REGIONS.get(), RdmaMetrics.MESSAGE_FRAMES_KEPT.sum() - keptBefore,
                             RdmaMetrics.MESSAGE_FRAMES_COPIED.sum() - copiedBefore);
                 }
@@ -207,24 +208,24 @@ public final class RdmaPerfMain {
 
             // 3. server streaming 1 MiB messages
             if (phases.runs("stream")) {
-                PerfPhases.warmUp("streaming 1 MiB", () -> {
+                // first a stream as long as the measured one: it takes the flow-control paths that one will take
+                drain(ClientCalls.blockingServerStreamingCall(channel, SOURCE, opts, Bytes.ofInts(mib)));
+                PerfPhases.warmUp("streaming 1 MiB", WARM_CALLS + WARM_STREAM_MIB, () -> {
                     drain(ClientCalls.blockingServerStreamingCall(channel, SOURCE, opts, Bytes.ofInts(WARM_CALLS,
                             WARM_SIZE)), WARM_SIZE);
-                    // the measured call's own length: a stream that long takes the flow-control paths it will take
-                    drain(ClientCalls.blockingServerStreamingCall(channel, SOURCE, opts, Bytes.ofInts(mib)));
+                    drain(ClientCalls.blockingServerStreamingCall(channel, SOURCE, opts,
+                            Bytes.ofInts(WARM_STREAM_MIB)));
                 });
                 RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
-                int got;
-                long nanos;
-                try (PerfPhases.Measured m = phases.measure()) {
+                double[] mbs = phases.measureWindows("server streaming 1 MiB messages", () -> {
                     long t0 = System.nanoTime();
-                    got = drain(ClientCalls.blockingServerStreamingCall(channel, SOURCE, opts, Bytes.ofInts(mib)));
-                    nanos = System.nanoTime() - t0;
-                }
+                    int got = drain(ClientCalls.blockingServerStreamingCall(channel, SOURCE, opts, Bytes.ofInts(mib)));
+                    return got * 1e9 / (System.nanoTime() - t0);
+                });
                 RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
-                System.out.printf("rdmarpc-perf: server streaming 1 MiB messages: %.1f MB/s over %d messages"
-                                + " (%d rendezvous reads, %d MiB read)%n", got * 1e9 / nanos, got, d.rendezvousReads(),
-                        d.rendezvousReadBytes() >> 20);
+                System.out.printf("rdmarpc-perf: server streaming 1 MiB messages: %.1f MB/s (median of %s) over %d messages"
+                                + " per window (%d rendezvous reads, %d MiB read)%n", PerfPhases.median(mbs),
+                        PerfPhases.list(mbs), mib, d.rendezvousReads(), d.rendezvousReadBytes() >> 20);
             }
 
             // 3b. a message of 1 MiB arrives whole in one 1 MiB frame (after a BEGIN carrying only its length prefix)
@@ -283,7 +284,8 @@ public final class RdmaPerfMain {
             byte[] small = new byte[64];
             long[] rtt = new long[rttCalls];
             long[] warmRtt = new long[WARM_ROUND_TRIPS];
-            PerfPhases.warmUp("64 B round trips, directExecutor", () -> roundTrips(directChannel, opts, small, warmRtt));
+            PerfPhases.warmUp("64 B round trips, directExecutor", WARM_ROUND_TRIPS,
+                    () -> roundTrips(directChannel, opts, small, warmRtt));
             try (PerfPhases.Measured m = phases.measure()) {
                 roundTrips(directChannel, opts, small, rtt);
             }
@@ -333,7 +335,7 @@ public final class RdmaPerfMain {
      */
     private static void inFlightFigure(PerfPhases phases, String what, PerfPhases.Batch warm, CallStarter call, int calls)
             throws Exception {
-        PerfPhases.warmUp(what + ", " + DEPTH + " in flight", () -> {
+        PerfPhases.warmUp(what + ", " + DEPTH + " in flight", WARM_CALLS, () -> {
             warm.run();
             inFlight(DEPTH, 2 * DEPTH, call);
         });
