@@ -12,6 +12,8 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Set;
 import java.util.stream.Collectors;
+import javax.management.JMException;
+import javax.management.ObjectName;
 
 /**
  * Which of {@link RdmaPerfMain}'s measurements run, how long each warms up, and a profiler switched on only while one
@@ -33,10 +35,10 @@ final class PerfPhases {
      * method, 15,000 calls and loop iterations), so the per-call code is compiled at its last level before measuring.
      */
     static final int MIN_WARM_UP_CALLS = 15_000;
-    /** How long the compilers must have done nothing before a measurement starts. */
-    static final long COMPILERS_IDLE_MILLIS = 500;
-    /** The longest wait for idle compilers. */
+    /** The longest wait for the JIT's compile queues to empty after a warm-up. */
     static final long COMPILERS_IDLE_LIMIT_MILLIS = 60_000;
+    /** Pause between two checks of a condition {@link #pollUntil} waits for. */
+    private static final long POLL_MILLIS = 50;
 
     private final Set<String> phases;
     private final Path control;
@@ -81,36 +83,53 @@ final class PerfPhases {
         int runs = 0;
         double share;
         do {
-            long compiling = compilerCpuNanos();
-            long t0 = System.nanoTime();
+            Window window = new Window();
             batch.run();
             runs++;
-            share = (compilerCpuNanos() - compiling) / (double) Math.max(1, System.nanoTime() - t0);
+            share = window.compileShare();
         } while ((share > SETTLED_COMPILE_SHARE || (long) runs * callsPerBatch < MIN_WARM_UP_CALLS)
                 && runs < MAX_WARM_UP_BATCHES);
-        long idleAfter = awaitIdleCompilers();
+        long idleAfter = pollUntil(COMPILERS_IDLE_LIMIT_MILLIS, PerfPhases::compilersIdle);
         System.out.printf("rdmarpc-perf: warm-up of %s: %d batches (%d calls), the last %.1f%% compiling%s; compilers"
                         + " idle %d ms later%n", what, runs, (long) runs * callsPerBatch, share * 100,
                 share > SETTLED_COMPILE_SHARE ? " (not settled)" : "", idleAfter);
     }
 
     /**
-     * Waits until the JIT compilers' CPU time stops growing for {@value #COMPILERS_IDLE_MILLIS} ms (at most
-     * {@value #COMPILERS_IDLE_LIMIT_MILLIS} ms); returns how long it waited.
+     * Whether the JIT compilers have nothing to do: no compilation running and both compile queues empty, as the
+     * {@code Compiler.queue} diagnostic command reports them.
      */
-    private static long awaitIdleCompilers() throws InterruptedException {
+    private static boolean compilersIdle() {
+        String queues;
+        try {
+            queues = String.valueOf(ManagementFactory.getPlatformMBeanServer().invoke(
+                    new ObjectName("com.sun.management:type=DiagnosticCommand"), "compilerQueue",
+                    new Object[]{new String[0]}, new String[]{String[].class.getName()}));
+        } catch (JMException e) {
+            throw new IllegalStateException("the Compiler.queue diagnostic command failed", e);
+        }
+        // every line is a heading ("Current compiles:", "C2 compile queue:") or "Empty" unless a compilation is listed
+        return queues.lines().map(String::strip)
+                .allMatch(line -> line.isEmpty() || line.endsWith(":") || line.equals("Empty"));
+    }
+
+    /**
+     * Checks {@code condition} until it holds or {@code limitMillis} have passed (the limit only ends a wait that would
+     * not end; the caller prints how long it took); returns the milliseconds waited.
+     */
+    static long pollUntil(long limitMillis, Condition condition) throws Exception {
         long t0 = System.nanoTime();
-        long deadline = t0 + COMPILERS_IDLE_LIMIT_MILLIS * 1_000_000L;
-        long last = compilerCpuNanos();
-        while (System.nanoTime() < deadline) {
-            Thread.sleep(COMPILERS_IDLE_MILLIS);
-            long now = compilerCpuNanos();
-            if (now == last) {
-                break;
-            }
-            last = now;
+        long deadline = t0 + limitMillis * 1_000_000L;
+        while (!condition.holds() && System.nanoTime() < deadline) {
+            Thread.sleep(POLL_MILLIS);
         }
         return (System.nanoTime() - t0) / 1_000_000L;
+    }
+
+    /** A condition {@link #pollUntil} waits for. */
+    interface Condition {
+        /** Whether it holds now. */
+        boolean holds() throws Exception;
     }
 
     /**
@@ -152,8 +171,8 @@ final class PerfPhases {
     Measured measure() {
         command("enable");
         String jfrDir = System.getProperty("rdmarpc.perf.jfr", "");
+        Window window = new Window();
         if (jfrDir.isBlank()) {
-            Window window = new Window();
             return () -> {
                 command("disable");
                 window.report();
@@ -163,7 +182,6 @@ final class PerfPhases {
         recording.enable("jdk.ExecutionSample").withPeriod(java.time.Duration.ofMillis(1));
         recording.enable("jdk.NativeMethodSample").withPeriod(java.time.Duration.ofMillis(1));
         recording.start();
-        Window window = new Window();
         return () -> {
             command("disable");
             window.report();
@@ -214,8 +232,13 @@ final class PerfPhases {
         private final long startNanos = System.nanoTime();
         private final long compilingAtStart = compilerCpuNanos();
 
+        /** The share of the time since this window started that the JIT compilers spent. */
+        double compileShare() {
+            return (compilerCpuNanos() - compilingAtStart) / (double) Math.max(1, System.nanoTime() - startNanos);
+        }
+
         void report() {
-            double share = (compilerCpuNanos() - compilingAtStart) / (double) Math.max(1, System.nanoTime() - startNanos);
+            double share = compileShare();
             System.out.printf("rdmarpc-perf: measured from %d to %d ms of uptime, %.1f%% of it compiling%s%n", startMillis,
                     ManagementFactory.getRuntimeMXBean().getUptime(), share * 100,
                     share > SETTLED_COMPILE_SHARE ? " (the JIT was not settled)" : "");
@@ -250,9 +273,8 @@ final class PerfPhases {
                 ratios[i] = figures[i] / ((references[i] + references[i + 1]) / 2);
             }
             System.out.printf("rdmarpc-perf: %s against ib_read_bw beside each window: %.2f (windows %s; ib_read_bw %s"
-                    + " MB/s before, between and after)%n", what, median(ratios),
-                    Arrays.stream(ratios).mapToObj(r -> String.format("%.2f", r)).collect(Collectors.joining(", ")),
-                    list(references));
+                    + " MB/s before, between and after)%n", what, median(ratios), list(ratios, "%.2f"),
+                    list(references, "%.1f"));
         }
         return figures;
     }
@@ -264,9 +286,9 @@ final class PerfPhases {
         return sorted[sorted.length / 2];
     }
 
-    /** {@code figures} as "a, b, c" with one decimal each, for a figure's line. */
-    static String list(double[] figures) {
-        return Arrays.stream(figures).mapToObj(f -> String.format("%.1f", f)).collect(Collectors.joining(", "));
+    /** {@code figures} as "a, b, c", each in {@code format}, for a figure's line. */
+    static String list(double[] figures, String format) {
+        return Arrays.stream(figures).mapToObj(f -> String.format(format, f)).collect(Collectors.joining(", "));
     }
 
     /** One measured window's run; returns its figure (MB/s). */

@@ -121,7 +121,8 @@ public final class RdmaPerfMain {
             if (phases.runs("rtt")) {
                 long[] rtt = new long[rttCalls];
                 long[] warmRtt = new long[WARM_ROUND_TRIPS];
-                PerfPhases.warmUp("64 B round trips", WARM_ROUND_TRIPS, () -> roundTrips(channel, opts, small, warmRtt));
+                PerfPhases.warmUp("64 B round trips", WARM_ROUND_TRIPS,
+                        () -> roundTrips(channel, opts, small, warmRtt));
                 RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
                 try (PerfPhases.Measured m = phases.measure()) {
                     roundTrips(channel, opts, small, rtt);
@@ -135,7 +136,8 @@ public final class RdmaPerfMain {
 
             // 1b. unary 64 B, 64 calls in flight on the default executors (async stub): calls/s, warm-up first
             if (phases.runs("inflight")) {
-                PerfPhases.warmUp("64 B, 64 in flight", WARM_ROUND_TRIPS, () -> inFlight(channel, opts, small, 64, WARM_ROUND_TRIPS));
+                PerfPhases.warmUp("64 B, 64 in flight", WARM_ROUND_TRIPS,
+                        () -> inFlight(channel, opts, small, 64, WARM_ROUND_TRIPS));
                 int inFlightCalls;
                 long nanos;
                 try (PerfPhases.Measured m = phases.measure()) {
@@ -159,7 +161,7 @@ public final class RdmaPerfMain {
                 RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
                 System.out.printf("rdmarpc-perf: unary 1 MiB requests: %.1f MB/s (median of %s) over %d calls per window,"
                                 + " one at a time (%d rendezvous reads, %d MiB read)%n", PerfPhases.median(mbs),
-                        PerfPhases.list(mbs), mib, d.rendezvousReads(), d.rendezvousReadBytes() >> 20);
+                        PerfPhases.list(mbs, "%.1f"), mib, d.rendezvousReads(), d.rendezvousReadBytes() >> 20);
             }
 
             // 2a. the same with 4 calls in flight: 4 READs at once, as ib_read_bw keeps several in flight
@@ -190,7 +192,7 @@ public final class RdmaPerfMain {
                     System.out.printf("rdmarpc-perf: unary %d MiB attachments: %.1f MB/s (median of %s) over %d calls per"
                                     + " window, one at a time (%d rendezvous reads, %d MiB read, %d attachment registrations"
                                     + " held; MESSAGE frames received: %d kept, %d copied)%n", size / MIB,
-                            PerfPhases.median(mbs), PerfPhases.list(mbs), calls, d.rendezvousReads(),
+                            PerfPhases.median(mbs), PerfPhases.list(mbs, "%.1f"), calls, d.rendezvousReads(),
                             d.rendezvousReadBytes() >> 20,
                             RdmaMetrics.ATTACHMENT_REGIONS.get(), RdmaMetrics.MESSAGE_FRAMES_KEPT.sum() - keptBefore,
                             RdmaMetrics.MESSAGE_FRAMES_COPIED.sum() - copiedBefore);
@@ -225,7 +227,7 @@ public final class RdmaPerfMain {
                 RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
                 System.out.printf("rdmarpc-perf: server streaming 1 MiB messages: %.1f MB/s (median of %s) over %d messages"
                                 + " per window (%d rendezvous reads, %d MiB read)%n", PerfPhases.median(mbs),
-                        PerfPhases.list(mbs), mib, d.rendezvousReads(), d.rendezvousReadBytes() >> 20);
+                        PerfPhases.list(mbs, "%.1f"), mib, d.rendezvousReads(), d.rendezvousReadBytes() >> 20);
             }
 
             // 3b. a message of 1 MiB arrives whole in one 1 MiB frame (after a BEGIN carrying only its length prefix)
