@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds a new project from the README's quick start against rdmarpc deployed into a local file repository.
 #
-#   1. deploys this tree (./mvnw deploy -Prelease, tests skipped) into a file repository;
-#   2. checks the repository: every artifact the BOM lists has its jar (or pom), sources and Javadoc, and
+#   1. deploys this tree (./mvnw deploy -Prelease, tests and Error Prone skipped: ./test.sh runs them) into a file
+#      repository;
+#   2. checks the repository: every artifact the BOM lists has its pom, jar, sources and Javadoc, and
 #      everything deployed is in the BOM;
 #   3. makes a project from scripts/consumer-test/ and the README blocks marked `<!-- consumer-test: NAME -->`:
 #      the proto, the Maven block (pom.xml), the service and the serve-and-call block (QuickStart.java), plus a
-#      service of its own (inventory.proto) and tests, and runs `mvn verify` on it: offline, with a fresh local
+#      service of its own (inventory.proto) and tests, and runs `mvn verify` on it (offline), with a fresh local
 #      repository whose only sources are the file repository and (read-only) ~/.m2, so rdmarpc comes from the
 #      file repository; checks that it did;
 #   4. checks the README's Gradle block against the Maven one (same artifacts and versions, release 25, the JVM
@@ -63,7 +64,7 @@ BOM_VERSION="$(sed -n 's:^  <version>\(.*\)</version>:\1:p' "$ROOT/bom/pom.xml" 
 if [ -z "$REPO" ]; then
   REPO="$WORK/repo"
   echo "consumer-test: deploying $VERSION into $REPO"
-  (cd "$ROOT" && ./mvnw -B -q deploy -Prelease -DskipTests -Dmaven.install.skip=true -DdeployAtEnd=true \
+  (cd "$ROOT" && ./mvnw -B -q deploy -Prelease -DskipTests -Derrorprone.skip -Dmaven.install.skip=true -DdeployAtEnd=true \
       -DaltDeploymentRepository="rdmarpc-local::file://$REPO") > "$WORK/deploy.log" 2>&1 \
     || { tail -50 "$WORK/deploy.log"; fail "./mvnw deploy (log above)"; }
 fi
