@@ -134,7 +134,7 @@ echo "consumer-test: building the README's project in $P"
 (cd "$P" && "$ROOT/mvnw" -B "${OFFLINE[@]}" -s "$WORK/settings.xml" -Dmaven.repo.local="$WORK/m2" \
     -Dmaven.repo.local.tail="$M2" -Dmaven.repo.local.tail.ignoreAvailability=true verify) > "$WORK/build.log" 2>&1 \
   || { grep -E 'ERROR|FAIL|Tests run' "$WORK/build.log" | head -60; fail "the README's project did not build (log: $WORK/build.log, --keep keeps it)"; }
-grep -E '^\[INFO\] Tests run:|WARNING.*protoc|plugin' "$WORK/build.log" | grep -v -- '--- ' | head -20 || true
+grep -E '^\[INFO\] Tests run:|WARNING.*protoc' "$WORK/build.log" | head -20 || true
 grep -q 'Tests run: .*, Failures: 0, Errors: 0' "$WORK/build.log" || fail "the README's project ran no tests"
 for a in rdmarpc-bom rpc-core transport-tcp codegen; do
   grep -qs '>rdmarpc-local=' "$WORK/m2/dev/rdmarpc/$a/$VERSION/_remote.repositories" \
