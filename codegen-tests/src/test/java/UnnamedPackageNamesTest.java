@@ -1,12 +1,11 @@
+import dev.rdmarpc.codegen.tests.Loopback;
 import dev.rdmarpc.core.RpcChannel;
-import dev.rdmarpc.core.RpcServer;
 import dev.rdmarpc.core.StreamObserver;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -23,21 +22,15 @@ class UnnamedPackageNamesTest {
         String source = Files.readString(Path.of("target/generated-test-sources/protobuf/UnnamedRpc.java"));
         assertTrue(source.contains("\nimport dev.rdmarpc.core.StreamObserver;\n"), source.substring(0, 400));
 
-        RpcServer server = RpcServer.forPort(0).addService(new UnnamedRpc.UnnamedImplBase() {
+        try (Loopback loopback = Loopback.serve(new UnnamedRpc.UnnamedImplBase() {
             @Override
             public void call(dev request, StreamObserver<Reply> responseObserver) {
                 responseObserver.onNext(Reply.newBuilder().setText(request.getText() + "?").build());
                 responseObserver.onCompleted();
             }
-        }).build().start();
-        RpcChannel channel = RpcChannel.forAddress("127.0.0.1", server.getPort()).build();
-        try {
+        })) {
+            RpcChannel channel = loopback.channel();
             assertEquals("who?", UnnamedRpc.newBlockingStub(channel).call(dev.newBuilder().setText("who").build()).getText());
-        } finally {
-            channel.shutdownNow();
-            channel.awaitTermination(60, TimeUnit.SECONDS);
-            server.shutdownNow();
-            server.awaitTermination(60, TimeUnit.SECONDS);
         }
     }
 }

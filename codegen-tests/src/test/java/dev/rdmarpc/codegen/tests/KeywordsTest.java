@@ -6,7 +6,6 @@ import dev.rdmarpc.codegen.tests.keywords.ServerStreamingRpc;
 import dev.rdmarpc.codegen.tests.keywords.UnaryRpc;
 import dev.rdmarpc.codegen.tests.keywords.Word;
 import dev.rdmarpc.core.RpcChannel;
-import dev.rdmarpc.core.RpcServer;
 import dev.rdmarpc.core.StreamObserver;
 import dev.rdmarpc.core.WithAttachment;
 import org.junit.jupiter.api.Test;
@@ -147,10 +146,8 @@ class KeywordsTest {
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void yieldRunsInEveryCallKindOverLoopback() throws Exception {
-        RpcServer server = RpcServer.forPort(0).addService(new Unary()).addService(new ServerStreaming())
-                .addService(new ClientStreaming()).addService(new Bidi()).build().start();
-        RpcChannel channel = RpcChannel.forAddress("127.0.0.1", server.getPort()).build();
-        try {
+        try (Loopback loopback = Loopback.serve(new Unary(), new ServerStreaming(), new ClientStreaming(), new Bidi())) {
+            RpcChannel channel = loopback.channel();
             assertEquals("UP", UnaryRpc.newBlockingStub(channel).yield(word("up")).getText());
             assertEquals("UP", UnaryRpc.newFutureStub(channel).yield(word("up")).get(60, TimeUnit.SECONDS).getText());
             List<String> streamed = new ArrayList<>();
@@ -170,11 +167,6 @@ class KeywordsTest {
             attached.onNext(WithAttachment.of(word("x")));
             attached.onCompleted();
             assertEquals(List.of("x", "x"), echoed.await().stream().map(w -> w.message().getText()).toList());
-        } finally {
-            channel.shutdownNow();
-            channel.awaitTermination(60, TimeUnit.SECONDS);
-            server.shutdownNow();
-            server.awaitTermination(60, TimeUnit.SECONDS);
         }
     }
 

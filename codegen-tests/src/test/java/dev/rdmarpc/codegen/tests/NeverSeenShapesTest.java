@@ -13,7 +13,6 @@ import dev.rdmarpc.codegen.tests.stubnames.LookupRpc;
 import dev.rdmarpc.codegen.tests.stubnames.LookupStub;
 import dev.rdmarpc.core.BindableService;
 import dev.rdmarpc.core.RpcChannel;
-import dev.rdmarpc.core.RpcServer;
 import dev.rdmarpc.core.StreamObserver;
 import example.shadowing.Channel;
 import example.shadowing.ShadowRpc;
@@ -39,24 +38,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class NeverSeenShapesTest {
-    private RpcServer server;
+    private Loopback loopback;
     private RpcChannel channel;
 
-    private void serve(BindableService... services) throws IOException {
-        RpcServer.Builder builder = RpcServer.forPort(0);
-        for (BindableService s : services) {
-            builder.addService(s);
-        }
-        server = builder.build().start();
-        channel = RpcChannel.forAddress("127.0.0.1", server.getPort()).build();
+    private void serve(BindableService service) throws IOException {
+        loopback = Loopback.serve(service);
+        channel = loopback.channel();
     }
 
     @AfterEach
     void stop() throws InterruptedException {
-        channel.shutdownNow();
-        channel.awaitTermination(60, TimeUnit.SECONDS);
-        server.shutdownNow();
-        server.awaitTermination(60, TimeUnit.SECONDS);
+        if (loopback != null) {
+            loopback.close();
+        }
     }
 
     @Test
