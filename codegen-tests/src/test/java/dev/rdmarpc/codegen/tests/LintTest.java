@@ -8,7 +8,6 @@ import javax.tools.JavaCompiler;
 import javax.tools.JavaFileObject;
 import javax.tools.StandardJavaFileManager;
 import javax.tools.ToolProvider;
-import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,7 +40,7 @@ class LintTest {
         Path out = Files.createTempDirectory("lint-test");
         try (StandardJavaFileManager files = javac.getStandardFileManager(diagnostics, null, null)) {
             List<String> options = List.of("-Xlint:all", "-Werror", "-proc:none", "--release", "25",
-                    "-d", out.toString(), "-cp", testClassPath());
+                    "-d", out.toString(), "-cp", BuildPaths.testClassPath());
             boolean compiled = javac.getTask(null, files, diagnostics, options, null,
                     files.getJavaFileObjectsFromPaths(sources)).call();
             String report = diagnostics.getDiagnostics().stream()
@@ -55,13 +54,5 @@ class LintTest {
                 walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
         }
-    }
-
-    /** The test class path as Surefire hands it over (the JVM's own may be a manifest-only jar). */
-    private static String testClassPath() {
-        String surefire = System.getProperty("surefire.test.class.path");
-        String path = surefire == null || surefire.isBlank() ? System.getProperty("java.class.path") : surefire;
-        assertTrue(path.contains("test-classes"), "the test class path holds the compiled messages: " + path);
-        return String.join(File.pathSeparator, path.split(File.pathSeparator));
     }
 }
