@@ -96,7 +96,7 @@ class AttachmentStubsTest {
     }
 
     @AfterEach
-    void stop() throws InterruptedException {
+    void stop() {
         loopback.close();
     }
 

@@ -32,10 +32,15 @@ public final class Loopback implements AutoCloseable {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         channel.shutdownNow();
-        channel.awaitTermination(60, TimeUnit.SECONDS);
         server.shutdownNow();
-        server.awaitTermination(60, TimeUnit.SECONDS);
+        try {
+            channel.awaitTermination(60, TimeUnit.SECONDS);
+            server.awaitTermination(60, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for the loopback server and channel to stop", e);
+        }
     }
 }

@@ -47,7 +47,7 @@ class NeverSeenShapesTest {
     }
 
     @AfterEach
-    void stop() throws InterruptedException {
+    void stop() {
         if (loopback != null) {
             loopback.close();
         }
