@@ -1,8 +1,8 @@
 package dev.rdmarpc.codegen.tests;
 
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -23,8 +23,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class ProtocErrorsTest {
-    @TempDir
-    Path dir;
+    /** Under target, not the system temporary directory, which may not allow running the launcher script. */
+    private Path dir;
+
+    @BeforeEach
+    void makeDirectory() throws IOException {
+        Files.createDirectories(Path.of("target"));
+        dir = Files.createTempDirectory(Path.of("target"), "protoc-errors").toAbsolutePath();
+    }
 
     /** Runs protoc with the rdmarpc plugin on one proto; returns its exit status and what it printed. */
     private String protoc(String parameter, String fileName, String proto) throws IOException, InterruptedException {
