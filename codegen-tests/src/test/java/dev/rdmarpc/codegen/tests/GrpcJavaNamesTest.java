@@ -47,7 +47,7 @@ class GrpcJavaNamesTest {
         assertTrue(services.contains("dev.rdmarpc.codegen.tests.names.stats_service"), services.toString());
         assertTrue(services.contains("dev.rdmarpc.codegen.tests.echo.Echo"), services.toString());
         assertTrue(services.contains("dev.rdmarpc.codegen.tests.legacy.Legacy"), services.toString());
-        assertEquals(12, services.size(), services.toString());
+        assertEquals(13, services.size(), services.toString());
     }
 
     @Test
