@@ -38,7 +38,7 @@ public abstract class ServerCall<ReqT, RespT> {
         }
     }
 
-    /** Asks for up to n more request messages. */
+    /** Asks for up to n more request messages; 0 is a no-op, a negative n is refused. */
     public abstract void request(int n);
 
     /** Sends response headers; optional, at most once, before any message. */

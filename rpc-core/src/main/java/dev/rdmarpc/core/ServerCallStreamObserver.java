@@ -23,4 +23,13 @@ public abstract class ServerCallStreamObserver<RespT> extends CallStreamObserver
 
     /** The method being served. */
     public abstract MethodDescriptor<?, ?> getMethodDescriptor();
+
+    /**
+     * Swaps to manual flow control: no request reaches a streaming method's request observer unless {@link #request}ed
+     * (none is asked for on its behalf). Call it while the method starts; the same as
+     * {@link #disableAutoInboundFlowControl()}.
+     */
+    public void disableAutoRequest() {
+        disableAutoInboundFlowControl();
+    }
 }

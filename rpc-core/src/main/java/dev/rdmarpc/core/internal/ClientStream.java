@@ -477,7 +477,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     @Override
     public void request(int n) {
         if (n <= 0) {
-            throw new IllegalArgumentException("request count must be positive: " + n);
+            if (n < 0) {
+                throw new IllegalArgumentException("request count must not be negative: " + n);
+            }
+            return; // asking for none is a no-op, as in grpc-java
         }
         int credit = 0;
         boolean run;
