@@ -58,9 +58,10 @@ public final class RpcConnection implements Channel {
         return c == null ? null : c.sslSession();
     }
 
+    /** A call; made inside a handler, it inherits the handler's call's deadline and cancellation ({@link CallContext}). */
     @Override
     public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(MethodDescriptor<ReqT, RespT> method, CallOptions options) {
-        return impl.newCall(method, options);
+        return CurrentCall.newCall(impl, method, options);
     }
 
     @Override
