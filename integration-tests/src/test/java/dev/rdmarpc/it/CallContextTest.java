@@ -39,10 +39,10 @@ class CallContextTest extends LoopbackTest {
     private static final String NAME = "test.Hops";
     /** On A: calls B's WAIT with the same request and relays its answer; detached when the request starts with 'D'. */
     static final MethodDescriptor<byte[], byte[]> RELAY =
-            MethodDescriptor.create(NAME + "/Relay", MethodType.UNARY, Bytes.MARSHALLER, Bytes.MARSHALLER);
+            Bytes.method(NAME + "/Relay", MethodType.UNARY);
     /** On B: keeps the call open for the test to answer. */
     static final MethodDescriptor<byte[], byte[]> WAIT =
-            MethodDescriptor.create(NAME + "/Wait", MethodType.UNARY, Bytes.MARSHALLER, Bytes.MARSHALLER);
+            Bytes.method(NAME + "/Wait", MethodType.UNARY);
 
     private RpcServer serverB;
     private RpcChannel toB;

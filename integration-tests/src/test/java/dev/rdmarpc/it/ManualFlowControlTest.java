@@ -37,10 +37,10 @@ class ManualFlowControlTest extends LoopbackTest {
     private static final String NAME = "test.Paced";
     /** Server streaming: request = message size; sends as long as the stream is ready (onReady style), forever. */
     static final MethodDescriptor<byte[], byte[]> PRODUCE =
-            MethodDescriptor.create(NAME + "/Produce", MethodType.SERVER_STREAMING, Bytes.MARSHALLER, Bytes.MARSHALLER);
+            Bytes.method(NAME + "/Produce", MethodType.SERVER_STREAMING);
     /** Bidi: the server asks for requests only when the test says; it echoes each one. */
     static final MethodDescriptor<byte[], byte[]> PACED_ECHO =
-            MethodDescriptor.create(NAME + "/PacedEcho", MethodType.BIDI_STREAMING, Bytes.MARSHALLER, Bytes.MARSHALLER);
+            Bytes.method(NAME + "/PacedEcho", MethodType.BIDI_STREAMING);
     private static final int MESSAGE = 1024;
     private static final int WINDOW = 64 * 1024;
 

@@ -10,17 +10,21 @@ import java.net.Socket;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A TCP forwarder on loopback that a test can pause (the bytes it reads wait, both ways, and the sockets stay open: a
  * server that stops answering), take away (its listening socket and every connection closed: a server gone) and bring
- * back on the same port. Counts the connections it accepted.
+ * back on the same port. Counts the connections it accepted and the bytes it forwarded each way.
  */
 final class TcpProxy implements AutoCloseable {
     private final int targetPort;
     private final int port;
     private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
     private final AtomicInteger accepted = new AtomicInteger();
+    /** Bytes forwarded from clients to the server, and back. */
+    final AtomicLong toServer = new AtomicLong();
+    final AtomicLong toClient = new AtomicLong();
     private volatile ServerSocket listener;
     private boolean paused;
 
@@ -86,8 +90,8 @@ final class TcpProxy implements AutoCloseable {
                     Socket server = new Socket(InetAddress.getLoopbackAddress(), targetPort);
                     sockets.add(client);
                     sockets.add(server);
-                    Thread.ofVirtual().start(() -> pipe(client, server));
-                    Thread.ofVirtual().start(() -> pipe(server, client));
+                    Thread.ofVirtual().start(() -> pipe(client, server, toServer));
+                    Thread.ofVirtual().start(() -> pipe(server, client, toClient));
                 } catch (IOException e) {
                     return; // closed
                 }
@@ -95,13 +99,14 @@ final class TcpProxy implements AutoCloseable {
         });
     }
 
-    private void pipe(Socket from, Socket to) {
+    private void pipe(Socket from, Socket to, AtomicLong count) {
         byte[] buf = new byte[16 * 1024];
         try (from; to; InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
             int n;
             while ((n = in.read(buf)) >= 0) {
                 awaitResumed();
                 out.write(buf, 0, n);
+                count.addAndGet(n);
             }
         } catch (IOException | InterruptedException e) {
             // one side closed: both are closed on the way out

@@ -52,6 +52,14 @@ public abstract class ServerCall<ReqT, RespT> {
     public abstract void sendMessage(RespT message);
 
     /**
+     * Compresses the response messages with {@code compressor} ("gzip"; null or "identity" for none) when the client
+     * accepts it ({@code grpc-accept-encoding}), else sends them as they are; as grpc-java's. Call it before
+     * {@link #sendHeaders}, which then name the encoding. The default does nothing.
+     */
+    public void setCompression(String compressor) {
+    }
+
+    /**
      * Sends one response message with {@code attachment} beside it, read from the caller's memory without a copy where the
      * transport allows it. {@code onReleased} (may be null) runs exactly once when the call no longer references the
      * segment: after its bytes were handed to the network, or when the message is dropped (cancel, deadline, lost

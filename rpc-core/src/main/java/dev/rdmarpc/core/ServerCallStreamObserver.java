@@ -18,6 +18,12 @@ public abstract class ServerCallStreamObserver<RespT> extends CallStreamObserver
     /** Response headers to send before the first message (or with the trailers if none is sent). */
     public abstract void setResponseHeaders(Metadata headers);
 
+    /**
+     * Compresses the responses with {@code compression} ("gzip") when the client accepts it, as grpc-java's; call it
+     * before the first response (see {@link ServerCall#setCompression}).
+     */
+    public abstract void setCompression(String compression);
+
     /** Trailers to send with the status when the call completes. */
     public abstract void setTrailers(Metadata trailers);
 

@@ -284,6 +284,14 @@ public final class ServerCalls {
         }
 
         @Override
+        public void setCompression(String compression) {
+            if (has(SENT_HEADERS)) {
+                throw new IllegalStateException("setCompression after the first response");
+            }
+            call.setCompression(compression);
+        }
+
+        @Override
         public void setTrailers(Metadata t) {
             this.trailers = t;
         }
