@@ -12,6 +12,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -65,7 +67,7 @@ class ClientLivenessTest extends LoopbackTest {
 
     @Test
     void keepaliveClosesTheConnectionToAServerThatStopsAnswering() throws Exception {
-        viaProxy = toProxy().keepAliveTime(Duration.ofMillis(100)).keepAliveTimeout(Duration.ofSeconds(1)).build();
+        viaProxy = toProxy().keepAliveTime(Duration.ofMillis(100)).keepAliveTimeout(Duration.ofSeconds(5)).build();
         assertArrayEquals(new byte[] {7}, echo(new byte[] {7}));
         CompletableFuture<Status> hang = new CompletableFuture<>();
         ClientCalls.asyncUnaryCall(viaProxy.newCall(TestService.HANG, CallOptions.DEFAULT), new byte[0], new StreamObserver<>() {
@@ -113,6 +115,17 @@ class ClientLivenessTest extends LoopbackTest {
         viaProxy.resetConnectBackoff();
         assertArrayEquals(new byte[] {3}, echo(new byte[] {3}));
         assertEquals(2, proxy.accepted());
+    }
+
+    @Test
+    void anAttemptOnASocketThatNeverAnswersTimesOut() throws Exception {
+        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) { // accepts, never reads
+            viaProxy = RpcChannel.forAddress("127.0.0.1", silent.getLocalPort()).connectTimeout(Duration.ofMillis(200))
+                    .reconnectBackoff(Duration.ofMillis(10), Duration.ofMillis(20)).build();
+            StatusException e = assertThrows(StatusException.class, () -> echo(new byte[] {1}));
+            assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());
+            assertTrue(e.getStatus().getDescription().contains("no HELLO"), e.getStatus().toString());
+        }
     }
 
     @Test

@@ -218,7 +218,10 @@ public final class RpcChannel implements Channel, AutoCloseable {
             return this;
         }
 
-        /** Time allowed to connect, complete the TLS handshake (with TLS) and exchange HELLO (default 20 s). */
+        /**
+         * Time allowed to connect, complete the TLS handshake (with TLS) and exchange HELLO (default 20 s); an attempt
+         * whose {@link #reconnectBackoff} is longer may take that long instead (gRPC's MIN_CONNECT_TIMEOUT).
+         */
         public Builder connectTimeout(Duration timeout) {
             this.connectTimeout = timeout;
             return this;
