@@ -111,23 +111,9 @@ class CallContextTest extends LoopbackTest {
     }
 
     /** Starts a RELAY call with a 30 s deadline; returns it (its outcome goes to {@code closed}). */
-    private ClientCall<byte[], byte[]> relay(String request, CompletableFuture<Status> closed) {
+    private ClientCall<byte[], byte[]> relay(String request, CallKindsTest.Collector<byte[]> closed) {
         ClientCall<byte[], byte[]> call = channel.newCall(RELAY, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS));
-        ClientCalls.asyncUnaryCall(call, request.getBytes(), new StreamObserver<>() {
-            @Override
-            public void onNext(byte[] value) {
-            }
-
-            @Override
-            public void onError(Throwable t) {
-                closed.complete(Status.fromThrowable(t));
-            }
-
-            @Override
-            public void onCompleted() {
-                closed.complete(Status.OK);
-            }
-        });
+        ClientCalls.asyncUnaryCall(call, request.getBytes(), closed);
         return call;
     }
 
@@ -139,7 +125,7 @@ class CallContextTest extends LoopbackTest {
 
     @Test
     void bSeesTheClientsDeadlineAndAnswersThroughA() throws Exception {
-        CompletableFuture<Status> closed = new CompletableFuture<>();
+        CallKindsTest.Collector<byte[]> closed = new CallKindsTest.Collector<>();
         relay("hello", closed);
         ServerCallStreamObserver<byte[]> atB = callAtB();
         assertNotNull(atB.getDeadline(), "B's call inherited no deadline");
@@ -148,27 +134,27 @@ class CallContextTest extends LoopbackTest {
         assertNotNull(aContext.getDeadline(), "CallContext.current() in A's handler has A's deadline");
         atB.onNext("world".getBytes());
         atB.onCompleted();
-        assertEquals(Status.OK, closed.get(60, TimeUnit.SECONDS));
+        assertEquals(Status.OK, closed.status());
         assertEquals(Status.OK, childClosed.get(60, TimeUnit.SECONDS));
         assertSame(aContext, contextInCallback, "the child call's callbacks run in A's context");
     }
 
     @Test
     void cancellingTheClientCancelsTheCallBServes() throws Exception {
-        CompletableFuture<Status> closed = new CompletableFuture<>();
+        CallKindsTest.Collector<byte[]> closed = new CallKindsTest.Collector<>();
         ClientCall<byte[], byte[]> call = relay("hello", closed);
         ServerCallStreamObserver<byte[]> atB = callAtB();
         call.cancel("the client changed its mind", null);
         assertTrue(bCancelled.await(60, TimeUnit.SECONDS), "B's call was never cancelled");
         assertTrue(atB.isCancelled());
         assertEquals(Status.Code.CANCELLED, childClosed.get(60, TimeUnit.SECONDS).getCode(), "A's call to B ended CANCELLED");
-        assertEquals(Status.Code.CANCELLED, closed.get(60, TimeUnit.SECONDS).getCode());
+        assertEquals(Status.Code.CANCELLED, closed.status().getCode());
         assertTrue(aContext.isCancelled(), "A's context is cancelled");
     }
 
     @Test
     void aDetachedCallHasNoDeadlineAndOutlivesTheCancelledCall() throws Exception {
-        CompletableFuture<Status> closed = new CompletableFuture<>();
+        CallKindsTest.Collector<byte[]> closed = new CallKindsTest.Collector<>();
         ClientCall<byte[], byte[]> call = relay("Detached", closed);
         ServerCallStreamObserver<byte[]> atB = callAtB();
         assertNull(atB.getDeadline(), "a detached call inherits no deadline");

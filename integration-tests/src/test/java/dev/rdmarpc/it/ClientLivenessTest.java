@@ -5,7 +5,6 @@ import dev.rdmarpc.core.ClientCalls;
 import dev.rdmarpc.core.RpcChannel;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StatusException;
-import dev.rdmarpc.core.StreamObserver;
 import dev.rdmarpc.core.testing.Await;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -15,7 +14,6 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -69,25 +67,11 @@ class ClientLivenessTest extends LoopbackTest {
     void keepaliveClosesTheConnectionToAServerThatStopsAnswering() throws Exception {
         viaProxy = toProxy().keepAliveTime(Duration.ofMillis(100)).keepAliveTimeout(Duration.ofSeconds(5)).build();
         assertArrayEquals(new byte[] {7}, echo(new byte[] {7}));
-        CompletableFuture<Status> hang = new CompletableFuture<>();
-        ClientCalls.asyncUnaryCall(viaProxy.newCall(TestService.HANG, CallOptions.DEFAULT), new byte[0], new StreamObserver<>() {
-            @Override
-            public void onNext(byte[] value) {
-            }
-
-            @Override
-            public void onError(Throwable t) {
-                hang.complete(Status.fromThrowable(t));
-            }
-
-            @Override
-            public void onCompleted() {
-                hang.complete(Status.OK);
-            }
-        });
+        CallKindsTest.Collector<byte[]> hang = new CallKindsTest.Collector<>();
+        ClientCalls.asyncUnaryCall(viaProxy.newCall(TestService.HANG, CallOptions.DEFAULT), new byte[0], hang);
         Await.until(() -> service.lastRemainingNanos.get() != -1, "the HANG call reaching the server");
         proxy.pause(); // the server is still there, but nothing it sends arrives, and nothing reaches it
-        Status s = hang.get(60, TimeUnit.SECONDS);
+        Status s = hang.status();
         assertEquals(Status.Code.UNAVAILABLE, s.getCode(), "a call on the dead connection fails: " + s);
         assertTrue(s.getDescription().contains("keepalive"), "and says why: " + s);
         assertNull(viaProxy.currentTransport(), "the connection is closed");

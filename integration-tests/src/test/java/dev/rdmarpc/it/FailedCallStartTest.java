@@ -9,11 +9,8 @@ import dev.rdmarpc.core.ClientInterceptors;
 import dev.rdmarpc.core.ForwardingClientCall.SimpleForwardingClientCall;
 import dev.rdmarpc.core.MethodDescriptor;
 import dev.rdmarpc.core.Status;
-import dev.rdmarpc.core.StatusException;
-import dev.rdmarpc.core.StreamObserver;
 import org.junit.jupiter.api.Test;
 
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -41,22 +38,7 @@ class FailedCallStartTest extends LoopbackTest {
         }
     };
 
-    private final CompletableFuture<Throwable> outcome = new CompletableFuture<>();
-    private final StreamObserver<byte[]> observer = new StreamObserver<>() {
-        @Override
-        public void onNext(byte[] value) {
-        }
-
-        @Override
-        public void onError(Throwable t) {
-            outcome.complete(t);
-        }
-
-        @Override
-        public void onCompleted() {
-            outcome.complete(null);
-        }
-    };
+    private final CallKindsTest.Collector<byte[]> observer = new CallKindsTest.Collector<>();
 
     private Channel broken() {
         return ClientInterceptors.intercept(channel, THROWING_REQUEST);
@@ -88,9 +70,8 @@ class FailedCallStartTest extends LoopbackTest {
     }
 
     private void assertCancelledWithTheCause() throws Exception {
-        Throwable t = outcome.get(60, TimeUnit.SECONDS);
-        StatusException e = (StatusException) t;
-        assertEquals(Status.Code.CANCELLED, e.getStatus().getCode(), "the call was cancelled: " + e.getStatus());
-        assertSame(BROKEN, e.getStatus().getCause());
+        Status s = observer.status();
+        assertEquals(Status.Code.CANCELLED, s.getCode(), "the call was cancelled: " + s);
+        assertSame(BROKEN, s.getCause());
     }
 }
