@@ -5,8 +5,8 @@ import java.util.concurrent.Callable;
 /**
  * The server call a handler serves, as the calls it makes see it (grpc's {@code Context}, for deadline and
  * cancellation only). While a {@link ServerCalls} handler's code runs, {@link #current()} is its call: a call started
- * then on an {@link RpcChannel} or {@link RpcConnection} gets that call's deadline when it has none of its own or a
- * later one, and is cancelled when that call is cancelled (by its client, its deadline, or the server). Elsewhere
+ * then on an {@link RpcChannel} gets that call's deadline when it has none of its own or a later one, and is cancelled
+ * when that call is cancelled (by its client, its deadline, or the server). Elsewhere
  * {@code current()} is {@link #ROOT}, which has neither. {@code CallContext.ROOT.run(task)} detaches the calls
  * {@code task} makes (grpc's {@code Context.ROOT.run} or {@code fork()}); {@link #wrap} carries a context to another
  * thread.

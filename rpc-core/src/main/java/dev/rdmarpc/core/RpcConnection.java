@@ -58,10 +58,14 @@ public final class RpcConnection implements Channel {
         return c == null ? null : c.sslSession();
     }
 
-    /** A call; made inside a handler, it inherits the handler's call's deadline and cancellation ({@link CallContext}). */
+    /**
+     * A call with exactly these options: unlike {@link RpcChannel}'s, it takes nothing from the {@link CallContext} of a
+     * handler it is made in (the layer that owns the connection propagates deadlines, as grpc-compat does with grpc's
+     * {@code Context}).
+     */
     @Override
     public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(MethodDescriptor<ReqT, RespT> method, CallOptions options) {
-        return CurrentCall.newCall(impl, method, options);
+        return impl.newCall(method, options);
     }
 
     @Override
