@@ -1,7 +1,5 @@
 package dev.rdmarpc.core;
 
-import dev.rdmarpc.core.internal.ChannelImpl;
-
 /**
  * The {@link CallContext} current on each thread: set while a handler's code runs, read as a call starts. A plain
  * thread-local: setting and restoring it allocates nothing once a thread has its entry.
@@ -29,19 +27,11 @@ final class CurrentCall {
         CURRENT.set(previous);
     }
 
-    /** A call on {@code channel}: a {@link ChildCall} of the current context when there is one. */
-    static <ReqT, RespT> ClientCall<ReqT, RespT> newCall(ChannelImpl channel, MethodDescriptor<ReqT, RespT> method,
-                                                         CallOptions options) {
-        CallContext parent = CURRENT.get();
-        return parent == null ? channel.newCall(method, options)
-                : new ChildCall<>(channel.newCall(method, inherit(options, parent)), parent);
-    }
-
     /**
      * {@code options} for a call made in {@code parent}: with the parent's deadline when the call has none or a later
      * one (a new instance only then).
      */
-    private static CallOptions inherit(CallOptions options, CallContext parent) {
+    static CallOptions inherit(CallOptions options, CallContext parent) {
         Deadline inherited = parent.getDeadline();
         if (inherited == null) {
             return options;

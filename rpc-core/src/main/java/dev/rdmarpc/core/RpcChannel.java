@@ -55,7 +55,9 @@ public final class RpcChannel implements Channel, AutoCloseable {
     /** A call; made inside a handler, it inherits the handler's call's deadline and cancellation ({@link CallContext}). */
     @Override
     public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(MethodDescriptor<ReqT, RespT> method, CallOptions options) {
-        return CurrentCall.newCall(impl, method, options);
+        CallContext parent = CurrentCall.get();
+        return parent == null ? impl.newCall(method, options)
+                : new ChildCall<>(impl.newCall(method, CurrentCall.inherit(options, parent)), parent);
     }
 
     /**
