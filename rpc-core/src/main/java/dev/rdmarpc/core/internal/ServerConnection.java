@@ -211,13 +211,18 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
             }
             return false;
         }
-        switch (type) {
-            case FrameType.MESSAGE -> {
-                return s.onMessageFrame(streamId, flags, memory, holder, offset, length);
-            }
+        if (type == FrameType.MESSAGE) {
+            return s.onMessageFrame(streamId, flags, memory, holder, offset, length);
+        }
+        // a stream stays in the table for a moment after its call ended (until the thread that ended it removes it):
+        // a frame that finds it ended is late exactly as one that finds no stream, and is charged the same
+        boolean late = switch (type) {
             case FrameType.END_STREAM -> s.onEndStream(streamId);
             case FrameType.CANCEL -> s.onClientCancel(streamId, Frames.decodeCancel(memory.asSlice(offset, length)));
             default -> s.onWindow(streamId, credit);
+        };
+        if (late) {
+            chargeLateFrame(type, streamId);
         }
         return false;
     }

@@ -477,17 +477,18 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         return kept;
     }
 
-    void onEndStream(int streamId) {
+    /** The client's END_STREAM; returns true when it is late (the call has ended here), for the caller to charge. */
+    boolean onEndStream(int streamId) {
         boolean run;
         synchronized (this) {
-            if (id != streamId) {
-                return;
+            if (endedLocked(streamId)) {
+                return true;
             }
             if (state == State.HALF_CLOSED_REMOTE) {
                 throw new ProtocolException("second END_STREAM on stream " + id);
             }
             if (state != State.OPEN) {
-                return;
+                return false;
             }
             state = State.HALF_CLOSED_REMOTE;
             run = requestDrainLocked();
@@ -495,10 +496,26 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         if (run) {
             startDrain();
         }
+        return false;
     }
 
-    void onWindow(int streamId, int increment) {
-        gainSendRoom(streamId, true, increment);
+    /** The client's WINDOW; returns true when it is late (the call has ended here), for the caller to charge. */
+    boolean onWindow(int streamId, int increment) {
+        return gainSendRoom(streamId, true, increment);
+    }
+
+    /**
+     * With the lock held: whether a frame for {@code streamId} finds the call ended here (cancelled, or closed with its
+     * TRAILERS handed to the transport) or the stream already serving another call. Such a frame is late whether or
+     * not the stream has left its connection's table yet, so the connection charges it the same either way.
+     */
+    private boolean endedLocked(int streamId) {
+        return id != streamId || endedLocked();
+    }
+
+    /** With the lock held: cancelled, or closed with its TRAILERS handed to the transport. */
+    private boolean endedLocked() {
+        return state == State.CANCELLED || (state == State.CLOSED && (outbound == null || outbound.isEmpty()));
     }
 
     /** The connection can take more again after it was not writable. */
@@ -510,12 +527,15 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
      * The send side got room, from a WINDOW ({@code fromWindow}, granting {@code increment}) or from the connection
      * draining: sends what waited, wakes senders, updates readiness, and ends the call once its queued TRAILERS are out.
      */
-    private void gainSendRoom(int streamId, boolean fromWindow, int increment) {
+    private boolean gainSendRoom(int streamId, boolean fromWindow, int increment) {
         boolean remove;
         boolean run;
         synchronized (this) {
-            if ((streamId != -1 && id != streamId) || state == State.CANCELLED || outbound == null) {
-                return;
+            if (streamId != -1 && endedLocked(streamId)) {
+                return true;
+            }
+            if (state == State.CANCELLED || outbound == null) {
+                return false;
             }
             if (fromWindow) {
                 outbound.onWindow(increment);
@@ -536,25 +556,24 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         if (run) {
             startDrain();
         }
+        return false;
     }
 
-    /** The client cancelled (CANCEL frame). */
-    void onClientCancel(int streamId, Status s) {
-        boolean changed;
+    /** The client cancelled (CANCEL frame); returns true when it is late (the call has ended here), for the caller to charge. */
+    boolean onClientCancel(int streamId, Status s) {
         boolean run;
         synchronized (this) {
-            if (id != streamId) {
-                return;
+            if (endedLocked(streamId)) {
+                return true;
             }
-            changed = cancelLocked(null);
-            run = changed && requestDrainLocked();
+            cancelLocked(null);
+            run = requestDrainLocked();
         }
-        if (changed) {
-            removeFromConnection();
-        }
+        removeFromConnection();
         if (run) {
             startDrain();
         }
+        return false;
     }
 
     /** The connection closed under the call. */
@@ -589,7 +608,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     /** With the lock held: moves to CANCELLED and tells the client; false if the call had already ended. */
     private boolean cancelLocked(Status tellClient) {
-        if (state == State.CANCELLED || (state == State.CLOSED && (outbound == null || outbound.isEmpty()))) {
+        if (endedLocked()) {
             return false;
         }
         state = State.CANCELLED;

@@ -136,6 +136,22 @@ class ServerStreamStatesTest {
     }
 
     @Test
+    void framesThatFindTheCallEndedAreReportedLateWhileTheStreamIsStillAtHand() throws Exception {
+        FakeConnection c = start(RpcExecutors.direct());
+        c.deliver(StreamFrames.requestHeaders(pool, 1, BIDI, false, 0));
+        ServerStream<?, ?> s = stream();
+        assertFalse(s.onWindow(1, 100), "a WINDOW for an open call is not late");
+        s.close(Status.OK, new Metadata());
+        assertEquals(FrameType.TRAILERS, c.next(FrameType.TRAILERS).type());
+        // the connection may have found the stream in its table just before it ended: what it hands over then is late
+        // exactly as a frame that finds no stream, so the connection charges it to the control-frame budget
+        assertTrue(s.onClientCancel(1, Status.CANCELLED), "a CANCEL after the TRAILERS went out");
+        assertTrue(s.onWindow(1, 100), "a WINDOW after the TRAILERS went out");
+        assertTrue(s.onEndStream(1), "an END_STREAM after the TRAILERS went out");
+        assertTrue(c.isOpen());
+    }
+
+    @Test
     void endStreamMovesToHalfClosedAndIsDeliveredAfterTheMessages() throws Exception {
         onMessage = "keep";
         FakeConnection c = start(RpcExecutors.direct());
