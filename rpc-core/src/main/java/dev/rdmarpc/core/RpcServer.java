@@ -278,7 +278,9 @@ public final class RpcServer implements AutoCloseable {
         /**
          * Whether a TLS connection may move to RDMA (ignored without TLS). {@link RdmaUnderTls#NEVER} (the default)
          * keeps it on the encrypted TCP path; {@link RdmaUnderTls#AUTHENTICATE_ONLY} lets it upgrade with an
-         * authenticated peer, after which the calls' bytes cross the RDMA fabric unencrypted.
+         * authenticated peer, after which the calls' bytes cross the RDMA fabric unencrypted. A client is upgraded only
+         * when it presented a certificate this server verified (client auth OPTIONAL or REQUIRE); one without stays
+         * on TLS over TCP (counted as {@code rdmarpc.server.upgrades.refused}).
          */
         public Builder rdmaUnderTls(RdmaUnderTls choice) {
             this.rdmaUnderTls = Objects.requireNonNull(choice);

@@ -100,9 +100,16 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
         }
         helloTimeout.cancel(false);
         ConnectionUpgrader[] chosen = new ConnectionUpgrader[1];
-        ConnectionUpgrader.Offer offer = tryServerUpgrade(hello, chosen);
+        boolean anonymous = offersUpgrade(hello) && !TlsPeers.clientVerified(base.sslSession());
+        ConnectionUpgrader.Offer offer = anonymous ? null : tryServerUpgrade(hello, chosen);
+        if (anonymous) {
+            server.upgradeRefusedWithoutClientCertificate(this);
+        }
         if (offer == null && settings.mode() == dev.rdmarpc.core.TransportMode.RDMA) {
-            throw new ProtocolException("this server requires the RDMA transport, and the client cannot use it");
+            throw new ProtocolException(anonymous
+                    ? "this server requires the RDMA transport, which under TLS it allows only to a client with a"
+                            + " verified certificate, and the client presented none"
+                    : "this server requires the RDMA transport, and the client cannot use it");
         }
         peerLimits = LimitsCapability.of(hello);
         peerHello = hello;

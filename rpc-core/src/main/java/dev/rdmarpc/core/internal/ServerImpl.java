@@ -36,6 +36,8 @@ public final class ServerImpl {
     private volatile int maxConnections = DEFAULT_MAX_CONNECTIONS;
     private volatile long memoryBudgetBytes = DEFAULT_MEMORY_BUDGET;
     private final java.util.concurrent.atomic.AtomicLong refusedConnections = new java.util.concurrent.atomic.AtomicLong();
+    /** Set once the first client refused an upgrade for want of a certificate was logged at WARNING. */
+    private final java.util.concurrent.atomic.AtomicBoolean unauthenticatedUpgradeLogged = new java.util.concurrent.atomic.AtomicBoolean();
 
     /**
      * Connections a server keeps open at once by default: far above what one server process serves in practice, and
@@ -109,6 +111,20 @@ public final class ServerImpl {
                 + " its limit (maxConnections); {2} refused so far", c.peer(), max, refused);
         c.close("the server has " + max + " connections open, its limit");
         return false;
+    }
+
+    /**
+     * A client offered RDMA under TLS without a verified certificate: its connection stays on TLS over TCP. Counted;
+     * logged at WARNING the first time (a configuration to fix: client auth REQUIRE, or certificates for the clients),
+     * at DEBUG after that.
+     */
+    void upgradeRefusedWithoutClientCertificate(ServerConnection c) {
+        metrics.upgradeRefused("no-client-certificate");
+        boolean first = unauthenticatedUpgradeLogged.compareAndSet(false, true);
+        Connection.LOG.log(first ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
+                "{0} offered RDMA under TLS without a verified client certificate: it stays on TLS over TCP"
+                        + " (rdmaUnderTls AUTHENTICATE_ONLY upgrades only clients whose certificate the server verified){1}",
+                c.peer(), first ? "; later ones are logged at DEBUG" : "");
     }
 
     /** Sets the server-wide limits: connections open at once, and slab bytes in use above which new calls are refused. */
