@@ -68,6 +68,11 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     private static final int DRAIN_DONE = 1 << 11;
     /** The stream left its connection's tables ({@link #removeFromConnection} returned from the connection). */
     private static final int LEFT = 1 << 12;
+    /**
+     * The client's END_STREAM arrived (as a flag or a frame): any later MESSAGE or END_STREAM from it is a protocol
+     * error, whether the call is still half-closed here or has ended since (HTTP/2's STREAM_CLOSED).
+     */
+    private static final int CLIENT_ENDED = 1 << 13;
 
     @Override
     public short flagBits() {
@@ -138,7 +143,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         this.inbound = conn.parts.takeInbound();
         outbound.onAttachmentFailed(this);
         this.state = halfClosed ? State.HALF_CLOSED_REMOTE : State.OPEN;
-        this.flags = (short) (deadlineTimer == null ? START_PENDING | RECYCLABLE : START_PENDING);
+        this.flags = (short) ((deadlineTimer == null ? START_PENDING | RECYCLABLE : START_PENDING) | (halfClosed ? CLIENT_ENDED : 0));
     }
 
     /** Whether a call with this timeout (0 for none) may run on a stream from the pool, which has no deadline timer. */
@@ -442,13 +447,14 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             if (id != streamId) {
                 return false; // ended and recycled since the connection found it
             }
-            if (state == State.HALF_CLOSED_REMOTE) {
-                throw new ProtocolException("MESSAGE after END_STREAM on stream " + id);
+            requireClientOpenLocked("MESSAGE");
+            boolean endStream = (flags & FrameFlags.END_STREAM) != 0;
+            if (endStream) {
+                set(CLIENT_ENDED);
             }
             if (state != State.OPEN) {
                 return false; // closed here: frames in flight are dropped
             }
-            boolean endStream = (flags & FrameFlags.END_STREAM) != 0;
             if (endStream) {
                 state = State.HALF_CLOSED_REMOTE;
             }
@@ -481,11 +487,13 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     boolean onEndStream(int streamId) {
         boolean run;
         synchronized (this) {
-            if (endedLocked(streamId)) {
+            if (id != streamId) {
                 return true;
             }
-            if (state == State.HALF_CLOSED_REMOTE) {
-                throw new ProtocolException("second END_STREAM on stream " + id);
+            requireClientOpenLocked("END_STREAM");
+            set(CLIENT_ENDED);
+            if (endedLocked()) {
+                return true;
             }
             if (state != State.OPEN) {
                 return false;
@@ -502,6 +510,16 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     /** The client's WINDOW; returns true when it is late (the call has ended here), for the caller to charge. */
     boolean onWindow(int streamId, int increment) {
         return gainSendRoom(streamId, true, increment);
+    }
+
+    /**
+     * With the lock held: a {@code frame} after the client's END_STREAM is a protocol error that closes the connection
+     * (PROTOCOL.md, "Stream states"), whatever this side's state.
+     */
+    private void requireClientOpenLocked(String frame) {
+        if (has(CLIENT_ENDED)) {
+            throw new ProtocolException(frame + " after END_STREAM on stream " + id);
+        }
     }
 
     /**
