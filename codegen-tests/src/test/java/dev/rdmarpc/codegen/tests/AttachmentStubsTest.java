@@ -123,7 +123,7 @@ class AttachmentStubsTest {
 
     @Test
     void generatedStubsCarryAttachmentsOnUnaryAndBidiCalls() throws Exception {
-        server = RpcServer.forPort(0).addService(new AttachingEcho()).build().start();
+        server = RpcServer.forPort(0).addService(new AttachingEcho().bindService().withAttachments(4 << 20)).build().start();
         channel = RpcChannel.forAddress("127.0.0.1", server.getPort()).build();
         EchoRpc.EchoStub stub = EchoRpc.newStub(channel);
         byte[] big = pattern(3 << 20, 1);

@@ -43,7 +43,10 @@ final class InboundMessages {
 
     private final SlabPool pool;
     private final int maxMessageSize;
+    /** What this side advertised for the connection: -1, none (the ATTACHMENT flag is a protocol error). */
     private final int maxAttachmentSize;
+    /** What the current stream accepts (at most {@link #maxAttachmentSize}; -1: none, refused as too large). */
+    private int streamAttachmentLimit;
     private final int window;
     private int recvWindow;
     private int pendingCredit;
@@ -96,8 +99,23 @@ final class InboundMessages {
         this.pool = pool;
         this.maxMessageSize = maxMessageSize;
         this.maxAttachmentSize = maxAttachmentSize;
+        this.streamAttachmentLimit = maxAttachmentSize;
         this.window = window;
         this.recvWindow = window;
+    }
+
+    /**
+     * Sets what the current stream's messages may carry: an attachment of up to {@code maxBytes}, or none (-1), within
+     * what the connection advertised. An attachment over it is refused at its BEGIN frame ({@link #TOO_LARGE}, with
+     * {@link #rejectedAttachment()}), before any of its bytes are held.
+     */
+    void limitAttachments(int maxBytes) {
+        streamAttachmentLimit = Math.min(maxBytes, maxAttachmentSize);
+    }
+
+    /** What the current stream's messages may carry as an attachment (-1: none). */
+    int attachmentLimit() {
+        return streamAttachmentLimit;
     }
 
     /**
@@ -144,7 +162,7 @@ final class InboundMessages {
                 dataOffset = 8;
             }
             rejectedAttachment = total <= maxMessageSize && attachment >= 0
-                    && (attachment > maxAttachmentSize || total + attachment > SlabPool.MAX_BLOCK);
+                    && (attachment > streamAttachmentLimit || total + attachment > SlabPool.MAX_BLOCK);
             if (total > maxMessageSize || rejectedAttachment) {
                 rejectedSize = rejectedAttachment ? attachment : total;
                 discarding = !end;
@@ -445,6 +463,7 @@ final class InboundMessages {
         firstCompressed = false;
         polledCompressed = false;
         rejectedAttachment = false;
+        streamAttachmentLimit = maxAttachmentSize;
         assemblingSplit = -1;
         firstSplit = 0;
         polledSplit = -1;

@@ -35,6 +35,8 @@ public final class ServerImpl {
     private volatile ConnectionGuards guards = ConnectionGuards.DEFAULT;
     private volatile int maxConnections = DEFAULT_MAX_CONNECTIONS;
     private volatile long memoryBudgetBytes = DEFAULT_MEMORY_BUDGET;
+    /** Attachment bytes a method without its own limit accepts (-1: none); see {@link #attachmentLimit}. */
+    private volatile int attachmentLimit = ServerMethodDefinition.SERVER_ATTACHMENT_LIMIT;
     private final java.util.concurrent.atomic.AtomicLong refusedConnections = new java.util.concurrent.atomic.AtomicLong();
     /** Set once the first client refused an upgrade for want of a certificate was logged at WARNING. */
     private final java.util.concurrent.atomic.AtomicBoolean unauthenticatedUpgradeLogged = new java.util.concurrent.atomic.AtomicBoolean();
@@ -131,6 +133,17 @@ public final class ServerImpl {
     public void setLimits(int maxConnections, long memoryBudgetBytes) {
         this.maxConnections = maxConnections;
         this.memoryBudgetBytes = memoryBudgetBytes;
+    }
+
+    /** Sets the attachment limit of methods that set none of their own (-1: they accept no attachments). */
+    public void setAttachmentLimit(int maxBytes) {
+        this.attachmentLimit = maxBytes;
+    }
+
+    /** What a request of {@code method} may carry as an attachment: its own limit, else the server's (-1: none). */
+    int attachmentLimit(ServerMethodDefinition<?, ?> method) {
+        int own = method.maxAttachmentBytes();
+        return own != ServerMethodDefinition.SERVER_ATTACHMENT_LIMIT ? own : attachmentLimit;
     }
 
     /** Slab bytes in use above which new calls are refused. */

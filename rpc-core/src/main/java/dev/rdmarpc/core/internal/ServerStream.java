@@ -141,6 +141,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         this.startNanos = System.nanoTime();
         this.outbound = conn.parts.takeOutbound();
         this.inbound = conn.parts.takeInbound();
+        inbound.limitAttachments(conn.server.attachmentLimit(newDefinition));
         outbound.onAttachmentFailed(this);
         this.state = halfClosed ? State.HALF_CLOSED_REMOTE : State.OPEN;
         this.flags = (short) ((deadlineTimer == null ? START_PENDING | RECYCLABLE : START_PENDING) | (halfClosed ? CLIENT_ENDED : 0));
@@ -464,7 +465,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             if (r == InboundMessages.TOO_LARGE) {
                 // cancelled under this lock, so a drain cannot deliver a half-close (END_STREAM came with it) first
                 tooLarge = cancelLocked(Status.RESOURCE_EXHAUSTED.withDescription(inbound.rejectedAttachment()
-                        ? Attachments.tooLarge("request", inbound.rejectedSize(), conn.settings.maxAttachmentBytes())
+                        ? Attachments.refused(method().getFullMethodName(), inbound.rejectedSize(), inbound.attachmentLimit())
                         : "request message of " + inbound.rejectedSize()
                                 + " bytes exceeds the server's maximum inbound message size " + conn.settings.maxMessageSize()));
             } else {
