@@ -62,7 +62,7 @@ final class RdmaClientTransport implements ConnectionClientTransport,
     private volatile Attributes attributes;
     private volatile SocketAddress localAddress;
     private volatile String transportName;
-    /** The connection's TLS session while its frames travel over TLS; null for plaintext or after an RDMA upgrade. */
+    /** The connection's TLS session (after an RDMA upgrade, the one that authenticated it); null for plaintext. */
     private volatile SSLSession sslSession;
 
     // guarded by lock

@@ -265,7 +265,11 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
     /**
      * Whether a TLS connection may move to RDMA (default {@link RdmaUnderTls#NEVER}: it stays on the encrypted TCP
      * path). With {@link RdmaUnderTls#AUTHENTICATE_ONLY} TLS authenticates the client and protects the RDMA
-     * parameters, but the calls then cross the fabric unencrypted (security level NONE on those calls).
+     * parameters, but the calls then cross the fabric unencrypted: they still carry the TLS session that authenticated
+     * the upgrade and report security level PRIVACY_AND_INTEGRITY, as the connection was authenticated by TLS, so
+     * choose it only for a trusted fabric.
+     * A client is upgraded only when it presented a certificate the server verified (client auth OPTIONAL or
+     * REQUIRE); one without stays on TLS over TCP.
      */
     public RdmaServerBuilder rdmaUnderTls(RdmaUnderTls choice) {
         this.rdmaUnderTls = Objects.requireNonNull(choice, "choice");

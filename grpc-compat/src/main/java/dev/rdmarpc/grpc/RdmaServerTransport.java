@@ -160,11 +160,11 @@ final class RdmaServerTransport implements ServerTransport {
     void start(ServerListener serverListener) {
         ServerTransportListener l = serverListener.transportCreated(this);
         listener = l;
-        // Under TLS the session names the client; its calls are private only while they travel over TLS (not RDMA).
+        // Under TLS the session names the client; after an RDMA upgrade it is still the session that authenticated
+        // the client and the upgrade (whose calls then cross the fabric unencrypted: rdmaUnderTls AUTHENTICATE_ONLY)
         javax.net.ssl.SSLSession ssl = connection.sslSession();
-        boolean overTls = ssl != null && !"rdma".equals(connection.transportName());
         Attributes.Builder base = Attributes.newBuilder()
-                .set(GrpcAttributes.ATTR_SECURITY_LEVEL, overTls ? SecurityLevel.PRIVACY_AND_INTEGRITY : SecurityLevel.NONE)
+                .set(GrpcAttributes.ATTR_SECURITY_LEVEL, ssl != null ? SecurityLevel.PRIVACY_AND_INTEGRITY : SecurityLevel.NONE)
                 .set(RdmaAttributes.TRANSPORT, connection.transportName());
         if (ssl != null) {
             base.set(Grpc.TRANSPORT_ATTR_SSL_SESSION, ssl);

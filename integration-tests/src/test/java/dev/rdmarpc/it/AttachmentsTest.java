@@ -73,8 +73,8 @@ class AttachmentsTest extends LoopbackTest {
     @Override
     protected RpcServer.Builder configureServer(RpcServer.Builder b) {
         ServiceDefinition attach = ServiceDefinition.builder("test.Attach")
-                .addMethod(ECHO, this::echo)
-                .addMethod(ECHO_STREAM, this::echo)
+                .addMethod(ECHO, AttachmentsTest::echo)
+                .addMethod(ECHO_STREAM, AttachmentsTest::echo)
                 .addMethod(SIZED, (call, headers) -> {
                     call.request(1);
                     return new ServerCall.Listener<>() {
@@ -136,7 +136,8 @@ class AttachmentsTest extends LoopbackTest {
         return b.maxInboundAttachmentSize(20 << 20);
     }
 
-    private ServerCall.Listener<byte[]> echo(ServerCall<byte[], byte[]> call, Metadata headers) {
+    /** Echoes each request, with its attachment when it has one (read-only views only). */
+    static ServerCall.Listener<byte[]> echo(ServerCall<byte[], byte[]> call, Metadata headers) {
         call.request(1);
         return new ServerCall.Listener<>() {
             @Override

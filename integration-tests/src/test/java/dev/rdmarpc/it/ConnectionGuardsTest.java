@@ -336,9 +336,9 @@ class ConnectionGuardsTest {
     void lateFramesForAFinishedStreamAreIgnoredAndTheConnectionStays() throws IOException {
         start(b -> b);
         Raw raw = afterOneFinishedCall();
-        // the client's CANCEL, END_STREAM and WINDOW crossed the TRAILERS: dropped, the connection carries on
-        raw.write(cancel(1), frame(FrameType.END_STREAM, 0, 1, 0, new byte[0]), frame(FrameType.WINDOW, 0, 1, 4096, new byte[0]),
-                ping(42));
+        // the client's CANCEL and WINDOW crossed the TRAILERS: dropped, the connection carries on (an END_STREAM would
+        // not be late but wrong: the client half-closed the stream with its request)
+        raw.write(cancel(1), frame(FrameType.WINDOW, 0, 1, 4096, new byte[0]), ping(42));
         Frame ack = raw.readUntil(f -> f.type() == FrameType.PING, "the PING's ACK");
         assertEquals(FrameFlags.ACK, ack.flags());
         raw.write(headers(3, TestService.ECHO.getFullMethodName()), lastMessage(3, new byte[]{9}));
@@ -375,7 +375,12 @@ class ConnectionGuardsTest {
     @Test
     void emptyMessageContinuationsAreCharged() throws IOException {
         start(b -> b.controlFrameLimit(10, 10));
-        Raw raw = afterOneFinishedCall();
+        // a stream the client never half-closed (after END_STREAM a MESSAGE is a protocol error, not a charge): its
+        // method does not exist, so the server answers it at once
+        Raw raw = new Raw(server.getPort()).handshake(1 << 20);
+        raw.write(headers(1, "no.Such/Method"));
+        Frame t = raw.readUntil(f -> f.type() == FrameType.TRAILERS && f.stream() == 1, "the call's TRAILERS");
+        assertEquals(Status.Code.UNIMPLEMENTED, Frames.decodeTrailers(t.segment()).status().getCode());
         raw.write(repeat(frame(FrameType.MESSAGE, 0, 1, 0, new byte[0]), 1000));
         raw.readToEnd();
         assertTrue(awaitCloseReason("too many control frames").contains("an empty MESSAGE continuation on stream 1"));
@@ -421,6 +426,46 @@ class ConnectionGuardsTest {
         expectClosedFor(concat(headers(1, TestService.HANG.getFullMethodName()), frame(FrameType.WINDOW, 0, 1, 0, new byte[0])),
                 "WINDOW on stream 1 grants 0 bytes (must be positive)");
         assertGoodClientWorks();
+    }
+
+    // ------------------------------------------------------------------ frames after END_STREAM, metadata lengths
+
+    /** A HANG call (answered never) the client has half-closed: the stream stays half-closed on the server. */
+    private static byte[] halfClosedHang() {
+        return concat(headers(1, TestService.HANG.getFullMethodName()), lastMessage(1, new byte[]{1}));
+    }
+
+    @Test
+    void framesAfterTheClientsEndStreamCloseTheConnection() throws IOException {
+        start(b -> b);
+        expectClosedFor(concat(halfClosedHang(), frame(FrameType.MESSAGE, FrameFlags.BEGIN | FrameFlags.END, 1, 0, new byte[4])),
+                "MESSAGE after END_STREAM on stream 1");
+        expectClosedFor(concat(halfClosedHang(), frame(FrameType.END_STREAM, 0, 1, 0, new byte[0])),
+                "END_STREAM after END_STREAM on stream 1");
+        expectClosedFor(concat(halfClosedHang(), bytesOf(Frames.trailers(SlabPool.shared(), 1, Status.OK, null))),
+                "unexpected TRAILERS frame from a client");
+        expectClosedFor(concat(halfClosedHang(), headers(1, TestService.HANG.getFullMethodName())),
+                "HEADERS opens stream 1, but the next stream id on this connection is 3");
+        // half-closed by the HEADERS' own END_STREAM flag
+        byte[] openedHalfClosed = bytesOf(Frames.requestHeaders(SlabPool.shared(), 1, true, TestService.HANG.getFullMethodName(),
+                "localhost", 0, null));
+        expectClosedFor(concat(openedHalfClosed, lastMessage(1, new byte[]{1})), "MESSAGE after END_STREAM on stream 1");
+        assertGoodClientWorks();
+        Await.until(() -> server.connectionCount() == 1, () -> "only the bad connections closed: " + server.connectionCount());
+    }
+
+    @Test
+    void aMetadataLengthRunningPastTheFrameIsMalformed() throws IOException {
+        start(b -> b);
+        // HEADERS for stream 1 whose one metadata value declares 2^31-1 bytes and carries 8
+        byte[] path = TestService.ECHO.getFullMethodName().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        ByteBuffer p = ByteBuffer.allocate(8 + 2 + path.length + 2 + 2 + 2 + 5 + 4 + 8).order(ByteOrder.LITTLE_ENDIAN);
+        p.putLong(0).putShort((short) path.length).put(path).putShort((short) 0).putShort((short) 1)
+                .putShort((short) 5).put("x-big".getBytes(java.nio.charset.StandardCharsets.US_ASCII)).putInt(Integer.MAX_VALUE)
+                .put(new byte[8]);
+        expectClosedFor(frame(FrameType.HEADERS, 0, 1, 0, p.array()), "truncated HEADERS payload");
+        assertGoodClientWorks();
+        assertEquals(0.0, counter("rdmarpc.server.limit.refusals", "limit", "metadata_size"), "malformed, not too large");
     }
 
     // ------------------------------------------------------------------ keepalive

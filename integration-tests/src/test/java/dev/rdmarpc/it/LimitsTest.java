@@ -125,7 +125,7 @@ class LimitsTest {
     void theServerAdvertisesItsLimitsInHello() throws IOException {
         RpcServer s = start(RpcServer.forPort(0).maxConcurrentCallsPerConnection(3).maxInboundMetadataSize(4096));
         RawClient r = raw(s);
-        assertEquals(new LimitsCapability(3, 4096, 64 << 20), LimitsCapability.of(r.serverHello));
+        assertEquals(new LimitsCapability(3, 4096), LimitsCapability.of(r.serverHello), "no attachments unless enabled");
     }
 
     @Test

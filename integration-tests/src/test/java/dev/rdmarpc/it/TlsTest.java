@@ -187,10 +187,22 @@ class TlsTest {
 
     @Test
     void authenticateOnlyPreparesTheUpgradeOnlyAfterTheHandshakeOnBothSides() throws Exception {
-        RpcServer s = server(TlsFiles.server("server").build(), RdmaUnderTls.AUTHENTICATE_ONLY);
-        assertEquals("", whoAmI(channel(s, TlsFiles.client().build(), RdmaUnderTls.AUTHENTICATE_ONLY)));
+        RpcServer s = server(TlsFiles.server("server").clientAuth(TlsConfig.ClientAuth.OPTIONAL).build(), RdmaUnderTls.AUTHENTICATE_ONLY);
+        assertEquals("CN=test-client", whoAmI(channel(s, TlsFiles.client("client").build(), RdmaUnderTls.AUTHENTICATE_ONLY)));
         assertEquals(List.of(new RecordingUpgrader.Prepared(true, true), new RecordingUpgrader.Prepared(false, true)),
                 RecordingUpgrader.PREPARED, "both sides prepared their offer on a connection whose TLS handshake had completed");
+    }
+
+    @Test
+    void authenticateOnlyUpgradesNoClientWithoutAVerifiedCertificate() throws Exception {
+        RpcServer none = server(TlsFiles.server("server").clientAuth(TlsConfig.ClientAuth.NONE).build(), RdmaUnderTls.AUTHENTICATE_ONLY);
+        // the server asks for no certificate, so even a client that has one presents none
+        assertEquals("", whoAmI(channel(none, TlsFiles.client("client").build(), RdmaUnderTls.AUTHENTICATE_ONLY)));
+        RpcServer optional = server(TlsFiles.server("server").clientAuth(TlsConfig.ClientAuth.OPTIONAL).build(),
+                RdmaUnderTls.AUTHENTICATE_ONLY);
+        assertEquals("", whoAmI(channel(optional, TlsFiles.client().build(), RdmaUnderTls.AUTHENTICATE_ONLY)));
+        assertEquals(List.of(new RecordingUpgrader.Prepared(true, true), new RecordingUpgrader.Prepared(true, true)),
+                RecordingUpgrader.PREPARED, "both clients offered the upgrade; the servers prepared none for an anonymous client");
     }
 
     @Test

@@ -11,10 +11,11 @@ public enum RdmaUnderTls {
      */
     NEVER,
     /**
-     * A TLS connection may upgrade to RDMA. TLS then authenticates the peer (certificates, hostname, client
-     * certificate) and protects the HELLO carrying the RDMA parameters, so a queue pair is only ever created for and
-     * connected to the authenticated peer; the calls themselves travel over RDMA without encryption or integrity
-     * protection beyond the fabric's own checksums. Use it only where the fabric itself is trusted.
+     * A TLS connection may upgrade to RDMA. TLS then authenticates both peers (the server's certificate and
+     * hostname; a client certificate the server verified, without which a client stays on TLS over TCP) and protects
+     * the HELLO carrying the RDMA parameters, so a queue pair is only ever created for and connected to the
+     * authenticated peer; the calls themselves travel over RDMA without encryption or integrity protection beyond the
+     * fabric's own checksums, though they still carry the TLS session. Use it only where the fabric itself is trusted.
      */
     AUTHENTICATE_ONLY
 }

@@ -89,6 +89,15 @@ public final class RpcChannel implements Channel, AutoCloseable {
     }
 
     /**
+     * The TLS session of the current connection, or null when it is plaintext or there is none. After an RDMA upgrade
+     * it is the session that authenticated the server and carried the upgrade (the calls' bytes on RDMA are not
+     * encrypted: docs/PROTOCOL.md, "TLS and RDMA").
+     */
+    public javax.net.ssl.SSLSession currentSslSession() {
+        return impl.currentSslSession();
+    }
+
+    /**
      * Measures the round trip to the server with a PING frame (connecting first if needed): the future completes
      * with the time in nanoseconds, or fails with a {@link StatusException} (UNAVAILABLE) when the server cannot be
      * reached or the connection closes before the answer.

@@ -120,7 +120,8 @@ public final class RpcServer implements AutoCloseable {
         private final List<ServiceDefinition> services = new ArrayList<>();
         private Executor executor;
         private int maxInboundMessageSize = ConnectionSettings.DEFAULT_MAX_MESSAGE_SIZE;
-        private int maxInboundAttachmentSize = ConnectionSettings.DEFAULT_MAX_ATTACHMENT_BYTES;
+        /** Attachments every method accepts; -1 (the default): only methods that enable them do. */
+        private int maxInboundAttachmentSize = ServerMethodDefinition.SERVER_ATTACHMENT_LIMIT;
         private int flowControlWindow = ConnectionSettings.DEFAULT_WINDOW;
         private Object meterRegistry;
         private TransportMode transportMode = TransportMode.AUTO;
@@ -197,8 +198,12 @@ public final class RpcServer implements AutoCloseable {
         }
 
         /**
-         * Largest attachment accepted with one request message (default 64 MiB), advertised to the peer in HELLO; a larger
-         * one fails the call with RESOURCE_EXHAUSTED before any of its bytes are read. 0 accepts only empty ones.
+         * Accepts attachments on every method of this server, up to {@code bytes} with one request message (0: only
+         * empty ones). By default a server accepts none except on the methods that enable them
+         * ({@link ServiceDefinition#withAttachments}, {@link ServerMethodDefinition#withAttachments}, whose own limit
+         * wins over this one). The largest limit is advertised to the client in HELLO; an attachment on a method that
+         * takes none, or over the method's limit, fails that call with RESOURCE_EXHAUSTED before any of its bytes are
+         * read, and the connection carries on.
          */
         public Builder maxInboundAttachmentSize(int bytes) {
             if (bytes < 0) {
@@ -278,7 +283,9 @@ public final class RpcServer implements AutoCloseable {
         /**
          * Whether a TLS connection may move to RDMA (ignored without TLS). {@link RdmaUnderTls#NEVER} (the default)
          * keeps it on the encrypted TCP path; {@link RdmaUnderTls#AUTHENTICATE_ONLY} lets it upgrade with an
-         * authenticated peer, after which the calls' bytes cross the RDMA fabric unencrypted.
+         * authenticated peer, after which the calls' bytes cross the RDMA fabric unencrypted. A client is upgraded only
+         * when it presented a certificate this server verified (client auth OPTIONAL or REQUIRE); one without stays
+         * on TLS over TCP (counted as {@code rdmarpc.server.upgrades.refused}).
          */
         public Builder rdmaUnderTls(RdmaUnderTls choice) {
             this.rdmaUnderTls = Objects.requireNonNull(choice);
@@ -404,11 +411,22 @@ public final class RpcServer implements AutoCloseable {
             return this;
         }
 
+        /** The largest attachment any method accepts (the server's own limit or a method's), or -1 for none. */
+        private int advertisedAttachmentLimit() {
+            int max = maxInboundAttachmentSize;
+            for (ServiceDefinition s : services) {
+                for (ServerMethodDefinition<?, ?> m : s.getMethods()) {
+                    max = Math.max(max, m.maxAttachmentBytes());
+                }
+            }
+            return max;
+        }
+
         public RpcServer build() {
             ConnectionSettings settings = new ConnectionSettings(pool, flowControlWindow, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
                     maxInboundMessageSize, transportMode, UpgradePolicy.upgraders(transportMode, tls, rdmaUnderTls, true,
                             rdmaDevice),
-                    maxConcurrentCallsPerConnection, maxInboundMetadataSize, maxInboundAttachmentSize);
+                    maxConcurrentCallsPerConnection, maxInboundMetadataSize, advertisedAttachmentLimit());
             var transport = Transports.streamTransport().newServerTransport(
                     new TransportConfig(pool, ioThreads, System.getProperty("rdmarpc.io", "auto"), tls,
                             handshakeTimeout.toMillis()));
@@ -427,6 +445,7 @@ public final class RpcServer implements AutoCloseable {
                     handshakeTimeout.toMillis());
             impl.setFallback(lookup);
             impl.setLimits(maxConnections, memoryBudget);
+            impl.setAttachmentLimit(maxInboundAttachmentSize);
             impl.setConnectionListener(connectionListener);
             impl.setConnectionGuards(new ConnectionGuards(controlFramesPerSecond, controlFrameBurst, keepAliveTime.toNanos(),
                     keepAliveTimeout.toNanos()));

@@ -52,13 +52,12 @@ public final class ServerInterceptors {
         for (ServerInterceptor i : interceptors) {
             h = new InterceptedHandler<>(Objects.requireNonNull(i, "interceptor"), h);
         }
-        return ServerMethodDefinition.create(method.method(), h);
+        return method.withHandler(h);
     }
 
     private static <ReqT, RespT> void addIntercepted(ServiceDefinition.Builder b, ServerMethodDefinition<ReqT, RespT> m,
                                                      List<? extends ServerInterceptor> interceptors) {
-        ServerMethodDefinition<ReqT, RespT> wrapped = intercept(m, interceptors);
-        b.addMethod(wrapped.method(), wrapped.handler());
+        b.addMethod(intercept(m, interceptors));
     }
 
     /** A handler that lets one interceptor start the call, with the wrapped handler as its {@code next}. */

@@ -32,6 +32,30 @@ public final class ServiceDefinition {
         return methods.get(fullMethodName);
     }
 
+    /**
+     * This service with every method accepting an attachment of up to {@code maxBytes} with each request message
+     * (see {@link ServerMethodDefinition#withAttachments}); a server accepts none unless a method or the server
+     * itself enables them. For a generated service: {@code impl.bindService().withAttachments(16 << 20)}.
+     */
+    public ServiceDefinition withAttachments(int maxBytes) {
+        Map<String, ServerMethodDefinition<?, ?>> copy = new LinkedHashMap<>();
+        for (ServerMethodDefinition<?, ?> m : methods.values()) {
+            copy.put(m.method().getFullMethodName(), m.withAttachments(maxBytes));
+        }
+        return new ServiceDefinition(serviceName, copy);
+    }
+
+    /** This service with {@code method} (one of its methods) accepting an attachment of up to {@code maxBytes}. */
+    public ServiceDefinition withAttachments(MethodDescriptor<?, ?> method, int maxBytes) {
+        ServerMethodDefinition<?, ?> m = methods.get(method.getFullMethodName());
+        if (m == null) {
+            throw new IllegalArgumentException("method " + method.getFullMethodName() + " is not in service " + serviceName);
+        }
+        Map<String, ServerMethodDefinition<?, ?>> copy = new LinkedHashMap<>(methods);
+        copy.put(method.getFullMethodName(), m.withAttachments(maxBytes));
+        return new ServiceDefinition(serviceName, copy);
+    }
+
     /** Builds a {@link ServiceDefinition}. */
     public static final class Builder {
         private final String serviceName;
@@ -42,10 +66,16 @@ public final class ServiceDefinition {
         }
 
         public <ReqT, RespT> Builder addMethod(MethodDescriptor<ReqT, RespT> method, ServerCallHandler<ReqT, RespT> handler) {
+            return addMethod(ServerMethodDefinition.create(method, handler));
+        }
+
+        /** Adds a method with its handler and attachment limit (see {@link ServerMethodDefinition#withAttachments}). */
+        public Builder addMethod(ServerMethodDefinition<?, ?> definition) {
+            MethodDescriptor<?, ?> method = definition.method();
             if (!method.getServiceName().equals(serviceName)) {
                 throw new IllegalArgumentException("method " + method.getFullMethodName() + " is not in service " + serviceName);
             }
-            if (methods.putIfAbsent(method.getFullMethodName(), ServerMethodDefinition.create(method, handler)) != null) {
+            if (methods.putIfAbsent(method.getFullMethodName(), definition) != null) {
                 throw new IllegalArgumentException("method added twice: " + method.getFullMethodName());
             }
             return this;

@@ -3,6 +3,7 @@ package dev.rdmarpc.codegen.tests;
 import dev.rdmarpc.codegen.tests.echo.EchoRequest;
 import dev.rdmarpc.codegen.tests.echo.EchoResponse;
 import dev.rdmarpc.codegen.tests.echo.EchoRpc;
+import dev.rdmarpc.core.BindableService;
 import dev.rdmarpc.core.StreamObserver;
 import dev.rdmarpc.core.WithAttachment;
 import org.junit.jupiter.api.AfterEach;
@@ -116,7 +117,8 @@ class AttachmentStubsTest {
 
     @Test
     void generatedStubsCarryAttachmentsOnUnaryAndBidiCalls() throws Exception {
-        loopback = Loopback.serve(new AttachingEcho());
+        BindableService attaching = () -> new AttachingEcho().bindService().withAttachments(4 << 20);
+        loopback = Loopback.serve(attaching);
         EchoRpc.EchoStub stub = EchoRpc.newStub(loopback.channel());
         byte[] big = pattern(3 << 20, 1);
         byte[] small = pattern(7, 2);

@@ -39,6 +39,16 @@ final class Attachments {
                 + " (none of its bytes were read)";
     }
 
+    /** Why a request of {@code method} with an attachment of {@code size} bytes was refused, the method's limit being {@code max}. */
+    static String refused(String method, long size, int max) {
+        if (max >= 0) {
+            return tooLarge("request", size, max);
+        }
+        return "request attachment of " + size + " bytes refused: " + method + " accepts no attachments (a server accepts"
+                + " them only on the methods or services that enable them, or on all with maxInboundAttachmentSize;"
+                + " none of its bytes were read)";
+    }
+
     /**
      * The attachment of a received message: {@code apart} when it was kept in a buffer of its own (then owned by the
      * attachment), else the bytes of {@code buffer} after {@code split} (then the attachment owns the buffer).

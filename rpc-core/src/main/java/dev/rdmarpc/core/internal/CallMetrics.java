@@ -47,4 +47,8 @@ interface CallMetrics {
     /** A connection was closed because its peer sent more control frames than allowed. */
     default void connectionClosedForControlFrames() {
     }
+
+    /** A server kept a connection off RDMA: {@code reason} is {@code no-client-certificate}. */
+    default void upgradeRefused(String reason) {
+    }
 }

@@ -193,6 +193,11 @@ public final class ChannelImpl {
         return current != null && !current.isClosed() ? current.out.transportName() : null;
     }
 
+    /** The current connection's TLS session, or null (see {@code RpcChannel.currentSslSession}). */
+    public synchronized javax.net.ssl.SSLSession currentSslSession() {
+        return current != null && !current.isClosed() ? current.out.sslSession() : null;
+    }
+
     /**
      * Sends a PING on the channel's connection (connecting first if needed; after shutdown, on the connection still
      * finishing calls, if any): completes with the round-trip time in nanoseconds when the server acknowledges it, or

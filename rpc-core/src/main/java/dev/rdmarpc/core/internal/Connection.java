@@ -237,6 +237,16 @@ abstract class Connection implements FrameHandler {
         return upgradeFailedAfterServerMoved;
     }
 
+    /** Server side: whether the client's HELLO offers an upgrade this side would consult. */
+    final boolean offersUpgrade(Hello clientHello) {
+        for (ConnectionUpgrader u : settings.upgraders()) {
+            if (clientHello.capabilities().containsKey(u.capabilityId())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Server side: try the upgrade the client offered; returns the server's offer to advertise, or null. */
     ConnectionUpgrader.Offer tryServerUpgrade(Hello clientHello, ConnectionUpgrader[] chosen) {
         if (settings.mode() == TransportMode.TCP) {

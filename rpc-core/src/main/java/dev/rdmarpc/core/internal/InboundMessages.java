@@ -40,10 +40,15 @@ final class InboundMessages {
      * while a message arriving in a few large frames still lands in one buffer without being copied again.
      */
     static final int GROWTH_FACTOR = 4;
+    /** Slots of the ring of queued messages kept once it is empty again; a larger ring is let go when drained. */
+    static final int KEPT_SLOTS = 64;
 
     private final SlabPool pool;
     private final int maxMessageSize;
+    /** What this side advertised for the connection: -1, none (the ATTACHMENT flag is a protocol error). */
     private final int maxAttachmentSize;
+    /** What the current stream accepts (at most {@link #maxAttachmentSize}; -1: none, refused as too large). */
+    private int streamAttachmentLimit;
     private final int window;
     private int recvWindow;
     private int pendingCredit;
@@ -96,8 +101,23 @@ final class InboundMessages {
         this.pool = pool;
         this.maxMessageSize = maxMessageSize;
         this.maxAttachmentSize = maxAttachmentSize;
+        this.streamAttachmentLimit = maxAttachmentSize;
         this.window = window;
         this.recvWindow = window;
+    }
+
+    /**
+     * Sets what the current stream's messages may carry: an attachment of up to {@code maxBytes}, or none (-1), within
+     * what the connection advertised. An attachment over it is refused at its BEGIN frame ({@link #TOO_LARGE}, with
+     * {@link #rejectedAttachment()}), before any of its bytes are held.
+     */
+    void limitAttachments(int maxBytes) {
+        streamAttachmentLimit = Math.min(maxBytes, maxAttachmentSize);
+    }
+
+    /** What the current stream's messages may carry as an attachment (-1: none). */
+    int attachmentLimit() {
+        return streamAttachmentLimit;
     }
 
     /**
@@ -116,11 +136,14 @@ final class InboundMessages {
      */
     int onFrame(int flags, MemorySegment memory, SlabBuffer holder, long offset, int len, boolean demand) {
         keptHolder = false;
-        if (len > recvWindow) {
-            throw new ProtocolException("MESSAGE of " + len + " bytes exceeds the stream's flow-control window (" + recvWindow + " left)");
-        }
-        recvWindow -= len;
         boolean begin = (flags & FrameFlags.BEGIN) != 0;
+        // what the frame costs the window: its bytes, and a BEGIN frame at least the least a message costs
+        int charge = begin ? MessageFramer.beginCharge(len) : len;
+        if (charge > recvWindow) {
+            throw new ProtocolException("MESSAGE of " + len + " bytes" + (charge != len ? " (a BEGIN frame counts at least "
+                    + MessageFramer.MIN_MESSAGE_CHARGE + ")" : "") + " exceeds the stream's flow-control window (" + recvWindow + " left)");
+        }
+        recvWindow -= charge;
         boolean end = (flags & FrameFlags.END) != 0;
         long dataOffset = 0;
         if (begin) {
@@ -144,11 +167,11 @@ final class InboundMessages {
                 dataOffset = 8;
             }
             rejectedAttachment = total <= maxMessageSize && attachment >= 0
-                    && (attachment > maxAttachmentSize || total + attachment > SlabPool.MAX_BLOCK);
+                    && (attachment > streamAttachmentLimit || total + attachment > SlabPool.MAX_BLOCK);
             if (total > maxMessageSize || rejectedAttachment) {
                 rejectedSize = rejectedAttachment ? attachment : total;
                 discarding = !end;
-                pendingCredit += len;
+                pendingCredit += charge;
                 return TOO_LARGE;
             }
             assemblingSplit = attachment < 0 ? -1 : (int) total;
@@ -177,13 +200,13 @@ final class InboundMessages {
         if (keepable && assemblingSplit > 0 && assembled == assemblingSplit && data == expected - assembled && data > 0) {
             // the message's own bytes are in: its whole attachment in this frame stays where it arrived, beside them
             keptHolder = true;
-            return complete(takeAssembled(assembled), len, holder.retainedSlice(offset + dataOffset, (int) data));
+            return complete(takeAssembled(assembled), charge, holder.retainedSlice(offset + dataOffset, (int) data));
         }
         if (keepable && assembled == 0 && data == expected) {
             // the whole message in this frame: alone, or after a BEGIN that carried only its length prefix (which
             // took no buffer)
             keptHolder = true;
-            return complete(holder.retainedSlice(offset + dataOffset, expected), len, null);
+            return complete(holder.retainedSlice(offset + dataOffset, expected), charge, null);
         }
         if (assembled + data > expected) {
             throw new ProtocolException("MESSAGE carries more bytes than the " + expected + " announced");
@@ -202,13 +225,13 @@ final class InboundMessages {
         }
         if (!end) {
             if (demand) {
-                pendingCredit += len;
+                pendingCredit += charge;
             } else {
-                withheldPartial += len;
+                withheldPartial += charge;
             }
             return PARTIAL;
         }
-        return complete(takeAssembled(expected), len, null);
+        return complete(takeAssembled(expected), charge, null);
     }
 
     /** The buffer reassembled so far, holding {@code length} bytes; the caller owns it. */
@@ -220,12 +243,12 @@ final class InboundMessages {
     }
 
     /**
-     * Queues the message that a frame of {@code frameLength} bytes completed (with its attachment when that lies
-     * apart); returns {@link #COMPLETED}.
+     * Queues the message that a frame charged {@code frameCharge} to the window completed (with its attachment when
+     * that lies apart); returns {@link #COMPLETED}.
      */
-    private int complete(SlabBuffer message, int frameLength, SlabBuffer attachment) {
+    private int complete(SlabBuffer message, int frameCharge, SlabBuffer attachment) {
         inMessage = false;
-        enqueue(message, frameLength + withheldPartial, assemblingCompressed, assemblingSplit, attachment);
+        enqueue(message, frameCharge + withheldPartial, assemblingCompressed, assemblingSplit, attachment);
         withheldPartial = 0;
         return COMPLETED;
     }
@@ -378,7 +401,25 @@ final class InboundMessages {
         } else {
             first = null;
         }
+        if (laterCount == 0 && later != null && later.length > KEPT_SLOTS) {
+            dropRing(); // drained after a burst: the queue shrinks back instead of keeping its peak for the stream's life
+        }
         return b;
+    }
+
+    /** Lets the ring of later messages go (it is empty); the next one queued starts a small one again. */
+    private void dropRing() {
+        later = null;
+        laterCredit = null;
+        laterCompressed = null;
+        laterSplit = null;
+        laterAttachment = null;
+        laterHead = 0;
+    }
+
+    /** Slots of the ring of later messages (0 when it has none), for tests. */
+    int queueCapacity() {
+        return later == null ? 0 : later.length;
     }
 
     /**
@@ -429,10 +470,13 @@ final class InboundMessages {
 
     /**
      * Frees what is held and returns to the state of a new instance, for the next stream that takes it from
-     * {@link StreamParts}. The ring arrays, once grown, are kept.
+     * {@link StreamParts}. The ring arrays are kept up to {@link #KEPT_SLOTS} slots.
      */
     void reset() {
         releaseAll();
+        if (later != null && later.length > KEPT_SLOTS) {
+            dropRing();
+        }
         recvWindow = window;
         pendingCredit = 0;
         withheldPartial = 0;
@@ -445,6 +489,7 @@ final class InboundMessages {
         firstCompressed = false;
         polledCompressed = false;
         rejectedAttachment = false;
+        streamAttachmentLimit = maxAttachmentSize;
         assemblingSplit = -1;
         firstSplit = 0;
         polledSplit = -1;

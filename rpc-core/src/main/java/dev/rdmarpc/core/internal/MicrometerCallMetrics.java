@@ -23,6 +23,7 @@ final class MicrometerCallMetrics implements CallMetrics {
     private final ConcurrentHashMap<String, Counter> started = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, Counter> refusals = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Counter> upgradeRefusals = new ConcurrentHashMap<>();
     private final Counter bytesIn;
     private final Counter bytesOut;
     private final Counter keepAlivePings;
@@ -90,6 +91,13 @@ final class MicrometerCallMetrics implements CallMetrics {
     public void limitRefused(String limit) {
         refusals.computeIfAbsent(limit, l -> Counter.builder("rdmarpc." + side + ".limit.refusals")
                 .description("Connections or streams refused by a limit, per limit").tags(Tags.of("limit", l))
+                .register(registry)).increment();
+    }
+
+    @Override
+    public void upgradeRefused(String reason) {
+        upgradeRefusals.computeIfAbsent(reason, r -> Counter.builder("rdmarpc." + side + ".upgrades.refused")
+                .description("Connections kept off RDMA, per reason").tags(Tags.of("reason", r))
                 .register(registry)).increment();
     }
 

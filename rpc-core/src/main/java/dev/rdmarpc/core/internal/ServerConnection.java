@@ -100,9 +100,16 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
         }
         helloTimeout.cancel(false);
         ConnectionUpgrader[] chosen = new ConnectionUpgrader[1];
-        ConnectionUpgrader.Offer offer = tryServerUpgrade(hello, chosen);
+        boolean anonymous = offersUpgrade(hello) && !TlsPeers.clientVerified(base.sslSession());
+        ConnectionUpgrader.Offer offer = anonymous ? null : tryServerUpgrade(hello, chosen);
+        if (anonymous) {
+            server.upgradeRefusedWithoutClientCertificate(this);
+        }
         if (offer == null && settings.mode() == dev.rdmarpc.core.TransportMode.RDMA) {
-            throw new ProtocolException("this server requires the RDMA transport, and the client cannot use it");
+            throw new ProtocolException(anonymous
+                    ? "this server requires the RDMA transport, which under TLS it allows only to a client with a"
+                            + " verified certificate, and the client presented none"
+                    : "this server requires the RDMA transport, and the client cannot use it");
         }
         peerLimits = LimitsCapability.of(hello);
         peerHello = hello;
@@ -211,13 +218,18 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
             }
             return false;
         }
-        switch (type) {
-            case FrameType.MESSAGE -> {
-                return s.onMessageFrame(streamId, flags, memory, holder, offset, length);
-            }
+        if (type == FrameType.MESSAGE) {
+            return s.onMessageFrame(streamId, flags, memory, holder, offset, length);
+        }
+        // a stream stays in the table for a moment after its call ended (until the thread that ended it removes it):
+        // a frame that finds it ended is late exactly as one that finds no stream, and is charged the same
+        boolean late = switch (type) {
             case FrameType.END_STREAM -> s.onEndStream(streamId);
             case FrameType.CANCEL -> s.onClientCancel(streamId, Frames.decodeCancel(memory.asSlice(offset, length)));
             default -> s.onWindow(streamId, credit);
+        };
+        if (late) {
+            chargeLateFrame(type, streamId);
         }
         return false;
     }

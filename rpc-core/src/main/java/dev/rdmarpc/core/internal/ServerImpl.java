@@ -35,7 +35,11 @@ public final class ServerImpl {
     private volatile ConnectionGuards guards = ConnectionGuards.DEFAULT;
     private volatile int maxConnections = DEFAULT_MAX_CONNECTIONS;
     private volatile long memoryBudgetBytes = DEFAULT_MEMORY_BUDGET;
+    /** Attachment bytes a method without its own limit accepts (-1: none); see {@link #attachmentLimit}. */
+    private volatile int attachmentLimit = ServerMethodDefinition.SERVER_ATTACHMENT_LIMIT;
     private final java.util.concurrent.atomic.AtomicLong refusedConnections = new java.util.concurrent.atomic.AtomicLong();
+    /** Set once the first client refused an upgrade for want of a certificate was logged at WARNING. */
+    private final java.util.concurrent.atomic.AtomicBoolean unauthenticatedUpgradeLogged = new java.util.concurrent.atomic.AtomicBoolean();
 
     /**
      * Connections a server keeps open at once by default: far above what one server process serves in practice, and
@@ -111,10 +115,35 @@ public final class ServerImpl {
         return false;
     }
 
+    /**
+     * A client offered RDMA under TLS without a verified certificate: its connection stays on TLS over TCP. Counted;
+     * logged at WARNING the first time (a configuration to fix: client auth REQUIRE, or certificates for the clients),
+     * at DEBUG after that.
+     */
+    void upgradeRefusedWithoutClientCertificate(ServerConnection c) {
+        metrics.upgradeRefused("no-client-certificate");
+        boolean first = unauthenticatedUpgradeLogged.compareAndSet(false, true);
+        Connection.LOG.log(first ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
+                "{0} offered RDMA under TLS without a verified client certificate: it stays on TLS over TCP"
+                        + " (rdmaUnderTls AUTHENTICATE_ONLY upgrades only clients whose certificate the server verified){1}",
+                c.peer(), first ? "; later ones are logged at DEBUG" : "");
+    }
+
     /** Sets the server-wide limits: connections open at once, and slab bytes in use above which new calls are refused. */
     public void setLimits(int maxConnections, long memoryBudgetBytes) {
         this.maxConnections = maxConnections;
         this.memoryBudgetBytes = memoryBudgetBytes;
+    }
+
+    /** Sets the attachment limit of methods that set none of their own (-1: they accept no attachments). */
+    public void setAttachmentLimit(int maxBytes) {
+        this.attachmentLimit = maxBytes;
+    }
+
+    /** What a request of {@code method} may carry as an attachment: its own limit, else the server's (-1: none). */
+    int attachmentLimit(ServerMethodDefinition<?, ?> method) {
+        int own = method.maxAttachmentBytes();
+        return own != ServerMethodDefinition.SERVER_ATTACHMENT_LIMIT ? own : attachmentLimit;
     }
 
     /** Slab bytes in use above which new calls are refused. */

@@ -68,6 +68,11 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     private static final int DRAIN_DONE = 1 << 11;
     /** The stream left its connection's tables ({@link #removeFromConnection} returned from the connection). */
     private static final int LEFT = 1 << 12;
+    /**
+     * The client's END_STREAM arrived (as a flag or a frame): any later MESSAGE or END_STREAM from it is a protocol
+     * error, whether the call is still half-closed here or has ended since (HTTP/2's STREAM_CLOSED).
+     */
+    private static final int CLIENT_ENDED = 1 << 13;
 
     @Override
     public short flagBits() {
@@ -139,9 +144,10 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         this.startNanos = System.nanoTime();
         this.outbound = conn.parts.takeOutbound();
         this.inbound = conn.parts.takeInbound();
+        inbound.limitAttachments(conn.server.attachmentLimit(newDefinition));
         outbound.onAttachmentFailed(this);
         this.state = halfClosed ? State.HALF_CLOSED_REMOTE : State.OPEN;
-        this.flags = (short) (deadlineTimer == null ? START_PENDING | RECYCLABLE : START_PENDING);
+        this.flags = (short) ((deadlineTimer == null ? START_PENDING | RECYCLABLE : START_PENDING) | (halfClosed ? CLIENT_ENDED : 0));
     }
 
     /** Whether a call with this timeout (0 for none) may run on a stream from the pool, which has no deadline timer. */
@@ -463,13 +469,14 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             if (id != streamId) {
                 return false; // ended and recycled since the connection found it
             }
-            if (state == State.HALF_CLOSED_REMOTE) {
-                throw new ProtocolException("MESSAGE after END_STREAM on stream " + id);
+            requireClientOpenLocked("MESSAGE");
+            boolean endStream = (flags & FrameFlags.END_STREAM) != 0;
+            if (endStream) {
+                set(CLIENT_ENDED);
             }
             if (state != State.OPEN) {
                 return false; // closed here: frames in flight are dropped
             }
-            boolean endStream = (flags & FrameFlags.END_STREAM) != 0;
             if (endStream) {
                 state = State.HALF_CLOSED_REMOTE;
             }
@@ -479,7 +486,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             if (r == InboundMessages.TOO_LARGE) {
                 // cancelled under this lock, so a drain cannot deliver a half-close (END_STREAM came with it) first
                 tooLarge = cancelLocked(Status.RESOURCE_EXHAUSTED.withDescription(inbound.rejectedAttachment()
-                        ? Attachments.tooLarge("request", inbound.rejectedSize(), conn.settings.maxAttachmentBytes())
+                        ? Attachments.refused(method().getFullMethodName(), inbound.rejectedSize(), inbound.attachmentLimit())
                         : "request message of " + inbound.rejectedSize()
                                 + " bytes exceeds the server's maximum inbound message size " + conn.settings.maxMessageSize()));
             } else {
@@ -498,17 +505,20 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         return kept;
     }
 
-    void onEndStream(int streamId) {
+    /** The client's END_STREAM; returns true when it is late (the call has ended here), for the caller to charge. */
+    boolean onEndStream(int streamId) {
         boolean run;
         synchronized (this) {
             if (id != streamId) {
-                return;
+                return true;
             }
-            if (state == State.HALF_CLOSED_REMOTE) {
-                throw new ProtocolException("second END_STREAM on stream " + id);
+            requireClientOpenLocked("END_STREAM");
+            set(CLIENT_ENDED);
+            if (endedLocked()) {
+                return true;
             }
             if (state != State.OPEN) {
-                return;
+                return false;
             }
             state = State.HALF_CLOSED_REMOTE;
             run = requestDrainLocked();
@@ -516,10 +526,36 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         if (run) {
             startDrain();
         }
+        return false;
     }
 
-    void onWindow(int streamId, int increment) {
-        gainSendRoom(streamId, true, increment);
+    /** The client's WINDOW; returns true when it is late (the call has ended here), for the caller to charge. */
+    boolean onWindow(int streamId, int increment) {
+        return gainSendRoom(streamId, true, increment);
+    }
+
+    /**
+     * With the lock held: a {@code frame} after the client's END_STREAM is a protocol error that closes the connection
+     * (PROTOCOL.md, "Stream states"), whatever this side's state.
+     */
+    private void requireClientOpenLocked(String frame) {
+        if (has(CLIENT_ENDED)) {
+            throw new ProtocolException(frame + " after END_STREAM on stream " + id);
+        }
+    }
+
+    /**
+     * With the lock held: whether a frame for {@code streamId} finds the call ended here (cancelled, or closed with its
+     * TRAILERS handed to the transport) or the stream already serving another call. Such a frame is late whether or
+     * not the stream has left its connection's table yet, so the connection charges it the same either way.
+     */
+    private boolean endedLocked(int streamId) {
+        return id != streamId || endedLocked();
+    }
+
+    /** With the lock held: cancelled, or closed with its TRAILERS handed to the transport. */
+    private boolean endedLocked() {
+        return state == State.CANCELLED || (state == State.CLOSED && (outbound == null || outbound.isEmpty()));
     }
 
     /** The connection can take more again after it was not writable. */
@@ -531,12 +567,15 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
      * The send side got room, from a WINDOW ({@code fromWindow}, granting {@code increment}) or from the connection
      * draining: sends what waited, wakes senders, updates readiness, and ends the call once its queued TRAILERS are out.
      */
-    private void gainSendRoom(int streamId, boolean fromWindow, int increment) {
+    private boolean gainSendRoom(int streamId, boolean fromWindow, int increment) {
         boolean remove;
         boolean run;
         synchronized (this) {
-            if ((streamId != -1 && id != streamId) || state == State.CANCELLED || outbound == null) {
-                return;
+            if (streamId != -1 && endedLocked(streamId)) {
+                return true;
+            }
+            if (state == State.CANCELLED || outbound == null) {
+                return false;
             }
             if (fromWindow) {
                 outbound.onWindow(increment);
@@ -557,25 +596,24 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         if (run) {
             startDrain();
         }
+        return false;
     }
 
-    /** The client cancelled (CANCEL frame). */
-    void onClientCancel(int streamId, Status s) {
-        boolean changed;
+    /** The client cancelled (CANCEL frame); returns true when it is late (the call has ended here), for the caller to charge. */
+    boolean onClientCancel(int streamId, Status s) {
         boolean run;
         synchronized (this) {
-            if (id != streamId) {
-                return;
+            if (endedLocked(streamId)) {
+                return true;
             }
-            changed = cancelLocked(null);
-            run = changed && requestDrainLocked();
+            cancelLocked(null);
+            run = requestDrainLocked();
         }
-        if (changed) {
-            removeFromConnection();
-        }
+        removeFromConnection();
         if (run) {
             startDrain();
         }
+        return false;
     }
 
     /** The connection closed under the call. */
@@ -610,7 +648,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     /** With the lock held: moves to CANCELLED and tells the client; false if the call had already ended. */
     private boolean cancelLocked(Status tellClient) {
-        if (state == State.CANCELLED || (state == State.CLOSED && (outbound == null || outbound.isEmpty()))) {
+        if (endedLocked()) {
             return false;
         }
         state = State.CANCELLED;

@@ -116,8 +116,10 @@ public final class Frames {
 
     /**
      * Reads a metadata block, or null for one with no entries (no object is made for it), counting entries as
-     * {@link #metadataBytes} does; stops as soon as the count passes {@code maxBytes}, before copying the entry that
-     * passes it, and throws {@link MetadataTooLargeException}.
+     * {@link #metadataBytes} does. Once the count passes {@code maxBytes} nothing more is copied, but the rest of the
+     * block is still walked: a length that runs past the frame is malformed ({@link ProtocolException}, "truncated
+     * ... payload") whether or not the block is also too large; a well-formed block over the limit throws
+     * {@link MetadataTooLargeException}.
      */
     static Metadata readMetadataOrNull(WireReader r, int maxBytes, String frame) {
         int count = r.u16();
@@ -131,17 +133,16 @@ public final class Frames {
         long total = 0;
         for (int i = 0; i < count; i++) {
             int nameLength = r.u16();
-            if (total + METADATA_ENTRY_OVERHEAD + nameLength > maxBytes) {
-                throw new MetadataTooLargeException(frame, maxBytes);
-            }
-            String name = r.ascii(nameLength);
+            total += METADATA_ENTRY_OVERHEAD + nameLength;
+            String name = total > maxBytes ? skip(r, nameLength) : r.ascii(nameLength);
             int len = r.i32();
             if (len < 0) {
                 throw new ProtocolException("negative metadata value length");
             }
-            total += METADATA_ENTRY_OVERHEAD + nameLength + (long) len;
+            total += len;
             if (total > maxBytes) {
-                throw new MetadataTooLargeException(frame, maxBytes);
+                r.skip(len);
+                continue;
             }
             try {
                 RawMetadata.putRaw(md, name, r.bytes(len));
@@ -149,7 +150,16 @@ public final class Frames {
                 throw new ProtocolException("bad metadata: " + e.getMessage());
             }
         }
+        if (total > maxBytes) {
+            throw new MetadataTooLargeException(frame, maxBytes);
+        }
         return md;
+    }
+
+    /** Steps over a metadata key not copied (its block is over the limit); null. */
+    private static String skip(WireReader r, int n) {
+        r.skip(n);
+        return null;
     }
 
     // ---- HEADERS ----
@@ -208,7 +218,8 @@ public final class Frames {
 
     /**
      * Decodes client HEADERS whose metadata may count at most {@code maxMetadataBytes} ({@link #metadataBytes});
-     * beyond that, throws {@link MetadataTooLargeException} without decoding the rest.
+     * beyond that, throws {@link MetadataTooLargeException} without copying the rest (a length running past the frame
+     * is a {@link ProtocolException} either way).
      */
     public static RequestHeaders decodeRequestHeaders(MemorySegment memory, long offset, int length, Utf8Cache strings,
                                                       int maxMetadataBytes) {

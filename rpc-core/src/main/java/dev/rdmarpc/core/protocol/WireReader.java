@@ -103,6 +103,12 @@ public final class WireReader {
         return s;
     }
 
+    /** Steps over {@code n} bytes, which must lie within the payload. */
+    public void skip(long n) {
+        need(n);
+        pos += n;
+    }
+
     public long remaining() {
         return limit - pos;
     }

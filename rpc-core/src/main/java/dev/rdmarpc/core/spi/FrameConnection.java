@@ -78,7 +78,8 @@ public interface FrameConnection {
 
     /**
      * The TLS session protecting this connection, whose handshake completed before the connection was handed to
-     * core; null when the connection is plaintext.
+     * core; null when the connection is plaintext. A connection made by an upgrade returns the session of the
+     * connection it upgraded (the one that authenticated the peer and carried the upgrade's parameters).
      */
     default javax.net.ssl.SSLSession sslSession() {
         return null;

@@ -204,9 +204,9 @@ class PooledServerStreamsTest {
         assertNotNull(live);
         int oldId = holdId - 2;
         // a frame the connection found for the old id just before the stream ended, handed over after it moved on
-        stream.onWindow(oldId, 1000);
-        stream.onEndStream(oldId);
-        stream.onClientCancel(oldId, Status.CANCELLED);
+        assertTrue(stream.onWindow(oldId, 1000), "reported late, for the connection to charge");
+        assertTrue(stream.onEndStream(oldId), "reported late");
+        assertTrue(stream.onClientCancel(oldId, Status.CANCELLED), "reported late");
         assertFalse(live.isCancelled(), "the old id's CANCEL did not reach the new call");
         live.onNext("answer");
         live.onCompleted();

@@ -10,6 +10,7 @@ import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.Frames;
+import dev.rdmarpc.core.protocol.ProtocolException;
 import dev.rdmarpc.core.protocol.Trailers;
 import dev.rdmarpc.core.testing.Await;
 import org.junit.jupiter.api.AfterEach;
@@ -136,6 +137,22 @@ class ServerStreamStatesTest {
     }
 
     @Test
+    void framesThatFindTheCallEndedAreReportedLateWhileTheStreamIsStillAtHand() throws Exception {
+        FakeConnection c = start(RpcExecutors.direct());
+        c.deliver(StreamFrames.requestHeaders(pool, 1, BIDI, false, 0));
+        ServerStream<?, ?> s = stream();
+        assertFalse(s.onWindow(1, 100), "a WINDOW for an open call is not late");
+        s.close(Status.OK, new Metadata());
+        assertEquals(FrameType.TRAILERS, c.next(FrameType.TRAILERS).type());
+        // the connection may have found the stream in its table just before it ended: what it hands over then is late
+        // exactly as a frame that finds no stream, so the connection charges it to the control-frame budget
+        assertTrue(s.onClientCancel(1, Status.CANCELLED), "a CANCEL after the TRAILERS went out");
+        assertTrue(s.onWindow(1, 100), "a WINDOW after the TRAILERS went out");
+        assertTrue(s.onEndStream(1), "an END_STREAM after the TRAILERS went out");
+        assertTrue(c.isOpen());
+    }
+
+    @Test
     void endStreamMovesToHalfClosedAndIsDeliveredAfterTheMessages() throws Exception {
         onMessage = "keep";
         FakeConnection c = start(RpcExecutors.direct());
@@ -162,6 +179,25 @@ class ServerStreamStatesTest {
         assertTrue(c.closeReason.contains("after END_STREAM"), c.closeReason);
         Await.until(() -> events.contains("cancel"), () -> "events: " + events);
         assertEquals(ServerStream.State.CANCELLED, stream().state());
+    }
+
+    @Test
+    void framesAfterTheClientsEndStreamAreProtocolErrorsEvenOnceTheCallHasEnded() throws Exception {
+        onMessage = "keep";
+        FakeConnection c = start(RpcExecutors.direct());
+        c.deliver(StreamFrames.requestHeaders(pool, 1, BIDI, false, 0));
+        c.deliver(StreamFrames.message(1, "last", FrameFlags.END_STREAM));
+        ServerStream<?, ?> s = stream();
+        s.close(Status.OK, new Metadata());
+        assertEquals(FrameType.TRAILERS, c.next(FrameType.TRAILERS).type());
+        // the connection found the stream just before it ended: a frame after the client's own END_STREAM is still
+        // the client's error, not a late frame
+        ProtocolException m = assertThrows(ProtocolException.class, () -> s.onMessageFrame(1,
+                FrameFlags.BEGIN | FrameFlags.END, java.lang.foreign.MemorySegment.ofArray(new byte[4]), null, 0, 4));
+        assertEquals("MESSAGE after END_STREAM on stream 1", m.getMessage());
+        ProtocolException e = assertThrows(ProtocolException.class, () -> s.onEndStream(1));
+        assertEquals("END_STREAM after END_STREAM on stream 1", e.getMessage());
+        assertTrue(s.onClientCancel(1, Status.CANCELLED), "a CANCEL after END_STREAM is allowed: late here");
     }
 
     @Test

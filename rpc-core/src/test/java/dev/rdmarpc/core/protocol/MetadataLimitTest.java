@@ -8,6 +8,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -64,7 +67,7 @@ class MetadataLimitTest {
         SlabBuffer b = Frames.responseHeaders(pool, 2, new Metadata().put(KEY, "v".repeat(100_000)));
         try {
             MemorySegment p = payload(b);
-            // the value length alone passes the limit: refused from the entry's lengths, before its bytes are read
+            // the value length alone passes the limit: refused from the entry's lengths, its bytes never copied
             assertThrows(MetadataTooLargeException.class, () -> Frames.decodeResponseHeaders(p, 0, (int) p.byteSize(), 8192));
             assertEquals(1, Frames.decodeResponseHeaders(p, 0, (int) p.byteSize()).size());
         } finally {
@@ -101,5 +104,41 @@ class MetadataLimitTest {
         } finally {
             b.release();
         }
+    }
+
+    /**
+     * A client HEADERS payload for /s/M whose metadata is one "x-key" entry declaring {@code declaredValueLength} bytes
+     * of value followed by {@code actualValueBytes} bytes, then {@code tail} (more entries, counted in {@code count}).
+     */
+    private static MemorySegment headersWith(int count, int declaredValueLength, int actualValueBytes, byte[] tail) {
+        byte[] path = "/s/M".getBytes(StandardCharsets.US_ASCII);
+        ByteBuffer b = ByteBuffer.allocate(8 + 2 + path.length + 2 + 2 + 2 + 5 + 4 + actualValueBytes + tail.length)
+                .order(ByteOrder.LITTLE_ENDIAN);
+        b.putLong(0).putShort((short) path.length).put(path).putShort((short) 0).putShort((short) count)
+                .putShort((short) 5).put("x-key".getBytes(StandardCharsets.US_ASCII)).putInt(declaredValueLength)
+                .put(new byte[actualValueBytes]).put(tail);
+        return MemorySegment.ofArray(b.array());
+    }
+
+    @Test
+    void aValueLengthRunningPastTheFrameIsMalformedNotTooLarge() {
+        MemorySegment p = headersWith(1, Integer.MAX_VALUE, 16, new byte[0]);
+        ProtocolException e = assertThrows(ProtocolException.class,
+                () -> Frames.decodeRequestHeaders(p, 0, (int) p.byteSize(), null, 8192));
+        assertTrue(e.getMessage().startsWith("truncated HEADERS payload"), e.getMessage());
+        assertThrows(ProtocolException.class, () -> Frames.decodeRequestHeaders(p, 0, (int) p.byteSize(), null));
+    }
+
+    @Test
+    void aTruncatedEntryAfterOneOverTheLimitIsStillMalformed() {
+        // the first entry passes the limit; the second declares a 1000-byte key of which the frame holds 3
+        byte[] tail = ByteBuffer.allocate(5).order(ByteOrder.LITTLE_ENDIAN).putShort((short) 1000).put(new byte[3]).array();
+        MemorySegment p = headersWith(2, 200, 200, tail);
+        ProtocolException e = assertThrows(ProtocolException.class,
+                () -> Frames.decodeRequestHeaders(p, 0, (int) p.byteSize(), null, 100));
+        assertTrue(e.getMessage().startsWith("truncated HEADERS payload"), e.getMessage());
+        MemorySegment wellFormed = headersWith(1, 200, 200, new byte[0]);
+        assertThrows(MetadataTooLargeException.class, () -> Frames.decodeRequestHeaders(wellFormed, 0, (int) wellFormed.byteSize(), null, 100),
+                "the same entry in a well-formed block is too large, not malformed");
     }
 }

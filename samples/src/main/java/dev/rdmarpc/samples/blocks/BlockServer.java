@@ -48,8 +48,9 @@ public final class BlockServer implements Callable<Integer> {
         BlockFile store = BlockFile.open(file, blockSize, blocks);
         int maxCallBytes = Math.multiplyExact(maxCallMib, 1 << 20);
         RpcServer server = RpcServer.forPort(port)
-                .addService(new BlockStoreService(store, maxCallBytes))
-                .maxInboundAttachmentSize(maxCallBytes)
+                // only Write takes an attachment (the blocks to write): the one method that accepts them
+                .addService(new BlockStoreService(store, maxCallBytes).bindService()
+                        .withAttachments(BlockStoreRpc.getWriteMethod(), maxCallBytes))
                 .transportMode(transport)
                 .handshakeTimeout(Duration.ofMillis(handshakeTimeoutMs))
                 .build()

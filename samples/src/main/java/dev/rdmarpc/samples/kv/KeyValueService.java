@@ -6,9 +6,6 @@ import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StreamObserver;
 
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Consumer;
 
 /** The key-value service: Put, Get, Delete, Scan (server streaming), BatchPut (client streaming), Watch (bidi). */
 public final class KeyValueService extends KeyValueRpc.KeyValueImplBase {
@@ -16,9 +13,19 @@ public final class KeyValueService extends KeyValueRpc.KeyValueImplBase {
     public static final int MAX_VALUE_SIZE = 16 << 20;
 
     private final KeyValueStore store;
+    private final int maxQueuedWatchEvents;
 
     public KeyValueService(KeyValueStore store) {
+        this(store, WatchSubscriber.DEFAULT_MAX_QUEUED_EVENTS);
+    }
+
+    /** A service whose Watch subscribers may fall {@code maxQueuedWatchEvents} events behind before they are dropped. */
+    public KeyValueService(KeyValueStore store, int maxQueuedWatchEvents) {
+        if (maxQueuedWatchEvents <= 0) {
+            throw new IllegalArgumentException("maxQueuedWatchEvents must be positive: " + maxQueuedWatchEvents);
+        }
         this.store = store;
+        this.maxQueuedWatchEvents = maxQueuedWatchEvents;
     }
 
     private static boolean invalid(ByteString key, ByteString value, StreamObserver<?> obs) {
@@ -118,48 +125,12 @@ public final class KeyValueService extends KeyValueRpc.KeyValueImplBase {
         };
     }
 
+    /**
+     * Watch: every change under the prefixes the client names, sent through the subscriber's own bounded queue (see
+     * {@link WatchSubscriber}) so that a subscriber that does not read never holds up a writer's Put.
+     */
     @Override
     public StreamObserver<WatchRequest> watch(StreamObserver<WatchEvent> obs) {
-        Set<ByteString> prefixes = ConcurrentHashMap.newKeySet();
-        Object lock = new Object();
-        boolean[] done = new boolean[1];
-        Consumer<WatchEvent> listener = event -> {
-            for (ByteString p : prefixes) {
-                if (event.getKey().startsWith(p)) {
-                    synchronized (lock) {
-                        if (!done[0]) {
-                            obs.onNext(event);
-                        }
-                    }
-                    return;
-                }
-            }
-        };
-        store.addListener(listener);
-        ((ServerCallStreamObserver<WatchEvent>) obs).setOnCancelHandler(() -> store.removeListener(listener));
-        return new StreamObserver<>() {
-            @Override
-            public void onNext(WatchRequest request) {
-                if (request.getCancel()) {
-                    prefixes.remove(request.getPrefix());
-                } else {
-                    prefixes.add(request.getPrefix());
-                }
-            }
-
-            @Override
-            public void onError(Throwable t) {
-                store.removeListener(listener);
-            }
-
-            @Override
-            public void onCompleted() {
-                store.removeListener(listener);
-                synchronized (lock) {
-                    done[0] = true;
-                    obs.onCompleted();
-                }
-            }
-        };
+        return WatchSubscriber.start(store, obs, maxQueuedWatchEvents);
     }
 }

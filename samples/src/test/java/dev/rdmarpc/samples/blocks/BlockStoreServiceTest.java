@@ -46,8 +46,8 @@ class BlockStoreServiceTest {
         baseline = SlabPool.shared().inUseBuffers();
         file = dir.resolve("store.bin");
         store = BlockFile.open(file, BLOCK, BLOCKS);
-        server = RpcServer.forPort(0).addService(new BlockStoreService(store, MAX_CALL)).maxInboundAttachmentSize(MAX_CALL)
-                .build().start();
+        server = RpcServer.forPort(0).addService(new BlockStoreService(store, MAX_CALL).bindService()
+                .withAttachments(BlockStoreRpc.getWriteMethod(), MAX_CALL)).build().start();
         channel = RpcChannel.forAddress("127.0.0.1", server.getPort()).build();
         reader = new BlockReader(BlockStoreRpc.newStub(channel), BLOCK, 60_000);
     }

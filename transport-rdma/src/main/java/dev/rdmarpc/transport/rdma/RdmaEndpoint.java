@@ -19,7 +19,8 @@ import java.net.SocketAddress;
  * {@link FrameConnection}. Sends go through {@link SendPath} on the caller's thread; receives and completions arrive
  * on the device's poller thread ({@link #inIoThread()}), which runs {@link ReceivePath} and calls core's handler.
  * Closing moves the QP to ERR, waits for the flush of everything posted (a drain marker), then destroys the QP and
- * frees every slab it held. The base (TCP) connection's addresses are this one's.
+ * frees every slab it held. The base (TCP) connection's addresses are this one's, and so is its TLS session: the
+ * session that authenticated the peer and carried the HELLO this queue pair was made from.
  */
 final class RdmaEndpoint implements FrameConnection, SendEvents {
     /** MESSAGE payload per frame asked of core: the largest frame core makes by default. */
@@ -199,6 +200,16 @@ final class RdmaEndpoint implements FrameConnection, SendEvents {
     @Override
     public SocketAddress localAddress() {
         return base.localAddress();
+    }
+
+    /**
+     * The TLS session of the connection this one upgraded, or null when that was plaintext: it authenticated the peer
+     * and protected the RDMA parameters, though the bytes on the queue pair are not encrypted (PROTOCOL.md, "TLS and
+     * RDMA").
+     */
+    @Override
+    public javax.net.ssl.SSLSession sslSession() {
+        return base.sslSession();
     }
 
     @Override
