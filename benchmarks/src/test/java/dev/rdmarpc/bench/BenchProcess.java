@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
@@ -50,12 +51,39 @@ final class BenchProcess implements AutoCloseable {
     /** Starts {@code java <flags> -jar rdmarpc-bench.jar <args>}. */
     static BenchProcess start(String... args) throws IOException {
         List<String> cmd = new ArrayList<>();
+        if (sigintIgnoredHere()) {
+            // GNU env gives SIGINT back its default action, so the run's JVM installs its Ctrl-C handling
+            cmd.addAll(List.of("env", "--default-signal=INT"));
+        }
         cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(jvmFlags());
         cmd.add("-jar");
         cmd.add(jar().toString());
         cmd.addAll(List.of(args));
         return new BenchProcess(new ProcessBuilder(cmd).start());
+    }
+
+    /**
+     * Whether this JVM ignores SIGINT, as every job a shell starts in the background without job control does
+     * ({@code mvn verify &} in a script). A JVM that starts with SIGINT ignored keeps it ignored and runs no shutdown
+     * hook on Ctrl-C, and a child inherits that, so the run would never see the test's Ctrl-C.
+     */
+    private static boolean sigintIgnoredHere() {
+        Path status = Path.of("/proc/self/status");
+        if (!Files.isReadable(status)) {
+            return false;
+        }
+        try {
+            for (String line : Files.readAllLines(status)) {
+                if (line.startsWith("SigIgn:")) {
+                    long ignored = Long.parseUnsignedLong(line.substring("SigIgn:".length()).trim(), 16);
+                    return (ignored & (1L << (2 - 1))) != 0; // bit n-1 is signal n; SIGINT is 2
+                }
+            }
+        } catch (IOException e) {
+            return false;
+        }
+        return false;
     }
 
     /** Runs to completion; fails (after killing it) when it takes longer than {@code limit}. */
