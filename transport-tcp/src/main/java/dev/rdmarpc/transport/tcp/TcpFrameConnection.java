@@ -108,6 +108,8 @@ final class TcpFrameConnection implements FrameConnection {
     @SuppressWarnings("unused") // through DRAIN_SCHEDULED
     private volatile boolean drainScheduled;
     private volatile int maxInboundPayload = FrameHeader.DEFAULT_MAX_PAYLOAD;
+    /** Whether the peer is a gRPC-over-HTTP/2 client whose frames an {@link H2Bridge} translates. */
+    private volatile boolean http2;
     /** Bytes of the sends in {@link #queue} (counted just before they are pushed, so never too low). */
     @SuppressWarnings("unused") // through QUEUED_BYTES
     private volatile long queuedBytes;
@@ -568,7 +570,12 @@ final class TcpFrameConnection implements FrameConnection {
 
     @Override
     public String transportName() {
-        return "tcp";
+        return http2 ? "h2" : "tcp";
+    }
+
+    /** Marks this connection as carrying a gRPC-over-HTTP/2 client, translated by an {@link H2Bridge}; on the I/O thread, before its HELLO. */
+    void servesHttp2() {
+        this.http2 = true;
     }
 
     // ---- closing ----
