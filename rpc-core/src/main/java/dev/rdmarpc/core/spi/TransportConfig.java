@@ -16,9 +16,9 @@ import dev.rdmarpc.core.buffer.SlabPool;
  */
 public record TransportConfig(SlabPool pool, int ioThreads, String nativeIo, TlsConfig tls, long handshakeTimeoutMillis,
                               boolean grpcOverHttp2) {
-    /** A configuration that serves gRPC over HTTP/2 too (servers only). */
+    /** A configuration that serves rdmarpc clients only (HTTP/2 clients are refused). */
     public TransportConfig(SlabPool pool, int ioThreads, String nativeIo, TlsConfig tls, long handshakeTimeoutMillis) {
-        this(pool, ioThreads, nativeIo, tls, handshakeTimeoutMillis, true);
+        this(pool, ioThreads, nativeIo, tls, handshakeTimeoutMillis, false);
     }
 
     /** A plaintext configuration. */
