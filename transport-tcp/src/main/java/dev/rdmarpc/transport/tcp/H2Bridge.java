@@ -190,8 +190,8 @@ final class H2Bridge extends ChannelDuplexHandler {
             }
             return;
         }
-        if (cause instanceof Http2Exception) {
-            connection.closeOnError(new ProtocolException("HTTP/2 protocol error: " + cause.getMessage()));
+        if (cause instanceof Http2Exception) { // the codec sends GOAWAY with the error's code, then closes
+            connection.closingOnError(new ProtocolException("HTTP/2 protocol error: " + cause.getMessage()));
             return;
         }
         context.fireExceptionCaught(cause);

@@ -596,6 +596,17 @@ final class TcpFrameConnection implements FrameConnection {
         closeWith(reason, error, false);
     }
 
+    /**
+     * Records why the channel is about to close, for core, when another handler closes it (the HTTP/2 codec, after
+     * the GOAWAY that names a client's protocol error); logged here like {@link #closeOnError}.
+     */
+    void closingOnError(Throwable error) {
+        String reason = error.getMessage() != null ? error.getMessage() : error.toString();
+        if (CLOSING.compareAndSet(this, null, new Closing(reason, error, false))) {
+            LOG.log(Level.WARNING, "closing connection with {0}: {1}", remote, reason);
+        }
+    }
+
     /** Closes because reading or writing the socket failed. */
     void closeOnIoError(Throwable error) {
         String detail = error.getMessage() != null ? error.getMessage() : error.toString();
