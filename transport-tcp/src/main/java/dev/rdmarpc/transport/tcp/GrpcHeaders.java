@@ -1,7 +1,6 @@
 package dev.rdmarpc.transport.tcp;
 
 import dev.rdmarpc.core.Metadata;
-import dev.rdmarpc.core.RawMetadata;
 import dev.rdmarpc.core.Status;
 import io.netty.handler.codec.http2.DefaultHttp2Headers;
 import io.netty.handler.codec.http2.Http2Headers;
@@ -112,11 +111,12 @@ final class GrpcHeaders {
             String key = name.toString();
             String value = e.getValue().toString();
             if (key.endsWith(Metadata.BINARY_SUFFIX)) {
+                Metadata.Key<byte[]> k = Metadata.Key.binary(key);
                 for (String part : value.split(",", -1)) {
-                    RawMetadata.putRaw(md, key, Base64.getDecoder().decode(part.trim()));
+                    md.put(k, Base64.getDecoder().decode(part.trim()));
                 }
             } else {
-                RawMetadata.putRaw(md, key, value.getBytes(StandardCharsets.US_ASCII));
+                md.put(Metadata.Key.ascii(key), value);
             }
         }
         return md;
@@ -152,13 +152,15 @@ final class GrpcHeaders {
         if (md == null) {
             return;
         }
-        for (int i = 0; i < md.size(); i++) {
-            String name = RawMetadata.nameAt(md, i);
-            byte[] value = RawMetadata.rawValueAt(md, i);
+        for (String name : md.keys()) {
             if (name.endsWith(Metadata.BINARY_SUFFIX)) {
-                h.add(name, Base64.getEncoder().withoutPadding().encodeToString(value));
+                for (byte[] value : md.getAll(Metadata.Key.binary(name))) {
+                    h.add(name, Base64.getEncoder().withoutPadding().encodeToString(value));
+                }
             } else {
-                h.add(name, new String(value, StandardCharsets.US_ASCII));
+                for (String value : md.getAll(Metadata.Key.ascii(name))) {
+                    h.add(name, value);
+                }
             }
         }
     }
