@@ -1,59 +1,24 @@
 package dev.rdmarpc.grpc;
 
-import dev.rdmarpc.core.TransportMode;
 import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannelBuilder;
-import io.grpc.ServerBuilder;
-import io.grpc.ServerCredentials;
 import io.grpc.TlsChannelCredentials;
-import io.grpc.TlsServerCredentials;
 import io.grpc.internal.testing.TestUtils;
 import io.grpc.netty.InternalNettyChannelBuilder;
 import io.grpc.netty.NettyChannelBuilder;
-import io.grpc.testing.TlsTesting;
-import io.grpc.testing.integration.AbstractInteropTest;
 import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
 
 /**
- * grpc-java's interop suite with a stock grpc-netty client under mutual TLS (ALPN {@code h2}) calling an
- * {@link RdmaServerBuilder} server, configured as {@link RdmaInteropTlsTest} (grpc's test certificates, client auth
- * required): the server's TLS port serves HTTP/2 clients beside rdmarpc ones.
+ * grpc-java's interop suite with a stock grpc-netty client under mutual TLS (ALPN {@code h2}) calling the
+ * {@link RdmaServerBuilder} server of {@link RdmaInteropTlsTest} (grpc's test certificates, client auth required):
+ * the server's TLS port serves HTTP/2 clients beside rdmarpc ones.
  */
 @RunWith(JUnit4.class)
-public class H2InteropTlsTest extends AbstractInteropTest {
-    private CapturingServerBuilder serverBuilder;
-
-    private static InputStream cert(String name) {
-        return TlsTesting.loadCert(name);
-    }
-
-    @Override
-    protected ServerBuilder<?> getServerBuilder() {
-        ServerCredentials creds;
-        try {
-            creds = TlsServerCredentials.newBuilder()
-                    .keyManager(cert("server1.pem"), cert("server1.key"))
-                    .trustManager(cert("ca.pem"))
-                    .clientAuth(TlsServerCredentials.ClientAuth.REQUIRE)
-                    .build();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        RdmaServerBuilder b = RdmaServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0), creds)
-                .transportMode(TransportMode.TCP)
-                .flowControlWindow(TEST_FLOW_CONTROL_WINDOW)
-                .maxInboundMessageSize(MAX_MESSAGE_SIZE);
-        b.setStatsEnabled(false);
-        serverBuilder = new CapturingServerBuilder(b.addStreamTracerFactory(createCustomCensusTracerFactory()));
-        return serverBuilder;
-    }
-
+public class H2InteropTlsTest extends RdmaInteropTlsTest {
     @Override
     protected ManagedChannelBuilder<?> createChannelBuilder() {
         ChannelCredentials creds;
@@ -71,11 +36,5 @@ public class H2InteropTlsTest extends AbstractInteropTest {
                 .maxInboundMessageSize(MAX_MESSAGE_SIZE);
         InternalNettyChannelBuilder.setStatsEnabled(b, false);
         return b.intercept(createCensusStatsClientInterceptor());
-    }
-
-    /** The suite's per-operation wait, scaled for slow hosts (as in {@link RdmaInterop}). */
-    @Override
-    protected int operationTimeoutMillis() {
-        return (int) (super.operationTimeoutMillis() * Math.max(1.0, Double.parseDouble(System.getProperty("rdmarpc.test.timeoutScale", "1"))));
     }
 }

@@ -25,9 +25,10 @@ import java.net.InetSocketAddress;
  */
 @RunWith(JUnit4.class)
 public class RdmaInteropTlsTest extends AbstractInteropTest {
-    private CapturingServerBuilder serverBuilder;
+    /** The server being built, whose port the channel dials (set by getServerBuilder). */
+    CapturingServerBuilder serverBuilder;
 
-    private static InputStream cert(String name) {
+    static InputStream cert(String name) {
         return TlsTesting.loadCert(name);
     }
 

@@ -59,6 +59,7 @@ final class H2Bridge extends ChannelDuplexHandler {
     private final IntObjectMap<H2Stream> byCore = new IntObjectHashMap<>();
     private final PingPolicy pings = new PingPolicy(System.nanoTime());
     private ChannelHandlerContext ctx;
+    private CoreFrames frames;
     private H2Inbound inbound;
     private H2Outbound outbound;
     /** The client's bytes until the codec is in place; null after. */
@@ -83,7 +84,8 @@ final class H2Bridge extends ChannelDuplexHandler {
         this.ctx = context;
         this.early = context.alloc().compositeBuffer(Integer.MAX_VALUE);
         this.fromCore = context.alloc().compositeBuffer(Integer.MAX_VALUE);
-        this.inbound = new H2Inbound(this, new CoreFrames(pool, context.alloc()));
+        this.frames = new CoreFrames(pool, context.alloc());
+        this.inbound = new H2Inbound(this, frames);
         this.outbound = new H2Outbound(this, context);
     }
 
@@ -92,7 +94,7 @@ final class H2Bridge extends ChannelDuplexHandler {
         early.addComponent(true, first);
         ctx.executor().execute(() -> {
             if (!released) {
-                toCore(new CoreFrames(pool, ctx.alloc()).hello(CLIENT_HELLO));
+                toCore(frames.hello(CLIENT_HELLO));
                 ctx.fireChannelReadComplete();
             }
         });
@@ -161,7 +163,7 @@ final class H2Bridge extends ChannelDuplexHandler {
 
     private void ping(Http2PingFrame p) {
         if (p.ack()) {
-            toCore(new CoreFrames(pool, ctx.alloc()).pingAck(p.content()));
+            toCore(frames.pingAck(p.content()));
         } else if (!pings.acceptable(System.nanoTime(), !byH2.isEmpty())) {
             goAway(Integer.MAX_VALUE, Http2Error.ENHANCE_YOUR_CALM, "too_many_pings");
             connection.close("too many PINGs from the HTTP/2 client (more than keepalive enforcement permits)");
@@ -319,7 +321,7 @@ final class H2Bridge extends ChannelDuplexHandler {
             return;
         }
         forget(s);
-        toCore(new CoreFrames(pool, ctx.alloc()).cancel(s.coreId, status));
+        toCore(frames.cancel(s.coreId, status));
     }
 
     private void forget(H2Stream s) {
@@ -343,7 +345,7 @@ final class H2Bridge extends ChannelDuplexHandler {
     void writeData(H2Stream s, Http2DataFrame data, int credit) {
         ctx.write(data).addListener((ChannelFuture f) -> {
             if (f.isSuccess() && !s.ended && !released) {
-                toCore(new CoreFrames(pool, ctx.alloc()).window(s.coreId, credit));
+                toCore(frames.window(s.coreId, credit));
                 ctx.fireChannelReadComplete();
             }
         });
