@@ -7,6 +7,7 @@ import dev.rdmarpc.core.RpcServer;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.testing.Await;
 import io.grpc.ManagedChannel;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.grpc.netty.NegotiationType;
 import io.grpc.netty.NettyChannelBuilder;
 import org.junit.jupiter.api.Test;
@@ -33,7 +34,8 @@ class MixedProtocolsTest {
     @Test
     void rdmarpcAndHttp2ClientsUnderLoadOnOnePort() throws Exception {
         long baseline = SlabPool.shared().inUseBuffers();
-        RpcServer server = RpcServer.forPort(0).addService(new TestService().definition()).build().start();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        RpcServer server = RpcServer.forPort(0).addService(new TestService().definition()).meterRegistry(registry).build().start();
         List<RpcChannel> rdmarpc = new ArrayList<>();
         List<ManagedChannel> grpc = new ArrayList<>();
         ExecutorService pool = Executors.newFixedThreadPool(2 * CLIENTS_PER_PROTOCOL);
@@ -72,6 +74,9 @@ class MixedProtocolsTest {
                 assertEquals(CALLS, f.get(5, TimeUnit.MINUTES));
             }
             assertEquals(2 * CLIENTS_PER_PROTOCOL, server.connectionCount());
+            assertEquals(CLIENTS_PER_PROTOCOL, registry.get("rdmarpc.server.connections.opened").tag("transport", "h2").counter().count(),
+                    "the metrics tell the protocols apart");
+            assertEquals(CLIENTS_PER_PROTOCOL, registry.get("rdmarpc.server.connections.opened").tag("transport", "tcp").counter().count());
         } finally {
             pool.shutdownNow();
             rdmarpc.forEach(RpcChannel::shutdownNow);
