@@ -1,16 +1,11 @@
 package dev.rdmarpc.grpc;
 
-import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannelBuilder;
-import io.grpc.TlsChannelCredentials;
 import io.grpc.internal.testing.TestUtils;
 import io.grpc.netty.InternalNettyChannelBuilder;
 import io.grpc.netty.NettyChannelBuilder;
 import org.junit.runner.RunWith;
 import org.junit.runners.JUnit4;
-
-import java.io.IOException;
-import java.io.UncheckedIOException;
 
 /**
  * grpc-java's interop suite with a stock grpc-netty client under mutual TLS (ALPN {@code h2}) calling the
@@ -21,16 +16,7 @@ import java.io.UncheckedIOException;
 public class H2InteropTlsTest extends RdmaInteropTlsTest {
     @Override
     protected ManagedChannelBuilder<?> createChannelBuilder() {
-        ChannelCredentials creds;
-        try {
-            creds = TlsChannelCredentials.newBuilder()
-                    .keyManager(cert("client.pem"), cert("client.key"))
-                    .trustManager(cert("ca.pem"))
-                    .build();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        NettyChannelBuilder b = NettyChannelBuilder.forAddress("127.0.0.1", serverBuilder.port(), creds)
+        NettyChannelBuilder b = NettyChannelBuilder.forAddress("127.0.0.1", serverBuilder.port(), clientCredentials())
                 .overrideAuthority(TestUtils.TEST_SERVER_HOST)
                 .flowControlWindow(TEST_FLOW_CONTROL_WINDOW)
                 .maxInboundMessageSize(MAX_MESSAGE_SIZE);

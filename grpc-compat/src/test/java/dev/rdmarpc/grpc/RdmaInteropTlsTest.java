@@ -53,18 +53,21 @@ public class RdmaInteropTlsTest extends AbstractInteropTest {
         return serverBuilder;
     }
 
-    @Override
-    protected ManagedChannelBuilder<?> createChannelBuilder() {
-        ChannelCredentials creds;
+    /** The client's credentials: grpc's test client certificate, trusting grpc's test CA. */
+    static ChannelCredentials clientCredentials() {
         try {
-            creds = TlsChannelCredentials.newBuilder()
+            return TlsChannelCredentials.newBuilder()
                     .keyManager(cert("client.pem"), cert("client.key"))
                     .trustManager(cert("ca.pem"))
                     .build();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        RdmaChannelBuilder b = RdmaChannelBuilder.forAddress("127.0.0.1", serverBuilder.port(), creds)
+    }
+
+    @Override
+    protected ManagedChannelBuilder<?> createChannelBuilder() {
+        RdmaChannelBuilder b = RdmaChannelBuilder.forAddress("127.0.0.1", serverBuilder.port(), clientCredentials())
                 .overrideAuthority(TestUtils.TEST_SERVER_HOST)
                 .transportMode(TransportMode.TCP)
                 .flowControlWindow(TEST_FLOW_CONTROL_WINDOW)
