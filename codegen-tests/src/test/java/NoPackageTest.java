@@ -1,11 +1,9 @@
+import dev.rdmarpc.codegen.tests.Loopback;
 import dev.rdmarpc.core.MethodDescriptor.MethodType;
 import dev.rdmarpc.core.RpcChannel;
-import dev.rdmarpc.core.RpcServer;
 import dev.rdmarpc.core.StreamObserver;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-
-import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -27,23 +25,17 @@ class NoPackageTest {
     @Test
     @Timeout(60)
     void pingOverLoopback() throws Exception {
-        RpcServer server = RpcServer.forPort(0).addService(new NoPackageRpc.NoPackageImplBase() {
+        try (Loopback loopback = Loopback.serve(new NoPackageRpc.NoPackageImplBase() {
             @Override
             public void ping(NoPackageOuterClass.Ping request, StreamObserver<NoPackageOuterClass.Ping> responseObserver) {
                 responseObserver.onNext(request.toBuilder().setSequence(request.getSequence() + 1).build());
                 responseObserver.onCompleted();
             }
-        }).build().start();
-        RpcChannel channel = RpcChannel.forAddress("127.0.0.1", server.getPort()).build();
-        try {
+        })) {
+            RpcChannel channel = loopback.channel();
             NoPackageOuterClass.Ping pong = NoPackageRpc.newBlockingStub(channel)
                     .ping(NoPackageOuterClass.Ping.newBuilder().setSequence(41).build());
             assertEquals(42, pong.getSequence());
-        } finally {
-            channel.shutdownNow();
-            channel.awaitTermination(60, TimeUnit.SECONDS);
-            server.shutdownNow();
-            server.awaitTermination(60, TimeUnit.SECONDS);
         }
     }
 }

@@ -13,7 +13,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 
 /** The benchmark run: options, validation, and the hand-over to {@link BenchRun}. */
-@Command(name = "rdmarpc-bench", mixinStandardHelpOptions = true, version = "rdmarpc-bench 0.1.0",
+@Command(name = "rdmarpc-bench", mixinStandardHelpOptions = true, version = "rdmarpc-bench 0.2.0",
         sortOptions = false, usageHelpAutoWidth = true,
         description = {
             "Measures rdmarpc against stock grpc-java and raw Netty: the server runs in a separate JVM (started here on",

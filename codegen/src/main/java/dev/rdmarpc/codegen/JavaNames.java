@@ -4,10 +4,10 @@ import com.google.protobuf.DescriptorProtos;
 import com.google.protobuf.DescriptorProtos.DescriptorProto;
 import com.google.protobuf.DescriptorProtos.Edition;
 import com.google.protobuf.DescriptorProtos.EnumDescriptorProto;
+import com.google.protobuf.DescriptorProtos.FeatureSet;
 import com.google.protobuf.DescriptorProtos.FileDescriptorProto;
 import com.google.protobuf.DescriptorProtos.ServiceDescriptorProto;
 import com.google.protobuf.JavaFeaturesProto;
-import com.google.protobuf.JavaFeaturesProto.JavaFeatures.NestInFileClassFeature.NestInFileClass;
 
 import java.util.Set;
 
@@ -108,23 +108,28 @@ final class JavaNames {
 
     /**
      * The prefix of the Java name of a top-level message: the package when the message gets its own
-     * file, else the package plus the outer class. Before edition 2024 the file's
-     * {@code java_multiple_files} decides; from 2024 on the message's
-     * {@code features.(pb.java).nest_in_file_class}, which defaults to NO.
+     * file, else the package plus the outer class.
      */
     static String typePrefix(FileDescriptorProto file, DescriptorProto topLevelMessage) {
         String pkg = javaPackage(file);
+        return inOwnFile(file, topLevelMessage.getOptions().getFeatures()) ? pkg : join(pkg, outerClassName(file));
+    }
+
+    /**
+     * Whether a top-level message or enum with these features is a top-level Java class of its own. Before edition
+     * 2024 the file's {@code java_multiple_files} decides; from 2024 on the type's
+     * {@code features.(pb.java).nest_in_file_class}, which defaults to NO.
+     */
+    static boolean inOwnFile(FileDescriptorProto file, FeatureSet features) {
         boolean ownFile = file.getOptions().getJavaMultipleFiles();
-        if (isEdition2024OrLater(file)) {
-            NestInFileClass nest = topLevelMessage.getOptions().getFeatures()
-                    .getExtension(JavaFeaturesProto.java_).getNestInFileClass();
-            ownFile = switch (nest) {
-                case YES -> false;
-                case LEGACY -> ownFile;
-                default -> true;
-            };
+        if (!isEdition2024OrLater(file)) {
+            return ownFile;
         }
-        return ownFile ? pkg : join(pkg, outerClassName(file));
+        return switch (features.getExtension(JavaFeaturesProto.java_).getNestInFileClass()) {
+            case YES -> false;
+            case LEGACY -> ownFile;
+            default -> true;
+        };
     }
 
     /** Whether the file is in edition 2024 or later (proto2 and proto3 files have no edition set). */

@@ -94,9 +94,7 @@ public final class RpcCodeGenerator {
     }
 
     private static CodeGeneratorResponse generateOrThrow(CodeGeneratorRequest request) {
-        if (!request.getParameter().isBlank()) {
-            throw new CodeGenerationException("rdmarpc codegen takes no options, got '" + request.getParameter() + "'");
-        }
+        PluginOptions options = new PluginOptions(request.getParameter());
         List<FileDescriptorProto> files = request.getProtoFileList();
         MessageTypes types = new MessageTypes(files);
         Map<String, FileDescriptorProto> byName = new HashMap<>();
@@ -114,12 +112,13 @@ public final class RpcCodeGenerator {
             }
             Comments comments = new Comments(file);
             for (int i = 0; i < file.getServiceCount(); i++) {
-                ServiceGenerator generator = new ServiceGenerator(file, i, types, comments);
+                ServiceGenerator generator = new ServiceGenerator(new ServiceClass(file, i, types, comments, options));
                 response.addFileBuilder()
                         .setName(generator.fileName())
                         .setContent(generator.generate());
             }
         }
+        options.requireAllMatched();
         return response.build();
     }
 

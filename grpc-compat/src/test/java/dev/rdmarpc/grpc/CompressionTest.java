@@ -114,7 +114,8 @@ class CompressionTest {
         return stub(Stack.RDMARPC, b -> b, b -> b);
     }
 
-    private static SimpleRequest request(int requestBytes, int responseBytes, boolean responseCompressed) {
+    /** A request of {@code requestBytes} zeros asking for {@code responseBytes} zeros back, gzip or not. */
+    static SimpleRequest request(int requestBytes, int responseBytes, boolean responseCompressed) {
         return SimpleRequest.newBuilder()
                 .setPayload(Payload.newBuilder().setBody(ByteString.copyFrom(new byte[requestBytes])))
                 .setResponseSize(responseBytes)

@@ -1,6 +1,7 @@
 package dev.rdmarpc.it;
 
 import dev.rdmarpc.core.Marshaller;
+import dev.rdmarpc.core.MethodDescriptor;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -26,7 +27,17 @@ final class Bytes {
         public byte[] parse(MemorySegment source) {
             return source.toArray(ValueLayout.JAVA_BYTE);
         }
+
+        @Override
+        public boolean parsesDecompressed() {
+            return true; // plain bytes: a gzip call's messages are inflated first
+        }
     };
+
+    /** A method {@code fullName} of this kind with byte-array requests and responses. */
+    static MethodDescriptor<byte[], byte[]> method(String fullName, MethodDescriptor.MethodType type) {
+        return MethodDescriptor.create(fullName, type, MARSHALLER, MARSHALLER);
+    }
 
     /** n bytes of a recognisable pattern seeded by seed. */
     static byte[] pattern(int n, int seed) {

@@ -45,6 +45,13 @@ class CallKindsTest extends LoopbackTest {
         void await() throws InterruptedException {
             assertTrue(done.await(60, TimeUnit.SECONDS), "call did not finish");
         }
+
+        /** Waits for the call to end; its status (OK when it completed). */
+        dev.rdmarpc.core.Status status() throws InterruptedException {
+            await();
+            Throwable t = error.get();
+            return t == null ? dev.rdmarpc.core.Status.OK : dev.rdmarpc.core.Status.fromThrowable(t);
+        }
     }
 
     @Test

@@ -42,6 +42,11 @@ public abstract class AbstractStub<S extends AbstractStub<S>> {
         return build(channel, callOptions.withHeaders(headers));
     }
 
+    /** A stub whose calls compress their requests with {@code compressorName} ("gzip"); see {@link CallOptions#withCompression}. */
+    public final S withCompression(String compressorName) {
+        return build(channel, callOptions.withCompression(compressorName));
+    }
+
     /** Runs async callbacks of the new stub's calls on this executor. */
     public final S withExecutor(Executor executor) {
         return build(channel, callOptions.withExecutor(executor));

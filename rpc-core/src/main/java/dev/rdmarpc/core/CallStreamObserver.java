@@ -12,6 +12,6 @@ public abstract class CallStreamObserver<V> implements StreamObserver<V> {
     /** Stops automatic requests of inbound messages; call before the call starts delivering. */
     public abstract void disableAutoInboundFlowControl();
 
-    /** Requests n more inbound messages (with automatic flow control disabled). */
+    /** Requests n more inbound messages (with automatic flow control disabled); 0 is a no-op, a negative n is refused. */
     public abstract void request(int n);
 }

@@ -40,7 +40,7 @@ public abstract class ClientCall<ReqT, RespT> {
     /** Starts the call: sends the request headers. */
     public abstract void start(Listener<RespT> listener, Metadata headers);
 
-    /** Asks for up to n more response messages to be delivered to the listener. */
+    /** Asks for up to n more response messages to be delivered to the listener; 0 is a no-op, a negative n is refused. */
     public abstract void request(int n);
 
     /** Cancels the call; the listener is closed with CANCELLED (with the message and cause). */

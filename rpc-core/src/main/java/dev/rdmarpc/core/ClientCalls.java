@@ -51,22 +51,24 @@ public final class ClientCalls {
 
     private static <ReqT, RespT> void asyncOneRequest(ClientCall<ReqT, RespT> call, ReqT request,
                                                       StreamObserver<RespT> observer, boolean streaming) {
-        if (observer instanceof ClientResponseObserver<?, ?>) {
-            new CallToObserver<>(call, observer, streaming).start();
-        } else if (!streaming && call instanceof DirectUnaryCall<?> direct) {
-            // core's call itself: it ends into the observer, with no listener object
-            @SuppressWarnings("unchecked")
-            DirectUnaryCall<RespT> typed = (DirectUnaryCall<RespT>) direct;
-            typed.startUnary(observer);
-        } else {
-            // nobody can see a request-side observer: the response listener alone drives the call
-            ResponseListener.start(call, observer, streaming, null);
-        }
+        CallToObserver<ReqT, RespT> adapter = observer instanceof ClientResponseObserver<?, ?>
+                ? new CallToObserver<>(call, observer, streaming) : null;
         try {
+            if (adapter != null) {
+                adapter.start();
+            } else if (!streaming && call instanceof DirectUnaryCall<?> direct) {
+                // core's call itself: it ends into the observer, with no listener object
+                @SuppressWarnings("unchecked")
+                DirectUnaryCall<RespT> typed = (DirectUnaryCall<RespT>) direct;
+                typed.startUnary(observer);
+            } else {
+                // nobody can see a request-side observer: the response listener alone drives the call
+                ResponseListener.start(call, observer, streaming, null);
+            }
             call.sendMessage(request);
             call.halfClose();
         } catch (RuntimeException | Error e) {
-            call.cancel("exception while sending the request", e);
+            cancelAfter(call, e);
             throw e;
         }
     }
@@ -74,8 +76,25 @@ public final class ClientCalls {
     private static <ReqT, RespT> StreamObserver<ReqT> asyncStreamingRequest(ClientCall<ReqT, RespT> call,
                                                                            StreamObserver<RespT> observer, boolean streaming) {
         CallToObserver<ReqT, RespT> adapter = new CallToObserver<>(call, observer, streaming);
-        adapter.start();
+        try {
+            adapter.start();
+        } catch (RuntimeException | Error e) {
+            cancelAfter(call, e);
+            throw e;
+        }
         return adapter;
+    }
+
+    /**
+     * Cancels {@code call} because {@code t} was thrown while it started or sent its request (the caller rethrows
+     * {@code t}): as in grpc-java, a call that failed to start does not hang until its channel closes.
+     */
+    private static void cancelAfter(ClientCall<?, ?> call, Throwable t) {
+        try {
+            call.cancel("exception while starting the call or sending its request", t);
+        } catch (RuntimeException | Error suppressed) {
+            t.addSuppressed(suppressed);
+        }
     }
 
     /** Drives a call for an observer, and is the request-side observer handed back to the caller. */
@@ -84,6 +103,8 @@ public final class ClientCalls {
         private final StreamObserver<RespT> observer;
         private final boolean streamingResponse;
         private boolean autoInbound = true;
+        /** Responses asked for as the call starts when automatic requests are off. */
+        private int initialRequest;
         private boolean started;
         private Runnable onReady;
         private boolean halfClosed;
@@ -136,10 +157,19 @@ public final class ClientCalls {
 
         @Override
         public void disableAutoInboundFlowControl() {
+            disableAutoRequestWithInitial(1);
+        }
+
+        @Override
+        public void disableAutoRequestWithInitial(int request) {
             if (started) {
-                throw new IllegalStateException("disableAutoInboundFlowControl must be called in beforeStart");
+                throw new IllegalStateException("automatic requests can only be turned off in beforeStart");
+            }
+            if (request < 0) {
+                throw new IllegalArgumentException("initial request count must not be negative: " + request);
             }
             autoInbound = false;
+            initialRequest = request;
         }
 
         @Override
@@ -179,8 +209,11 @@ public final class ClientCalls {
                     ? new UnaryListener<>(call, observer)
                     : new ResponseListener<>(call, observer, streamingResponse, requests);
             call.start(listener, NullForEmptyMetadata.emptyFor(call));
-            boolean autoInbound = requests == null || requests.autoInbound;
-            call.request(streamingResponse && autoInbound ? 1 : (streamingResponse ? 0 : 2));
+            if (requests != null && !requests.autoInbound) {
+                call.request(requests.initialRequest);
+            } else {
+                call.request(streamingResponse ? 1 : 2);
+            }
         }
 
         @Override
@@ -257,13 +290,13 @@ public final class ClientCalls {
         ThreadlessExecutor executor = new ThreadlessExecutor();
         ClientCall<ReqT, RespT> call = channel.newCall(method, options.withExecutor(executor));
         UnaryResult<RespT> result = new UnaryResult<>();
-        call.start(result, NullForEmptyMetadata.emptyFor(call));
-        call.request(2);
         try {
+            call.start(result, NullForEmptyMetadata.emptyFor(call));
+            call.request(2);
             call.sendMessage(request);
             call.halfClose();
         } catch (RuntimeException | Error e) {
-            call.cancel("exception while sending the request", e);
+            cancelAfter(call, e);
             throw e;
         }
         boolean interrupted = false;
@@ -321,13 +354,13 @@ public final class ClientCalls {
         ThreadlessExecutor executor = new ThreadlessExecutor();
         ClientCall<ReqT, RespT> call = channel.newCall(method, options.withExecutor(executor));
         BlockingResponseIterator<RespT> it = new BlockingResponseIterator<>(call, executor);
-        call.start(it.listener, new Metadata());
-        call.request(1);
         try {
+            call.start(it.listener, new Metadata());
+            call.request(1);
             call.sendMessage(request);
             call.halfClose();
         } catch (RuntimeException | Error e) {
-            call.cancel("exception while sending the request", e);
+            cancelAfter(call, e);
             throw e;
         }
         return it;

@@ -21,6 +21,11 @@ public abstract class ForwardingServerCall<ReqT, RespT> extends ServerCall<ReqT,
     }
 
     @Override
+    public void setCompression(String compressor) {
+        delegate().setCompression(compressor);
+    }
+
+    @Override
     public void sendMessage(RespT message) {
         delegate().sendMessage(message);
     }

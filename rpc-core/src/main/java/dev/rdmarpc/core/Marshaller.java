@@ -49,6 +49,17 @@ public interface Marshaller<T> {
     }
 
     /**
+     * Whether this marshaller parses plain bytes only, so that a message that arrived gzip-compressed on a call that
+     * negotiated gzip ({@code grpc-encoding}, see {@link CallOptions#withCompression}) is inflated before it is parsed
+     * ({@code ProtoMarshaller} does). The default, false, hands such a message to
+     * {@link #parse(MemorySegment, long, int, boolean)} as it came, with the flag: for marshallers that decode
+     * compressed bytes themselves.
+     */
+    default boolean parsesDecompressed() {
+        return false;
+    }
+
+    /**
      * Parses a message that arrived with the COMPRESSED flag set or not. The default takes uncompressed messages
      * only: a compressed one fails the call with INTERNAL; marshallers that agree on an encoding override this.
      */

@@ -2,6 +2,7 @@ package dev.rdmarpc.core;
 
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.internal.ChannelImpl;
+import dev.rdmarpc.core.internal.ClientLiveness;
 import dev.rdmarpc.core.internal.ConnectionSettings;
 import dev.rdmarpc.core.internal.RpcExecutors;
 import dev.rdmarpc.core.internal.Transports;
@@ -51,20 +52,35 @@ public final class RpcChannel implements Channel, AutoCloseable {
         return new Builder(host, port);
     }
 
+    /** A call; made inside a handler, it inherits the handler's call's deadline and cancellation ({@link CallContext}). */
     @Override
     public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(MethodDescriptor<ReqT, RespT> method, CallOptions options) {
-        return impl.newCall(method, options);
+        CallContext parent = CurrentCall.get();
+        return parent == null ? impl.newCall(method, options)
+                : new ChildCall<>(impl.newCall(method, CurrentCall.inherit(options, parent)), parent);
     }
 
-    /** {@link ClientCalls}' pooled async unary call on this channel; false when it must go through {@link #newCall}. */
+    /**
+     * {@link ClientCalls}' pooled async unary call on this channel; false when it must go through {@link #newCall}
+     * (also inside a handler, where the call is its call's child).
+     */
     <ReqT, RespT> boolean startPooledUnary(MethodDescriptor<ReqT, RespT> method, CallOptions options, ReqT request,
                                            StreamObserver<RespT> observer) {
-        return impl.startPooledUnary(method, options, request, observer);
+        return CurrentCall.get() == null && impl.startPooledUnary(method, options, request, observer);
     }
 
     @Override
     public String authority() {
         return impl.authority();
+    }
+
+    /**
+     * Lets the next call try to connect at once instead of failing while the reconnect backoff waits, and starts the
+     * backoff over (grpc-java's {@code ManagedChannel.resetConnectBackoff}): for when the application knows the server
+     * is back.
+     */
+    public void resetConnectBackoff() {
+        impl.resetConnectBackoff();
     }
 
     /** "rdma" or "tcp" for the current connection, or null when not connected. */
@@ -135,6 +151,10 @@ public final class RpcChannel implements Channel, AutoCloseable {
         private RdmaUnderTls rdmaUnderTls = RdmaUnderTls.NEVER;
         private RdmaDeviceChoice rdmaDevice;
         private int maxInboundMetadataSize = ConnectionSettings.DEFAULT_MAX_METADATA_BYTES;
+        private Duration keepAliveTime = Duration.ZERO;
+        private Duration keepAliveTimeout = Duration.ofSeconds(20);
+        private Duration backoffInitial = Duration.ofNanos(ClientLiveness.CHANNEL_DEFAULTS.backoffInitialNanos());
+        private Duration backoffMax = Duration.ofNanos(ClientLiveness.CHANNEL_DEFAULTS.backoffMaxNanos());
 
         private Builder(String host, int port) {
             this.host = Objects.requireNonNull(host, "host");
@@ -200,9 +220,51 @@ public final class RpcChannel implements Channel, AutoCloseable {
             return this;
         }
 
-        /** Time allowed to connect, complete the TLS handshake (with TLS) and exchange HELLO (default 20 s). */
+        /**
+         * Time allowed to connect, complete the TLS handshake (with TLS) and exchange HELLO (default 20 s); an attempt
+         * whose {@link #reconnectBackoff} is longer may take that long instead (gRPC's MIN_CONNECT_TIMEOUT).
+         */
         public Builder connectTimeout(Duration timeout) {
             this.connectTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * Client keepalive, off by default as in grpc-java: PING the server after this long without receiving anything
+         * from it; with no answer within {@link #keepAliveTimeout} the connection is closed and its calls fail with
+         * UNAVAILABLE, and the next call opens a new connection. Pings go out whether or not calls are open.
+         * {@link Duration#ZERO} turns it off.
+         */
+        public Builder keepAliveTime(Duration time) {
+            if (time.isNegative()) {
+                throw new IllegalArgumentException("keepAliveTime must not be negative: " + time);
+            }
+            this.keepAliveTime = time;
+            return this;
+        }
+
+        /** How long a keepalive PING waits for an answer (any frame) before the connection is closed (default 20 s). */
+        public Builder keepAliveTimeout(Duration timeout) {
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("keepAliveTimeout must be positive: " + timeout);
+            }
+            this.keepAliveTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * gRPC's connection backoff between failed connection attempts: the first retry {@code initial} after the
+         * failed attempt started (default 1 s), each next one 1.6 times later with ±20 % jitter, at most {@code max}
+         * (default 120 s); an attempt may take the longer of its backoff and {@link #connectTimeout}. Meanwhile calls
+         * fail at once with the last attempt's UNAVAILABLE. A successful connection starts the backoff over; so does
+         * {@link RpcChannel#resetConnectBackoff()}.
+         */
+        public Builder reconnectBackoff(Duration initial, Duration max) {
+            if (initial.isNegative() || initial.isZero() || max.compareTo(initial) < 0) {
+                throw new IllegalArgumentException("reconnectBackoff needs 0 < initial <= max: " + initial + ", " + max);
+            }
+            this.backoffInitial = initial;
+            this.backoffMax = max;
             return this;
         }
 
@@ -277,18 +339,20 @@ public final class RpcChannel implements Channel, AutoCloseable {
         }
 
         public RpcChannel build() {
-            return new RpcChannel(newImpl());
+            return new RpcChannel(newImpl(new ClientLiveness(keepAliveTime.toNanos(), keepAliveTimeout.toNanos(),
+                    backoffInitial.toNanos(), backoffMax.toNanos())));
         }
 
         /**
          * Builds a single connection to the target instead of a channel: for code that manages its
-         * connections itself (a transport layered on rdmarpc, such as grpc-compat).
+         * connections itself (a transport layered on rdmarpc, such as grpc-compat). It has the keepalive set here but
+         * no reconnect backoff: its owner decides when to connect again.
          */
         public RpcConnection buildConnection() {
-            return new RpcConnection(newImpl());
+            return new RpcConnection(newImpl(new ClientLiveness(keepAliveTime.toNanos(), keepAliveTimeout.toNanos(), 0, 0)));
         }
 
-        private ChannelImpl newImpl() {
+        private ChannelImpl newImpl(ClientLiveness liveness) {
             ConnectionSettings settings = new ConnectionSettings(pool, flowControlWindow, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
                     maxInboundMessageSize, transportMode, UpgradePolicy.upgraders(transportMode, tls, rdmaUnderTls, false,
                             rdmaDevice),
@@ -297,7 +361,7 @@ public final class RpcChannel implements Channel, AutoCloseable {
                     new TransportConfig(pool, ioThreads, System.getProperty("rdmarpc.io", "auto"), tls, 0));
             Executor e = executor != null ? executor : RpcExecutors.defaultCallbackExecutor();
             return new ChannelImpl(host, port, transport, settings, e, defaultTimeout,
-                    (int) Math.min(Integer.MAX_VALUE, connectTimeout.toMillis()), meterRegistry);
+                    (int) Math.min(Integer.MAX_VALUE, connectTimeout.toMillis()), meterRegistry, liveness);
         }
     }
 }

@@ -58,6 +58,11 @@ public final class RpcConnection implements Channel {
         return c == null ? null : c.sslSession();
     }
 
+    /**
+     * A call with exactly these options: unlike {@link RpcChannel}'s, it takes nothing from the {@link CallContext} of a
+     * handler it is made in (the layer that owns the connection propagates deadlines, as grpc-compat does with grpc's
+     * {@code Context}).
+     */
     @Override
     public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(MethodDescriptor<ReqT, RespT> method, CallOptions options) {
         return impl.newCall(method, options);

@@ -38,7 +38,7 @@ public abstract class ServerCall<ReqT, RespT> {
         }
     }
 
-    /** Asks for up to n more request messages. */
+    /** Asks for up to n more request messages; 0 is a no-op, a negative n is refused. */
     public abstract void request(int n);
 
     /** Sends response headers; optional, at most once, before any message. */
@@ -50,6 +50,14 @@ public abstract class ServerCall<ReqT, RespT> {
      * peer reads, so that a fast sender's buffered bytes stay bounded.
      */
     public abstract void sendMessage(RespT message);
+
+    /**
+     * Compresses the response messages with {@code compressor} ("gzip"; null or "identity" for none) when the client
+     * accepts it ({@code grpc-accept-encoding}), else sends them as they are; as grpc-java's. Call it before
+     * {@link #sendHeaders}, which then name the encoding. The default does nothing.
+     */
+    public void setCompression(String compressor) {
+    }
 
     /**
      * Sends one response message with {@code attachment} beside it, read from the caller's memory without a copy where the

@@ -18,9 +18,24 @@ public abstract class ServerCallStreamObserver<RespT> extends CallStreamObserver
     /** Response headers to send before the first message (or with the trailers if none is sent). */
     public abstract void setResponseHeaders(Metadata headers);
 
+    /**
+     * Compresses the responses with {@code compression} ("gzip") when the client accepts it, as grpc-java's; call it
+     * before the first response (see {@link ServerCall#setCompression}).
+     */
+    public abstract void setCompression(String compression);
+
     /** Trailers to send with the status when the call completes. */
     public abstract void setTrailers(Metadata trailers);
 
     /** The method being served. */
     public abstract MethodDescriptor<?, ?> getMethodDescriptor();
+
+    /**
+     * Swaps to manual flow control: no request reaches a streaming method's request observer unless {@link #request}ed
+     * (none is asked for on its behalf). Call it while the method starts; the same as
+     * {@link #disableAutoInboundFlowControl()}.
+     */
+    public void disableAutoRequest() {
+        disableAutoInboundFlowControl();
+    }
 }

@@ -122,8 +122,11 @@ public final class ServerCalls {
         return new Metadata();
     }
 
-    /** The response observer handed to service code. */
-    static class ResponseObserver<ReqT, RespT> extends ServerCallStreamObserver<RespT> {
+    /**
+     * The response observer handed to service code, and the call's {@link CallContext}: current while the service's
+     * code for the call runs ({@link #enter}), so the calls it makes inherit the deadline and the cancellation.
+     */
+    static class ResponseObserver<ReqT, RespT> extends ServerCallStreamObserver<RespT> implements CallContext {
         /** The call; a single-request observer puts its method's ended-call stand-in here once it let core's call go. */
         ServerCall<ReqT, RespT> call;
         /**
@@ -138,6 +141,8 @@ public final class ServerCalls {
         private Metadata trailers;
         private Runnable onReadyHandler;
         private Runnable onCancelHandler;
+        /** The calls made for this one, to cancel with it; made when the first is, guarded by this observer. */
+        private CancelListeners cancelListeners;
 
         private static final int FROZEN = 1, SENT_HEADERS = 2, COMPLETED = 4, MANUAL_INBOUND = 8;
 
@@ -279,6 +284,14 @@ public final class ServerCalls {
         }
 
         @Override
+        public void setCompression(String compression) {
+            if (has(SENT_HEADERS)) {
+                throw new IllegalStateException("setCompression after the first response");
+            }
+            call.setCompression(compression);
+        }
+
+        @Override
         public void setTrailers(Metadata t) {
             this.trailers = t;
         }
@@ -290,15 +303,46 @@ public final class ServerCalls {
 
         void onReady() {
             if (onReadyHandler != null) {
-                onReadyHandler.run();
+                CallContext previous = enter();
+                try {
+                    onReadyHandler.run();
+                } finally {
+                    CurrentCall.exit(previous);
+                }
             }
         }
 
+        /** Cancels the calls made for this one, then runs the service's cancel handler (in this call's context). */
         void onCancel() {
             cancelled = true;
+            cancelListeners().fire();
             if (onCancelHandler != null) {
-                onCancelHandler.run();
+                CallContext previous = enter();
+                try {
+                    onCancelHandler.run();
+                } finally {
+                    CurrentCall.exit(previous);
+                }
             }
+        }
+
+        /** Makes this call's context current on this thread while the service's code runs; {@link CurrentCall#exit} after. */
+        CallContext enter() {
+            return CurrentCall.enter(this);
+        }
+
+        private synchronized CancelListeners cancelListeners() {
+            CancelListeners ls = cancelListeners;
+            if (ls == null) {
+                ls = new CancelListeners();
+                cancelListeners = ls;
+            }
+            return ls;
+        }
+
+        @Override
+        public Runnable addCancelListener(Runnable listener) {
+            return cancelListeners().add(listener);
         }
 
         boolean autoInbound() {
@@ -347,11 +391,13 @@ public final class ServerCalls {
                 return;
             }
             invoker = null;
+            CallContext previous = enter();
             try {
                 method.invoke(request, this);
             } catch (RuntimeException e) {
                 onError(e);
             } finally {
+                CurrentCall.exit(previous);
                 freeze();
             }
         }
@@ -510,11 +556,14 @@ public final class ServerCalls {
             this.call = call;
             this.observer = new ResponseObserver<>(call, headers);
             StreamObserver<ReqT> r;
+            CallContext previous = observer.enter();
             try {
                 r = invoker.invoke(observer);
             } catch (RuntimeException e) {
                 observer.onError(e);
                 r = null;
+            } finally {
+                CurrentCall.exit(previous);
             }
             observer.freeze();
             this.requests = r;
@@ -528,11 +577,14 @@ public final class ServerCalls {
             if (requests == null) {
                 return;
             }
+            CallContext previous = observer.enter();
             try {
                 requests.onNext(message);
             } catch (RuntimeException e) {
                 observer.onError(e);
                 return;
+            } finally {
+                CurrentCall.exit(previous);
             }
             if (observer.autoInbound()) {
                 call.request(1);
@@ -545,10 +597,13 @@ public final class ServerCalls {
                 return;
             }
             halfClosed = true;
+            CallContext previous = observer.enter();
             try {
                 requests.onCompleted();
             } catch (RuntimeException e) {
                 observer.onError(e);
+            } finally {
+                CurrentCall.exit(previous);
             }
         }
 
@@ -557,10 +612,13 @@ public final class ServerCalls {
             observer.onCancel();
             if (requests != null && !halfClosed) {
                 halfClosed = true;
+                CallContext previous = observer.enter();
                 try {
                     requests.onError(Status.CANCELLED.withDescription("call cancelled").asException());
                 } catch (RuntimeException ignored) {
                     // the service's own observer failed on cancellation; nothing more to tell
+                } finally {
+                    CurrentCall.exit(previous);
                 }
             }
         }

@@ -3,15 +3,12 @@ package dev.rdmarpc.codegen.tests;
 import dev.rdmarpc.codegen.tests.echo.EchoRequest;
 import dev.rdmarpc.codegen.tests.echo.EchoResponse;
 import dev.rdmarpc.codegen.tests.echo.EchoRpc;
-import dev.rdmarpc.core.RpcChannel;
-import dev.rdmarpc.core.RpcServer;
 import dev.rdmarpc.core.StreamObserver;
 import dev.rdmarpc.core.WithAttachment;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -34,8 +31,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class AttachmentStubsTest {
-    private RpcServer server;
-    private RpcChannel channel;
+    private Loopback loopback;
 
     /** Echoes each request's text, and its attachment back as the response's (released by the call once sent). */
     static final class AttachingEcho extends EchoRpc.EchoImplBase {
@@ -100,11 +96,8 @@ class AttachmentStubsTest {
     }
 
     @AfterEach
-    void stop() throws InterruptedException {
-        channel.shutdownNow();
-        channel.awaitTermination(60, TimeUnit.SECONDS);
-        server.shutdownNow();
-        server.awaitTermination(60, TimeUnit.SECONDS);
+    void stop() {
+        loopback.close();
     }
 
     private static byte[] pattern(int n, int seed) {
@@ -123,9 +116,8 @@ class AttachmentStubsTest {
 
     @Test
     void generatedStubsCarryAttachmentsOnUnaryAndBidiCalls() throws Exception {
-        server = RpcServer.forPort(0).addService(new AttachingEcho()).build().start();
-        channel = RpcChannel.forAddress("127.0.0.1", server.getPort()).build();
-        EchoRpc.EchoStub stub = EchoRpc.newStub(channel);
+        loopback = Loopback.serve(new AttachingEcho());
+        EchoRpc.EchoStub stub = EchoRpc.newStub(loopback.channel());
         byte[] big = pattern(3 << 20, 1);
         byte[] small = pattern(7, 2);
         AtomicInteger releases = new AtomicInteger();

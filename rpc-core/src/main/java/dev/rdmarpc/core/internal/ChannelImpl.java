@@ -19,6 +19,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * The client channel behind {@link dev.rdmarpc.core.RpcChannel} and {@link dev.rdmarpc.core.RpcConnection}: one
  * connection to its target at a time, opened on first use and again after it closes or the server sends GOAWAY.
+ * After a failed attempt, calls fail at once with its UNAVAILABLE until the {@link ConnectBackoff} lets the next one
+ * start (when the channel has one); a connection may get client keepalive ({@link KeepAlive}).
  * Internal: public only for those two.
  */
 public final class ChannelImpl {
@@ -41,12 +43,33 @@ public final class ChannelImpl {
 
     private ClientConnection current;
     private CompletableFuture<ClientConnection> pending;
+    /** Client keepalive: PING after this much silence (0: off), and how long to wait for an answer. */
+    private final long keepAliveTimeNanos;
+    private final long keepAliveTimeoutNanos;
+    /** Spaces connection attempts; null for none (every call may start one). Guarded by this. */
+    private final ConnectBackoff backoff;
+    /** Why the last attempt failed, while no new one may start (before {@link #retryAtNanos}); else null. */
+    private Status lastFailure;
+    private long retryAtNanos;
     private int activeCalls;
     private boolean shutdown;
     private volatile java.util.function.Consumer<Status> closedListener;
 
     public ChannelImpl(String host, int port, ClientTransport transport, ConnectionSettings settings,
                        Executor executor, Duration defaultTimeout, int connectTimeoutMillis, Object meterRegistry) {
+        this(host, port, transport, settings, executor, defaultTimeout, connectTimeoutMillis, meterRegistry,
+                ClientLiveness.NONE);
+    }
+
+    public ChannelImpl(String host, int port, ClientTransport transport, ConnectionSettings settings,
+                       Executor executor, Duration defaultTimeout, int connectTimeoutMillis, Object meterRegistry,
+                       ClientLiveness liveness) {
+        this.keepAliveTimeNanos = liveness.keepAliveTimeNanos();
+        this.keepAliveTimeoutNanos = liveness.keepAliveTimeoutNanos();
+        this.backoff = liveness.backoffInitialNanos() > 0
+                ? new ConnectBackoff(liveness.backoffInitialNanos(), liveness.backoffMaxNanos(),
+                        java.util.concurrent.ThreadLocalRandom.current()::nextDouble)
+                : null;
         this.metrics = meterRegistry == null ? CallMetrics.NOOP : MicrometerCallMetrics.create(meterRegistry, "client", settings.pool());
         this.host = host;
         this.port = port;
@@ -199,8 +222,30 @@ public final class ChannelImpl {
         if (current != null && current.acceptsNewStreams() && current.ready().isDone()) {
             return current.ready();
         }
+        long now = System.nanoTime();
+        if (lastFailure != null && now - retryAtNanos < 0) {
+            return CompletableFuture.failedFuture(lastFailure.withDescription(lastFailure.getDescription()
+                    + " (next attempt in " + TimeUnit.NANOSECONDS.toMillis(retryAtNanos - now) + " ms)").asException());
+        }
+        lastFailure = null;
+        long backoffNanos = backoff != null ? backoff.attemptStarted() : 0;
+        long nextAttemptNanos = now + backoffNanos;
+        int timeoutMillis = (int) Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(
+                ConnectBackoff.attemptTimeoutNanos(backoffNanos, TimeUnit.MILLISECONDS.toNanos(connectTimeoutMillis))));
         CompletableFuture<ClientConnection> result = new CompletableFuture<>();
         pending = result;
+        // with a backoff, the attempt's outcome is recorded before the callers waiting on result learn it
+        CompletableFuture<ClientConnection> attempt = backoff == null ? result : new CompletableFuture<>();
+        if (backoff != null) {
+            attempt.whenComplete((c, e) -> {
+                attemptEnded(e, nextAttemptNanos);
+                if (e == null) {
+                    result.complete(c);
+                } else {
+                    result.completeExceptionally(e);
+                }
+            });
+        }
         InetSocketAddress address;
         try {
             address = new InetSocketAddress(host, port);
@@ -208,11 +253,30 @@ public final class ChannelImpl {
                 throw new java.net.UnknownHostException(host);
             }
         } catch (Exception e) {
-            result.completeExceptionally(Status.UNAVAILABLE.withDescription("cannot resolve " + authority + ": " + e).withCause(e).asException());
+            attempt.completeExceptionally(Status.UNAVAILABLE.withDescription("cannot resolve " + authority + ": " + e).withCause(e).asException());
             return result;
         }
-        dial(address, result, settings);
+        dial(address, attempt, settings, timeoutMillis);
         return result;
+    }
+
+    /** An attempt ended: a success resets the backoff; after a failure no attempt starts before {@code nextAttemptNanos}. */
+    private synchronized void attemptEnded(Throwable error, long nextAttemptNanos) {
+        if (error == null) {
+            backoff.reset();
+            lastFailure = null;
+        } else {
+            lastFailure = Status.fromThrowable(error);
+            retryAtNanos = nextAttemptNanos;
+        }
+    }
+
+    /** Lets the next call start a connection attempt at once, with the backoff back at its start (grpc-java's resetConnectBackoff). */
+    public synchronized void resetConnectBackoff() {
+        lastFailure = null;
+        if (backoff != null) {
+            backoff.reset();
+        }
     }
 
     /**
@@ -220,13 +284,14 @@ public final class ChannelImpl {
      * client closed because its side of the upgrade failed after the server had moved is replaced, under the same
      * {@code result}, by one that does not offer the upgrade.
      */
-    private void dial(InetSocketAddress address, CompletableFuture<ClientConnection> result, ConnectionSettings s) {
+    private void dial(InetSocketAddress address, CompletableFuture<ClientConnection> result, ConnectionSettings s,
+                      int timeoutMillis) {
         ClientConnection[] created = new ClientConnection[1];
         transport.connect(address, fc -> {
             ClientConnection cc = new ClientConnection(s, fc, authority, this);
             created[0] = cc;
             return cc;
-        }, connectTimeoutMillis).whenComplete((fc, error) -> {
+        }, timeoutMillis).whenComplete((fc, error) -> {
             if (error != null) {
                 Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null ? error.getCause() : error;
                 result.completeExceptionally(Status.UNAVAILABLE
@@ -240,15 +305,16 @@ public final class ChannelImpl {
             metrics.connectionOpened(fc.transportName());
             var timeout = RpcExecutors.timer().schedule(() -> {
                 if (!cc.ready().isDone()) {
-                    cc.close("no HELLO from " + authority + " within " + connectTimeoutMillis + " ms (is it an rdmarpc server?)");
+                    cc.close("no HELLO from " + authority + " within " + timeoutMillis + " ms (is it an rdmarpc server?)");
                 }
-            }, connectTimeoutMillis, TimeUnit.MILLISECONDS);
+            }, timeoutMillis, TimeUnit.MILLISECONDS);
             cc.ready().whenComplete((c, e) -> {
                 timeout.cancel(false);
                 if (e == null) {
+                    startKeepAlive(cc);
                     result.complete(c);
                 } else if (cc.upgradeFailedAfterServerMoved() && !s.upgraders().isEmpty()) {
-                    redialWithoutUpgrade(address, result, s);
+                    redialWithoutUpgrade(address, result, s, timeoutMillis);
                 } else {
                     result.completeExceptionally(e);
                 }
@@ -261,12 +327,26 @@ public final class ChannelImpl {
         });
     }
 
-    private void redialWithoutUpgrade(InetSocketAddress address, CompletableFuture<ClientConnection> result, ConnectionSettings s) {
+    private void redialWithoutUpgrade(InetSocketAddress address, CompletableFuture<ClientConnection> result, ConnectionSettings s,
+                                      int timeoutMillis) {
         try {
-            dial(address, result, s.withoutUpgraders());
+            dial(address, result, s.withoutUpgraders(), timeoutMillis);
         } catch (RuntimeException e) {
             result.completeExceptionally(Status.UNAVAILABLE.withDescription("cannot connect to " + authority + ": " + describe(e))
                     .withCause(e).asException());
+        }
+    }
+
+    /** Watches a connection that finished HELLO when client keepalive is on: it closes one that stops answering. */
+    private void startKeepAlive(ClientConnection cc) {
+        if (keepAliveTimeNanos <= 0) {
+            return;
+        }
+        KeepAlive k = new KeepAlive(cc, keepAliveTimeNanos, keepAliveTimeoutNanos, metrics);
+        cc.keepAlive = k;
+        k.start();
+        if (cc.isClosed()) {
+            k.stop(); // closed before the field was seen by connectionClosed
         }
     }
 
@@ -286,6 +366,10 @@ public final class ChannelImpl {
     }
 
     void connectionClosed(ClientConnection c, Status why) {
+        KeepAlive k = c.keepAlive;
+        if (k != null) {
+            k.stop();
+        }
         metrics.connectionClosed(c.out.transportName());
         if (c.upgradeFailedAfterServerMoved()) {
             return; // never ready, and replaced at once (see dial): not a loss of the channel's connection

@@ -48,6 +48,8 @@ final class ClientConnection extends Connection {
     static final int REFUSED = 2;
 
     private final ChannelImpl channel;
+    /** Client keepalive watching this connection, when the channel has it on; set once HELLO is done. */
+    volatile KeepAlive keepAlive;
 
     ClientConnection(ConnectionSettings settings, FrameConnection base, String authority, ChannelImpl channel) {
         super(settings, base, ConnectionGuards.DEFAULT.newControlFrameBudget());

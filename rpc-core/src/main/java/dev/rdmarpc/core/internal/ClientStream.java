@@ -301,6 +301,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             }
             md.merge(options.getHeaders());
         }
+        if (options.getCompressor() != null) {
+            md = Gzip.encodingNamed(md);
+            md.put(Gzip.ACCEPT_ENCODING, Gzip.NAME);
+        }
         this.requestHeaders = md;
         counted = channel.callStarted();
         if (counted) {
@@ -477,7 +481,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     @Override
     public void request(int n) {
         if (n <= 0) {
-            throw new IllegalArgumentException("request count must be positive: " + n);
+            if (n < 0) {
+                throw new IllegalArgumentException("request count must not be negative: " + n);
+            }
+            return; // asking for none is a no-op, as in grpc-java
         }
         int credit = 0;
         boolean run;
@@ -499,7 +506,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
 
     @Override
     public void sendMessage(ReqT message) {
-        send(MessageFramer.frame(pool(), method.getRequestMarshaller(), message), null);
+        send(options.getCompressor() != null ? Gzip.frame(pool(), method.getRequestMarshaller(), message)
+                : MessageFramer.frame(pool(), method.getRequestMarshaller(), message), null);
     }
 
     @Override
@@ -1061,12 +1069,22 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                 attachment = Attachments.received(buf, split, apart);
                 value = Attachments.parse(method.getResponseMarshaller(), buf, split, compressed, attachment, apart);
             } else {
-                value = method.getResponseMarshaller().parseOwned(buf, compressed);
+                value = Gzip.parseOwned(method.getResponseMarshaller(), buf, compressed,
+                        options.getCompressor() != null, channel.maxInboundMessageSize());
             }
         } catch (RuntimeException e) {
             Status s = Status.fromThrowable(e);
             if (s.getCode() == Status.Code.UNKNOWN) {
                 s = Status.INTERNAL.withDescription("failed to parse the response: " + e).withCause(e);
+            }
+            synchronized (this) {
+                if (closeStatus != null && closeStatus.isOk() && has(CLOSED_BY_SERVER)) {
+                    // the server's OK arrived before this message was parsed: the call ends with the failure instead
+                    closeStatus = s;
+                    closeTrailers = null;
+                    inbound.releaseAll();
+                    return;
+                }
             }
             finish(s, null, true);
             return;

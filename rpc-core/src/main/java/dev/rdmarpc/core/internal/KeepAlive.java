@@ -5,9 +5,10 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Server keepalive of one connection: when nothing has arrived from the client for {@code timeNanos}, it gets a PING;
+ * Keepalive of one connection, server's or client's: when nothing has arrived from the peer for {@code timeNanos}, it gets a PING;
  * when nothing (the ACK or any other frame) arrives within {@code timeoutNanos} after that, the connection is closed
- * ("keepalive: no frames for ..."). A client that answers PINGs keeps its connection however long it stays idle.
+ * ("keepalive: no frames for ..."), which fails its calls (a client's with UNAVAILABLE). A peer that answers PINGs keeps
+ * its connection however long it stays idle.
  *
  * <p>One timer task per connection, never rescheduled per frame: the connection counts the frames it reads
  * ({@link Connection#framesReceived()}) and the timer, ticking every quarter of {@code timeNanos}, only looks at
@@ -15,7 +16,7 @@ import java.util.concurrent.TimeUnit;
  * the last frame.
  */
 final class KeepAlive {
-    private final ServerConnection conn;
+    private final Connection conn;
     private final long timeNanos;
     private final long timeoutNanos;
     private final long tickNanos;
@@ -27,7 +28,7 @@ final class KeepAlive {
     private int seenFrames;
     private long quietSince;
 
-    KeepAlive(ServerConnection conn, long timeNanos, long timeoutNanos, CallMetrics metrics) {
+    KeepAlive(Connection conn, long timeNanos, long timeoutNanos, CallMetrics metrics) {
         this.conn = conn;
         this.timeNanos = timeNanos;
         this.timeoutNanos = timeoutNanos;

@@ -86,6 +86,8 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     private ServerMethodDefinition<ReqT, RespT> definition;
     /** The client's metadata, or null when it sent none (made only for a handler that needs an instance). */
     private Metadata requestHeaders;
+    /** The handler asked for gzip and the client accepts it ({@link #setCompression}): response messages are gzipped. */
+    private boolean gzipResponses;
     private String authority;
     /** The send side, from the connection's {@link StreamParts}; null once given back when the call ended. */
     private OutboundFlow outbound;
@@ -132,6 +134,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         this.id = newId;
         this.definition = newDefinition;
         this.requestHeaders = newHeaders;
+        this.gzipResponses = false;
         this.authority = newAuthority;
         this.startNanos = System.nanoTime();
         this.outbound = conn.parts.takeOutbound();
@@ -236,7 +239,10 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     @Override
     public void request(int n) {
         if (n <= 0) {
-            throw new IllegalArgumentException("request count must be positive: " + n);
+            if (n < 0) {
+                throw new IllegalArgumentException("request count must not be negative: " + n);
+            }
+            return; // asking for none is a no-op, as in grpc-java
         }
         int credit = 0;
         boolean run;
@@ -271,6 +277,9 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             if (state == State.CANCELLED) {
                 return;
             }
+            if (gzipResponses) {
+                headers = Gzip.encodingNamed(headers);
+            }
             String tooLarge = conn.metadataOverPeerLimit(headers, "response headers");
             if (tooLarge == null) {
                 try {
@@ -295,7 +304,19 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     @Override
     public void sendMessage(RespT message) {
-        send(MessageFramer.frame(pool(), method().getResponseMarshaller(), message), null);
+        send(gzipResponses ? Gzip.frame(pool(), method().getResponseMarshaller(), message)
+                : MessageFramer.frame(pool(), method().getResponseMarshaller(), message), null);
+    }
+
+    @Override
+    public void setCompression(String compressor) {
+        boolean gzip = Gzip.requested(compressor);
+        synchronized (this) {
+            if (has(HEADERS_SENT)) {
+                throw new IllegalStateException("setCompression after the response headers were sent");
+            }
+            gzipResponses = gzip && Gzip.named(requestHeaders, Gzip.ACCEPT_ENCODING);
+        }
     }
 
     @Override
@@ -846,7 +867,8 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                 attachment = Attachments.received(buf, split, apart);
                 value = Attachments.parse(method().getRequestMarshaller(), buf, split, compressed, attachment, apart);
             } else {
-                value = method().getRequestMarshaller().parseOwned(buf, compressed);
+                value = Gzip.parseOwned(method().getRequestMarshaller(), buf, compressed,
+                        compressed && Gzip.named(requestHeaders, Gzip.ENCODING), conn.settings.maxMessageSize());
             }
         } catch (RuntimeException e) {
             Status s = Status.fromThrowable(e);

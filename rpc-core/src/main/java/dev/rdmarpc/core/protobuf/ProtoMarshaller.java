@@ -146,6 +146,12 @@ public final class ProtoMarshaller<T extends MessageLite> implements Marshaller<
     static final int SCRATCH_SIZE = 4 * 1024;
     private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[SCRATCH_SIZE]);
 
+    /** Parses plain bytes only: a gzip-compressed message is inflated first (see {@link Marshaller#parsesDecompressed}). */
+    @Override
+    public boolean parsesDecompressed() {
+        return true;
+    }
+
     @Override
     public T parse(MemorySegment source) {
         long size = source.byteSize();
