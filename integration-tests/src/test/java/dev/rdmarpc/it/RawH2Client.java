@@ -51,6 +51,8 @@ final class RawH2Client implements AutoCloseable {
     private final EmbeddedChannel encoder = new EmbeddedChannel(new ChannelInboundHandlerAdapter());
     private final ChannelHandlerContext ctx = encoder.pipeline().firstContext();
     final DefaultHttp2FrameWriter writer = new DefaultHttp2FrameWriter();
+    /** Set when a read ended with a reset: the server closed while this client's bytes were still unread. */
+    boolean resetByServer;
 
     /** Connects and sends the preface and an empty SETTINGS frame. */
     RawH2Client(int port) throws IOException {
@@ -121,7 +123,8 @@ final class RawH2Client implements AutoCloseable {
         } catch (EOFException e) {
             return frames;
         } catch (java.net.SocketException e) {
-            return frames; // reset by the server
+            resetByServer = true; // a reset may overtake (and discard) what the server sent before it
+            return frames;
         }
     }
 
