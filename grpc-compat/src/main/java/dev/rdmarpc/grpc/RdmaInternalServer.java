@@ -57,6 +57,7 @@ final class RdmaInternalServer implements InternalServer, PeerConnectionListener
                 .handshakeTimeout(java.time.Duration.ofMillis(settings.handshakeTimeoutMillis()))
                 .fallbackMethods(this::lookup)
                 .connectionListener(this)
+                .grpcOverHttp2(settings.grpcOverHttp2())
                 // grpc's own server keepalive runs per transport (KeepAliveManager on PeerConnection.ping()) with the
                 // builder's keepAliveTime/keepAliveTimeout; core's would PING the same connections a second time
                 .keepAliveTime(java.time.Duration.ZERO);

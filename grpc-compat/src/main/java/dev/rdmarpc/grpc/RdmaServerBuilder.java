@@ -76,6 +76,7 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
     private boolean securityFromCredentials;
     /** Set once the user chose an executor (or direct): that one is used, not rdmarpc's shared default. */
     private boolean executorChosen;
+    private boolean grpcOverHttp2 = true;
 
     private RdmaServerBuilder(InetSocketAddress address) {
         this.address = address;
@@ -172,6 +173,16 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
     @Override
     public RdmaServerBuilder addService(BindableService bindableService) {
         return addService(bindableService.bindService());
+    }
+
+    /**
+     * Whether the port also serves stock gRPC clients (grpc-netty, grpc-go, grpcio, …) over HTTP/2, cleartext or under
+     * TLS with ALPN {@code h2}, beside rdmarpc clients (default: true). With false they get UNAVAILABLE naming the
+     * protocol mismatch.
+     */
+    public RdmaServerBuilder grpcOverHttp2(boolean serve) {
+        this.grpcOverHttp2 = serve;
+        return this;
     }
 
     /** AUTO (default): RDMA with clients that can, TCP with the rest; RDMA or TCP forces one. */
@@ -399,6 +410,6 @@ public final class RdmaServerBuilder extends ForwardingServerBuilder<RdmaServerB
                 maxInboundMetadataSize, maxConcurrentCallsPerConnection, flowControlWindow, handshakeTimeoutMillis, Map.copyOf(methodTypes),
                 new ServerSettings.Connections(keepAliveTimeNanos, keepAliveTimeoutNanos, maxConnectionIdleNanos,
                         maxConnectionAgeNanos, maxConnectionAgeGraceNanos, permitKeepAliveTimeNanos,
-                        permitKeepAliveWithoutCalls), tls, rdmaUnderTls, rdmaDevice), tracerFactories);
+                        permitKeepAliveWithoutCalls), tls, rdmaUnderTls, rdmaDevice, grpcOverHttp2), tracerFactories);
     }
 }

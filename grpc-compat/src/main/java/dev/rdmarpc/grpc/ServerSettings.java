@@ -20,12 +20,13 @@ import java.util.Map;
  * @param tls                        TLS around every connection, or null for plaintext
  * @param rdmaUnderTls               whether a TLS connection may move to RDMA
  * @param rdmaDevice                 the RDMA device, port and GID to use, or null to choose per connection
+ * @param grpcOverHttp2              whether the port also serves standard gRPC clients over HTTP/2
  */
 record ServerSettings(InetSocketAddress address, TransportMode transportMode, int maxInboundMessageSize,
                       int maxInboundMetadataSize, int maxConcurrentCallsPerConnection, int flowControlWindow, long handshakeTimeoutMillis,
                       Map<String, io.grpc.MethodDescriptor.MethodType> methodTypes, Connections connections,
                       dev.rdmarpc.core.TlsConfig tls, dev.rdmarpc.core.RdmaUnderTls rdmaUnderTls,
-                      dev.rdmarpc.core.RdmaDeviceChoice rdmaDevice) {
+                      dev.rdmarpc.core.RdmaDeviceChoice rdmaDevice, boolean grpcOverHttp2) {
 
     /** No lifetime limit ({@code maxConnectionIdle}, {@code maxConnectionAge}, {@code maxConnectionAgeGrace}). */
     static final long NEVER = Long.MAX_VALUE;

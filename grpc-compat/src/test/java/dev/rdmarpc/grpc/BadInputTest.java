@@ -150,8 +150,8 @@ class BadInputTest {
     }
 
     @Test
-    void grpcNettyChannelToRdmarpcServerFailsFastNamingTheMismatch() throws Exception {
-        try (Loopback lb = new Loopback(TransportMode.TCP)) {
+    void grpcNettyChannelToRdmarpcServerWithoutHttp2FailsFastNamingTheMismatch() throws Exception {
+        try (Loopback lb = new Loopback(TransportMode.TCP, b -> b.grpcOverHttp2(false), b -> b)) {
             ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", lb.server.getPort())
                     .negotiationType(NegotiationType.PLAINTEXT).build();
             try {

@@ -244,8 +244,16 @@ class GrpcTlsTest {
     }
 
     @Test
-    void aGrpcNettyTlsClientIsRefusedByAlpn() throws Exception {
+    void aGrpcNettyTlsClientIsServedOverH2() throws Exception {
         Server s = start(RdmaServerBuilder.forPort(0, serverCreds(TlsServerCredentials.ClientAuth.NONE)));
+        ManagedChannel c = track(io.grpc.netty.NettyChannelBuilder.forAddress("127.0.0.1", s.getPort(), clientCreds(false))
+                .overrideAuthority(TestUtils.TEST_SERVER_HOST).build());
+        call(c);
+    }
+
+    @Test
+    void aGrpcNettyTlsClientIsRefusedByAlpnWhenHttp2IsOff() throws Exception {
+        Server s = start(RdmaServerBuilder.forPort(0, serverCreds(TlsServerCredentials.ClientAuth.NONE)).grpcOverHttp2(false));
         ManagedChannel c = track(io.grpc.netty.NettyChannelBuilder.forAddress("127.0.0.1", s.getPort(), clientCreds(false))
                 .overrideAuthority(TestUtils.TEST_SERVER_HOST).build());
         StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> call(c));

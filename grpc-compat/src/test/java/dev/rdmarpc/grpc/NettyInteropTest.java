@@ -20,7 +20,8 @@ import java.net.InetSocketAddress;
  */
 @RunWith(JUnit4.class)
 public class NettyInteropTest extends AbstractInteropTest {
-    private CapturingServerBuilder serverBuilder;
+    /** The server being built, whose port the channel dials (set by getServerBuilder). */
+    CapturingServerBuilder serverBuilder;
 
     @Override
     protected ServerBuilder<?> getServerBuilder() {

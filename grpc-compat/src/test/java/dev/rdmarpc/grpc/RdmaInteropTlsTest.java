@@ -25,9 +25,10 @@ import java.net.InetSocketAddress;
  */
 @RunWith(JUnit4.class)
 public class RdmaInteropTlsTest extends AbstractInteropTest {
-    private CapturingServerBuilder serverBuilder;
+    /** The server being built, whose port the channel dials (set by getServerBuilder). */
+    CapturingServerBuilder serverBuilder;
 
-    private static InputStream cert(String name) {
+    static InputStream cert(String name) {
         return TlsTesting.loadCert(name);
     }
 
@@ -52,18 +53,21 @@ public class RdmaInteropTlsTest extends AbstractInteropTest {
         return serverBuilder;
     }
 
-    @Override
-    protected ManagedChannelBuilder<?> createChannelBuilder() {
-        ChannelCredentials creds;
+    /** The client's credentials: grpc's test client certificate, trusting grpc's test CA. */
+    static ChannelCredentials clientCredentials() {
         try {
-            creds = TlsChannelCredentials.newBuilder()
+            return TlsChannelCredentials.newBuilder()
                     .keyManager(cert("client.pem"), cert("client.key"))
                     .trustManager(cert("ca.pem"))
                     .build();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        RdmaChannelBuilder b = RdmaChannelBuilder.forAddress("127.0.0.1", serverBuilder.port(), creds)
+    }
+
+    @Override
+    protected ManagedChannelBuilder<?> createChannelBuilder() {
+        RdmaChannelBuilder b = RdmaChannelBuilder.forAddress("127.0.0.1", serverBuilder.port(), clientCredentials())
                 .overrideAuthority(TestUtils.TEST_SERVER_HOST)
                 .transportMode(TransportMode.TCP)
                 .flowControlWindow(TEST_FLOW_CONTROL_WINDOW)

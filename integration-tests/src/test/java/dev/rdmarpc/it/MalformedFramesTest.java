@@ -135,9 +135,18 @@ class MalformedFramesTest extends LoopbackTest {
     }
 
     @Test
-    void http2ClientPreface() throws IOException {
+    void http2ClientPrefaceWithoutSettings() throws IOException {
         warmUp();
-        expectClosed("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII), false);
+        // HTTP/2 clients are served, but one whose first frame after the preface is not SETTINGS is closed (a PING here)
+        byte[] preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+        byte[] ping = {0, 0, 8, 6, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8};
+        expectClosed(concat(preface, ping), false);
+    }
+
+    @Test
+    void http2ClientThatSendsOnlyThePrefaceAndHalfClosesIsClosed() throws IOException {
+        warmUp();
+        expectClosed("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII), true);
     }
 
     @Test

@@ -142,6 +142,7 @@ public final class RpcServer implements AutoCloseable {
         private int maxInboundMetadataSize = ConnectionSettings.DEFAULT_MAX_METADATA_BYTES;
         private int maxConnections = ServerImpl.DEFAULT_MAX_CONNECTIONS;
         private long memoryBudget = ServerImpl.DEFAULT_MEMORY_BUDGET;
+        private boolean grpcOverHttp2 = true;
 
         private Builder(InetSocketAddress address) {
             this.address = Objects.requireNonNull(address);
@@ -422,6 +423,17 @@ public final class RpcServer implements AutoCloseable {
             return max;
         }
 
+        /**
+         * Whether the port also serves standard gRPC clients over HTTP/2 (default: true): cleartext HTTP/2 with prior
+         * knowledge, told apart from rdmarpc clients by the first bytes, and under TLS by ALPN {@code h2}. They reach
+         * the same services, interceptors and limits. With false, an HTTP/2 client is answered with UNAVAILABLE naming
+         * the protocol mismatch, and TLS offers only {@code rdmarpc/1}.
+         */
+        public Builder grpcOverHttp2(boolean serve) {
+            this.grpcOverHttp2 = serve;
+            return this;
+        }
+
         public RpcServer build() {
             ConnectionSettings settings = new ConnectionSettings(pool, flowControlWindow, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
                     maxInboundMessageSize, transportMode, UpgradePolicy.upgraders(transportMode, tls, rdmaUnderTls, true,
@@ -429,7 +441,7 @@ public final class RpcServer implements AutoCloseable {
                     maxConcurrentCallsPerConnection, maxInboundMetadataSize, advertisedAttachmentLimit());
             var transport = Transports.streamTransport().newServerTransport(
                     new TransportConfig(pool, ioThreads, System.getProperty("rdmarpc.io", "auto"), tls,
-                            handshakeTimeout.toMillis()));
+                            handshakeTimeout.toMillis(), grpcOverHttp2));
             Executor e = executor != null ? executor : RpcExecutors.defaultCallbackExecutor();
             List<ServerInterceptor> all = List.copyOf(interceptors);
             List<ServiceDefinition> intercepted = services.stream().map(s -> ServerInterceptors.intercept(s, all)).toList();

@@ -24,6 +24,7 @@ final class MicrometerCallMetrics implements CallMetrics {
     private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, Counter> refusals = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, Counter> upgradeRefusals = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Counter> opened = new ConcurrentHashMap<>();
     private final Counter bytesIn;
     private final Counter bytesOut;
     private final Counter keepAlivePings;
@@ -80,6 +81,9 @@ final class MicrometerCallMetrics implements CallMetrics {
     @Override
     public void connectionOpened(String transport) {
         activeConnections.incrementAndGet();
+        opened.computeIfAbsent(String.valueOf(transport), t -> Counter.builder("rdmarpc." + side + ".connections.opened")
+                .description("Connections opened, per transport and protocol (tcp, rdma, h2)").tags(Tags.of("transport", t))
+                .register(registry)).increment();
     }
 
     @Override

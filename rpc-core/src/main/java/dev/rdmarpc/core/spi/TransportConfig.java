@@ -11,8 +11,16 @@ import dev.rdmarpc.core.buffer.SlabPool;
  * @param nativeIo               "auto" (io_uring, then epoll, then NIO), "io_uring", "epoll" or "nio"
  * @param tls                    TLS around every connection, or null for plaintext
  * @param handshakeTimeoutMillis how long a server waits for a new connection's TLS handshake (0: the transport's default)
+ * @param grpcOverHttp2          whether a server also serves gRPC over HTTP/2 clients on its port (a stream transport
+ *                               that can tells them apart by their first bytes, or by ALPN under TLS)
  */
-public record TransportConfig(SlabPool pool, int ioThreads, String nativeIo, TlsConfig tls, long handshakeTimeoutMillis) {
+public record TransportConfig(SlabPool pool, int ioThreads, String nativeIo, TlsConfig tls, long handshakeTimeoutMillis,
+                              boolean grpcOverHttp2) {
+    /** A configuration that serves rdmarpc clients only (HTTP/2 clients are refused). */
+    public TransportConfig(SlabPool pool, int ioThreads, String nativeIo, TlsConfig tls, long handshakeTimeoutMillis) {
+        this(pool, ioThreads, nativeIo, tls, handshakeTimeoutMillis, false);
+    }
+
     /** A plaintext configuration. */
     public TransportConfig(SlabPool pool, int ioThreads, String nativeIo) {
         this(pool, ioThreads, nativeIo, null, 0);

@@ -2,6 +2,7 @@ package dev.rdmarpc.samples.kv;
 
 import dev.rdmarpc.core.RpcServer;
 import dev.rdmarpc.core.TransportMode;
+import dev.rdmarpc.health.HealthService;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -37,14 +38,12 @@ public final class KvServer implements Callable<Integer> {
     public Integer call() throws Exception {
         KeyValueStore store = new KeyValueStore();
         MetricsEndpoint metrics = metricsPort >= 0 ? new MetricsEndpoint(metricsPort) : null;
-        RpcServer.Builder builder = RpcServer.forPort(port);
+        RpcServer.Builder builder = builder(port, store, new HealthService(), maxMessageMib);
         if (metrics != null) {
             builder.meterRegistry(metrics.registry());
             System.out.println("kv-server metrics at http://127.0.0.1:" + metrics.port() + "/metrics");
         }
         RpcServer server = builder
-                .addService(new KeyValueService(store))
-                .maxInboundMessageSize(maxMessageMib << 20)
                 .transportMode(transport)
                 .handshakeTimeout(java.time.Duration.ofMillis(handshakeTimeoutMs))
                 .build()
@@ -62,6 +61,17 @@ public final class KvServer implements Callable<Integer> {
         }, "kv-server-shutdown"));
         server.awaitTermination(Long.MAX_VALUE, java.util.concurrent.TimeUnit.DAYS);
         return 0;
+    }
+
+    /**
+     * The KV server's builder: the key-value service and the standard health service (so gRPC probes can ask it), with
+     * requests up to {@code maxMessageMib} MiB. rdmarpc clients and standard gRPC clients (HTTP/2) share its port.
+     */
+    public static RpcServer.Builder builder(int port, KeyValueStore store, HealthService health, int maxMessageMib) {
+        return RpcServer.forPort(port)
+                .addService(new KeyValueService(store))
+                .addService(health)
+                .maxInboundMessageSize(maxMessageMib << 20);
     }
 
     public static void main(String[] args) {

@@ -12,6 +12,7 @@ import io.netty.handler.ssl.SslHandshakeTimeoutException;
 import io.netty.util.ReferenceCountUtil;
 
 import dev.rdmarpc.core.TlsConfig;
+import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.ProtocolException;
 
 import java.lang.System.Logger.Level;
@@ -36,8 +37,10 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
     private final OpenConnections open;
     private TcpFrameConnection connection;
     private FrameDecoder decoder;
-    /** Set when a gRPC/HTTP2 client dialled this server: it answers instead of the decoder. */
+    /** Set when a gRPC/HTTP2 client dialled this server that does not serve them: it answers instead of the decoder. */
     private Http2Refusal http2;
+    /** Where a server's {@link H2Bridge} takes buffers; null when HTTP/2 clients are refused (and on clients). */
+    private final SlabPool http2Pool;
     private boolean firstRead = true;
     /** Set on TLS connections: what the first bytes said; null for plaintext. */
     private final TlsHandshakeState tls;
@@ -47,16 +50,20 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
     private Throwable earlyTlsError;
 
     TcpChannelHandler(FrameHandlerFactory handlers, CompletableFuture<FrameConnection> connected, OpenConnections open) {
-        this(handlers, connected, open, null);
+        this(handlers, connected, open, null, null);
     }
 
-    /** A handler behind an {@code SslHandler} when {@code tls} is not null: it binds core once the handshake completed. */
+    /**
+     * A handler behind an {@code SslHandler} when {@code tls} is not null: it binds core once the handshake completed.
+     * A server handler serves gRPC-over-HTTP/2 clients (with buffers from {@code http2Pool}) unless that is null.
+     */
     TcpChannelHandler(FrameHandlerFactory handlers, CompletableFuture<FrameConnection> connected, OpenConnections open,
-                      TlsHandshakeState tls) {
+                      TlsHandshakeState tls, SlabPool http2Pool) {
         this.handlers = handlers;
         this.connected = connected;
         this.open = open;
         this.tls = tls;
+        this.http2Pool = http2Pool;
     }
 
     @Override
@@ -75,7 +82,7 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
             if (done.isSuccess()) {
                 SslHandler ssl = ctx.pipeline().get(SslHandler.class);
                 String alpn = ssl.applicationProtocol();
-                if (TlsConfig.ALPN_PROTOCOL.equals(alpn)) {
+                if (TlsConfig.ALPN_PROTOCOL.equals(alpn) || http2Pool != null && TlsContexts.ALPN_H2.equals(alpn)) {
                     handshakeEnded = true;
                     bind(ctx, ssl.engine().getSession());
                 } else {
@@ -167,6 +174,13 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
         }
         if (firstRead) {
             firstRead = false;
+            if (connected == null && http2Pool != null && Http2Refusal.looksLikePreface(in)) {
+                c.servesHttp2();
+                H2Bridge bridge = new H2Bridge(c, http2Pool);
+                ctx.pipeline().addBefore(ctx.name(), H2Bridge.NAME, bridge);
+                bridge.start(in);
+                return;
+            }
             if (connected == null && Http2Refusal.looksLikePreface(in)) {
                 http2 = new Http2Refusal(ctx, c);
                 http2.read(in);

@@ -111,7 +111,7 @@ final class TcpClientTransport implements ClientTransport {
                 SslHandler ssl = context.newHandler(ch.alloc(), host, address.getPort());
                 ssl.setHandshakeTimeoutMillis(connectTimeoutMillis > 0 ? connectTimeoutMillis : DEFAULT_HANDSHAKE_TIMEOUT_MILLIS);
                 ch.pipeline().addLast(new PlaintextPeerDetector(state, false), ssl,
-                        new TcpChannelHandler(handlers, result, connections, state));
+                        new TcpChannelHandler(handlers, result, connections, state, null));
             }
         };
     }

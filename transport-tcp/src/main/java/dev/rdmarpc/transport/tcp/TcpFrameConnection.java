@@ -108,6 +108,8 @@ final class TcpFrameConnection implements FrameConnection {
     @SuppressWarnings("unused") // through DRAIN_SCHEDULED
     private volatile boolean drainScheduled;
     private volatile int maxInboundPayload = FrameHeader.DEFAULT_MAX_PAYLOAD;
+    /** Whether the peer is a gRPC-over-HTTP/2 client whose frames an {@link H2Bridge} translates. */
+    private volatile boolean http2;
     /** Bytes of the sends in {@link #queue} (counted just before they are pushed, so never too low). */
     @SuppressWarnings("unused") // through QUEUED_BYTES
     private volatile long queuedBytes;
@@ -568,7 +570,12 @@ final class TcpFrameConnection implements FrameConnection {
 
     @Override
     public String transportName() {
-        return "tcp";
+        return http2 ? "h2" : "tcp";
+    }
+
+    /** Marks this connection as carrying a gRPC-over-HTTP/2 client, translated by an {@link H2Bridge}; on the I/O thread, before its HELLO. */
+    void servesHttp2() {
+        this.http2 = true;
     }
 
     // ---- closing ----
@@ -587,6 +594,17 @@ final class TcpFrameConnection implements FrameConnection {
             LOG.log(Level.WARNING, "closing connection with " + remote + ": frame handling failed: " + reason, error);
         }
         closeWith(reason, error, false);
+    }
+
+    /**
+     * Records why the channel is about to close, for core, when another handler closes it (the HTTP/2 codec, after
+     * the GOAWAY that names a client's protocol error); logged here like {@link #closeOnError}.
+     */
+    void closingOnError(Throwable error) {
+        String reason = error.getMessage() != null ? error.getMessage() : error.toString();
+        if (CLOSING.compareAndSet(this, null, new Closing(reason, error, false))) {
+            LOG.log(Level.WARNING, "closing connection with {0}: {1}", remote, reason);
+        }
     }
 
     /** Closes because reading or writing the socket failed. */

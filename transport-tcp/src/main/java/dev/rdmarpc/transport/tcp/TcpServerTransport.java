@@ -1,5 +1,6 @@
 package dev.rdmarpc.transport.tcp;
 
+import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.spi.FrameHandlerFactory;
 import dev.rdmarpc.core.spi.ServerTransport;
 import dev.rdmarpc.core.spi.TransportConfig;
@@ -18,7 +19,8 @@ import java.util.Objects;
 
 /**
  * Listens on one TCP address over Netty and serves every accepted connection on its own I/O threads; with TLS
- * configured, a connection reaches core only once its handshake completed (within the handshake timeout).
+ * configured, a connection reaches core only once its handshake completed (within the handshake timeout). Unless the
+ * config says otherwise, gRPC-over-HTTP/2 clients are served on the same port (see {@link H2Bridge}).
  */
 final class TcpServerTransport implements ServerTransport {
     /** I/O threads when the config says 0 (the listening socket shares them). */
@@ -30,6 +32,8 @@ final class TcpServerTransport implements ServerTransport {
     /** TLS contexts when the config has TLS; null for plaintext. */
     private final TlsContexts tls;
     private final long handshakeTimeoutMillis;
+    /** Where the translation of gRPC-over-HTTP/2 clients takes buffers; null when they are refused. */
+    private final SlabPool http2Pool;
     private EventLoopGroup group;
     private Channel listener;
     private boolean closed;
@@ -41,7 +45,8 @@ final class TcpServerTransport implements ServerTransport {
      * @throws IllegalArgumentException when the TLS key material or trust roots cannot be used
      */
     public TcpServerTransport(TransportConfig config) {
-        this.tls = config.tls() == null ? null : new TlsContexts(config.tls());
+        this.tls = config.tls() == null ? null : new TlsContexts(config.tls(), config.grpcOverHttp2());
+        this.http2Pool = config.grpcOverHttp2() ? config.pool() : null;
         this.handshakeTimeoutMillis = config.handshakeTimeoutMillis() > 0 ? config.handshakeTimeoutMillis()
                 : TcpClientTransport.DEFAULT_HANDSHAKE_TIMEOUT_MILLIS;
         this.flavor = IoFlavor.select(config.nativeIo());
@@ -66,7 +71,7 @@ final class TcpServerTransport implements ServerTransport {
                     @Override
                     protected void initChannel(Channel ch) {
                         if (tls == null) {
-                            ch.pipeline().addLast(new TcpChannelHandler(handlers, null, connections));
+                            ch.pipeline().addLast(new TcpChannelHandler(handlers, null, connections, null, http2Pool));
                             return;
                         }
                         // The handshake timeout closes a peer that stalls (sends nothing, or half a ClientHello).
@@ -74,7 +79,7 @@ final class TcpServerTransport implements ServerTransport {
                         SslHandler ssl = tls.current().newHandler(ch.alloc());
                         ssl.setHandshakeTimeoutMillis(handshakeTimeoutMillis);
                         ch.pipeline().addLast(new PlaintextPeerDetector(state, true), ssl,
-                                new TcpChannelHandler(handlers, null, connections, state));
+                                new TcpChannelHandler(handlers, null, connections, state, http2Pool));
                     }
                 });
         ChannelFuture f;

@@ -16,11 +16,14 @@ import javax.net.ssl.SSLException;
 /**
  * Builds a transport's Netty {@link SslContext} from core's {@link TlsConfig}: OpenSSL (BoringSSL from
  * netty-tcnative) when it loads, the JDK's provider otherwise ({@code -Drdmarpc.tls.provider=jdk|openssl} chooses);
- * ALPN with {@link TlsConfig#ALPN_PROTOCOL} only. When the config's files change, the next connection gets a
+ * ALPN with {@link TlsConfig#ALPN_PROTOCOL}, and on a server that serves gRPC-over-HTTP/2 clients {@link #ALPN_H2} too. When the config's files change, the next connection gets a
  * context built from the new material; connections already open keep theirs.
  */
 final class TlsContexts {
+    /** HTTP/2's ALPN protocol id, which gRPC clients offer. */
+    static final String ALPN_H2 = "h2";
     private final TlsConfig config;
+    private final boolean offerH2;
     private final SslProvider provider;
     private TlsConfig.Material builtFrom;
     private SslContext context;
@@ -31,7 +34,13 @@ final class TlsContexts {
      * @throws IllegalArgumentException naming what is wrong with the configuration
      */
     TlsContexts(TlsConfig config) {
+        this(config, false);
+    }
+
+    /** Contexts that also agree to {@link #ALPN_H2} when {@code offerH2} (servers that serve gRPC-over-HTTP/2 clients). */
+    TlsContexts(TlsConfig config, boolean offerH2) {
         this.config = config;
+        this.offerH2 = offerH2 && config.isServer();
         this.provider = chooseProvider();
         current();
     }
@@ -103,7 +112,8 @@ final class TlsContexts {
                 ? ApplicationProtocolConfig.SelectorFailureBehavior.FATAL_ALERT
                 : ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE;
         b.applicationProtocolConfig(new ApplicationProtocolConfig(ApplicationProtocolConfig.Protocol.ALPN, onNoMatch,
-                ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT, TlsConfig.ALPN_PROTOCOL));
+                ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT,
+                offerH2 ? new String[] {TlsConfig.ALPN_PROTOCOL, ALPN_H2} : new String[] {TlsConfig.ALPN_PROTOCOL}));
         return b.sslProvider(provider).protocols(config.protocols()).build();
     }
 

@@ -1,0 +1,393 @@
+package dev.rdmarpc.transport.tcp;
+
+import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.protocol.FrameHeader;
+import dev.rdmarpc.core.protocol.Hello;
+import dev.rdmarpc.core.protocol.LimitsCapability;
+import dev.rdmarpc.core.protocol.ProtocolException;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPromise;
+import io.netty.handler.codec.http2.DefaultHttp2HeadersFrame;
+import io.netty.handler.codec.http2.DefaultHttp2WindowUpdateFrame;
+import io.netty.handler.codec.http2.Http2DataFrame;
+import io.netty.handler.codec.http2.Http2Error;
+import io.netty.handler.codec.http2.Http2Exception;
+import io.netty.handler.codec.http2.Http2FrameCodec;
+import io.netty.handler.codec.http2.Http2FrameStream;
+import io.netty.handler.codec.http2.Http2FrameStreamEvent;
+import io.netty.handler.codec.http2.Http2FrameStreamException;
+import io.netty.handler.codec.http2.Http2Headers;
+import io.netty.handler.codec.http2.Http2HeadersFrame;
+import io.netty.handler.codec.http2.Http2PingFrame;
+import io.netty.handler.codec.http2.Http2ResetFrame;
+import io.netty.handler.codec.http2.Http2Stream;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.collection.IntObjectHashMap;
+import io.netty.util.collection.IntObjectMap;
+
+import java.lang.System.Logger.Level;
+import java.util.Map;
+
+/**
+ * Serves a gRPC-over-HTTP/2 client on an rdmarpc server connection by translation, so that core's call path is the
+ * same for both protocols. It sits in the pipeline between Netty's HTTP/2 codec (framing, HPACK, flow control) and the
+ * {@link TcpChannelHandler}: the client's HTTP/2 frames become the rdmarpc frames an rdmarpc client would have sent
+ * ({@link H2Inbound}), fed to the connection's frame decoder as bytes; the rdmarpc frames core writes become HTTP/2
+ * frames ({@link H2Outbound}). Core sees a client whose HELLO this bridge makes up; the HELLO core answers with gives
+ * the codec its SETTINGS (core's limits), so the codec is added only then, and the client's first bytes wait.
+ */
+final class H2Bridge extends ChannelDuplexHandler {
+    static final String NAME = "rdmarpc-h2-bridge";
+    static final String CODEC_NAME = "rdmarpc-h2-codec";
+    /** What a client may send before its connection is set up: the preface and its first requests. */
+    static final int MAX_EARLY_BYTES = 1 << 20;
+    /** The window core may send into per stream before DATA written to the socket returns credit. */
+    static final int SEND_WINDOW = 1 << 20;
+    /** The HELLO this bridge gives core on the client's behalf: no attachments, no RDMA, no metadata limit of its own. */
+    private static final Hello CLIENT_HELLO = new Hello(Hello.VERSION, SEND_WINDOW, FrameHeader.DEFAULT_MAX_PAYLOAD,
+            Integer.MAX_VALUE, Map.of(Hello.CAP_LIMITS, new LimitsCapability(0, Integer.MAX_VALUE).encode()));
+
+    private final TcpFrameConnection connection;
+    private final SlabPool pool;
+    private final IntObjectMap<H2Stream> byH2 = new IntObjectHashMap<>();
+    private final IntObjectMap<H2Stream> byCore = new IntObjectHashMap<>();
+    private final PingPolicy pings = new PingPolicy(System.nanoTime());
+    private ChannelHandlerContext ctx;
+    private CoreFrames frames;
+    private H2Inbound inbound;
+    private H2Outbound outbound;
+    /** The client's bytes until the codec is in place; null after. */
+    private CompositeByteBuf early;
+    /** Core's frames until each is whole. */
+    private CompositeByteBuf fromCore;
+    private Http2FrameCodec codec;
+    private Hello coreHello;
+    /** The highest HTTP/2 stream id seen, and the id of core's last stream's HTTP/2 stream (for GOAWAY). */
+    private int lastH2Id;
+    private int lastCoreId;
+    private int lastCoreH2Id;
+    private boolean released;
+
+    H2Bridge(TcpFrameConnection connection, SlabPool pool) {
+        this.connection = connection;
+        this.pool = pool;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext context) {
+        this.ctx = context;
+        this.early = context.alloc().compositeBuffer(Integer.MAX_VALUE);
+        this.fromCore = context.alloc().compositeBuffer(Integer.MAX_VALUE);
+        this.frames = new CoreFrames(pool, context.alloc());
+        this.inbound = new H2Inbound(this, frames);
+        this.outbound = new H2Outbound(this, context);
+    }
+
+    /** Takes the connection's first bytes (the HTTP/2 preface) and, after this read, gives core the client's HELLO. */
+    void start(ByteBuf first) {
+        early.addComponent(true, first);
+        ctx.executor().execute(() -> {
+            if (!released) {
+                toCore(frames.hello(CLIENT_HELLO));
+                ctx.fireChannelReadComplete();
+            }
+        });
+    }
+
+    /** Core's HELLO: its limits become the codec's SETTINGS, and the client's bytes so far go to the codec. */
+    void coreHello(Hello hello) {
+        if (coreHello != null) {
+            return;
+        }
+        coreHello = hello;
+        ctx.executor().execute(this::addCodec);
+    }
+
+    private void addCodec() {
+        if (released || !ctx.channel().isActive()) {
+            return;
+        }
+        codec = H2Codecs.server(coreHello);
+        ctx.pipeline().addBefore(ctx.name(), CODEC_NAME, codec);
+        ChannelHandlerContext codecCtx = ctx.pipeline().context(codec);
+        int window = H2Codecs.connectionWindow(coreHello);
+        if (window > 65_535) {
+            write(new DefaultHttp2WindowUpdateFrame(window - 65_535));
+        }
+        ByteBuf bytes = early;
+        early = null;
+        try {
+            codec.channelRead(codecCtx, bytes);
+            codec.channelReadComplete(codecCtx);
+        } catch (Exception e) {
+            codecCtx.fireExceptionCaught(e);
+        }
+    }
+
+    // ---- from the client ----
+
+    @Override
+    public void channelRead(ChannelHandlerContext context, Object msg) {
+        if (msg instanceof ByteBuf bytes) { // before the codec is in place
+            if (early == null) {
+                bytes.release();
+            } else if (early.readableBytes() + bytes.readableBytes() > MAX_EARLY_BYTES) {
+                bytes.release();
+                connection.closeOnError(new ProtocolException("the HTTP/2 client sent more than " + MAX_EARLY_BYTES
+                        + " bytes before the connection was set up"));
+            } else {
+                early.addComponent(true, bytes);
+            }
+            return;
+        }
+        try {
+            if (msg instanceof Http2HeadersFrame h) {
+                inbound.headers(h);
+            } else if (msg instanceof Http2DataFrame d) {
+                inbound.data(d);
+            } else if (msg instanceof Http2ResetFrame r) {
+                inbound.reset(r);
+            } else if (msg instanceof Http2PingFrame p) {
+                ping(p);
+            }
+        } finally {
+            ReferenceCountUtil.release(msg);
+        }
+    }
+
+    private void ping(Http2PingFrame p) {
+        if (p.ack()) {
+            toCore(frames.pingAck(p.content()));
+        } else if (!pings.acceptable(System.nanoTime(), !byH2.isEmpty())) {
+            goAway(Integer.MAX_VALUE, Http2Error.ENHANCE_YOUR_CALM, "too_many_pings");
+            connection.close("too many PINGs from the HTTP/2 client (more than keepalive enforcement permits)");
+        }
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext context, Object evt) {
+        if (evt instanceof Http2FrameStreamEvent e && e.type() == Http2FrameStreamEvent.Type.State
+                && e.stream().state() == Http2Stream.State.CLOSED) {
+            H2Stream s = byH2.get(e.stream().id());
+            if (s != null) {
+                cancel(s, Status.CANCELLED.withDescription("the HTTP/2 stream closed"));
+            }
+            return;
+        }
+        context.fireUserEventTriggered(evt);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext context, Throwable cause) {
+        if (cause instanceof Http2FrameStreamException e) { // the codec reset the stream already
+            H2Stream s = byH2.get(e.stream().id());
+            if (s != null) {
+                cancel(s, Status.INTERNAL.withDescription("HTTP/2 stream error: " + e.getCause().getMessage()));
+            }
+            return;
+        }
+        if (cause instanceof Http2Exception) { // the codec sends GOAWAY with the error's code, then closes
+            connection.closingOnError(new ProtocolException("HTTP/2 protocol error: " + cause.getMessage()));
+            return;
+        }
+        context.fireExceptionCaught(cause);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext context) {
+        release();
+        context.fireChannelInactive();
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext context) {
+        release();
+    }
+
+    private void release() {
+        if (released) {
+            return;
+        }
+        released = true;
+        if (early != null) {
+            early.release();
+            early = null;
+        }
+        fromCore.release();
+        byH2.clear();
+        byCore.clear();
+    }
+
+    // ---- from core ----
+
+    @Override
+    public void write(ChannelHandlerContext context, Object msg, ChannelPromise promise) {
+        if (!(msg instanceof ByteBuf bytes)) {
+            context.write(msg, promise);
+            return;
+        }
+        if (released) {
+            bytes.release();
+            promise.trySuccess();
+            return;
+        }
+        fromCore.addComponent(true, bytes);
+        promise.trySuccess();
+        while (fromCore.readableBytes() >= FrameHeader.SIZE) {
+            int start = fromCore.readerIndex();
+            int length = fromCore.getIntLE(start);
+            if (fromCore.readableBytes() - FrameHeader.SIZE < length) {
+                break;
+            }
+            int type = fromCore.getUnsignedByte(start + 4);
+            int flags = fromCore.getUnsignedByte(start + 5);
+            int streamId = fromCore.getIntLE(start + 8);
+            int credit = fromCore.getIntLE(start + 12);
+            fromCore.skipBytes(FrameHeader.SIZE);
+            ByteBuf payload = ctx.alloc().buffer(length); // a copy: the composite frees its parts as they are read
+            fromCore.readBytes(payload, length);
+            try {
+                outbound.frame(type, flags, streamId, credit, payload);
+            } finally {
+                payload.release();
+            }
+        }
+        fromCore.discardReadComponents();
+    }
+
+    // ---- for H2Inbound and H2Outbound ----
+
+    /** Hands one rdmarpc frame to the connection's frame decoder (and so to core). */
+    void toCore(ByteBuf frame) {
+        ctx.fireChannelRead(frame);
+    }
+
+    H2Stream byH2(int id) {
+        return byH2.get(id);
+    }
+
+    H2Stream byCore(int id) {
+        return byCore.get(id);
+    }
+
+    int coreMaxPayload() {
+        return coreHello == null ? FrameHeader.DEFAULT_MAX_PAYLOAD : coreHello.maxFramePayload();
+    }
+
+    /** Whether {@code id} is a stream not seen before (HTTP/2 ids only grow; the codec checks that). */
+    boolean newStream(int id) {
+        if (id <= lastH2Id) {
+            return false;
+        }
+        lastH2Id = id;
+        return true;
+    }
+
+    void opened(H2Stream s) {
+        byH2.put(s.h2.id(), s);
+        byCore.put(s.coreId, s);
+        lastCoreId = s.coreId;
+        lastCoreH2Id = s.h2.id();
+    }
+
+    /** Answers a request that is not a gRPC call, without core. */
+    void refuse(Http2FrameStream stream, GrpcHeaders.Refusal refusal) {
+        write(new DefaultHttp2HeadersFrame(GrpcHeaders.httpError(refusal), true).stream(stream));
+        ctx.flush();
+    }
+
+    /** Core's TRAILERS: the last HEADERS of the stream; the call is over. */
+    void endStream(H2Stream s, Http2Headers trailers) {
+        forget(s);
+        write(new DefaultHttp2HeadersFrame(trailers, true).stream(s.h2));
+    }
+
+    /** Ends a call core is still running: core hears CANCEL with {@code status}, the client gets it as trailers. */
+    void fail(H2Stream s, Status status) {
+        cancel(s, status);
+        write(new DefaultHttp2HeadersFrame(GrpcHeaders.trailers(status, null, !s.headersSent), true).stream(s.h2));
+        ctx.flush();
+    }
+
+    /** Tells core the client abandoned the call. */
+    void cancel(H2Stream s, Status status) {
+        if (s.ended) {
+            return;
+        }
+        forget(s);
+        toCore(frames.cancel(s.coreId, status));
+    }
+
+    private void forget(H2Stream s) {
+        s.ended = true;
+        byH2.remove(s.h2.id());
+        byCore.remove(s.coreId);
+    }
+
+    /** Returns {@code bytes} of the client's flow-control credit on the stream (and the connection). */
+    void returnCredit(H2Stream s, int bytes) {
+        returnCredit(s.h2, bytes);
+    }
+
+    void returnCredit(Http2FrameStream stream, int bytes) {
+        if (bytes > 0 && stream.state() != Http2Stream.State.CLOSED) {
+            write(new DefaultHttp2WindowUpdateFrame(bytes).stream(stream));
+        }
+    }
+
+    /** Writes a DATA frame; once on the socket, core gets {@code credit} back for the stream, if its call goes on. */
+    void writeData(H2Stream s, Http2DataFrame data, int credit) {
+        ctx.write(data).addListener((ChannelFuture f) -> {
+            if (f.isSuccess() && !s.ended && !released) {
+                toCore(frames.window(s.coreId, credit));
+                ctx.fireChannelReadComplete();
+            }
+        });
+    }
+
+    void write(Object frame) {
+        ctx.write(frame).addListener((ChannelFuture f) -> {
+            if (!f.isSuccess()) {
+                TcpFrameConnection.LOG.log(Level.DEBUG, "HTTP/2 write to {0} failed: {1}", ctx.channel(), f.cause());
+            }
+        });
+    }
+
+    /** This side sent HEADERS or DATA: PINGs the client sends now may be measuring, as grpc's keepalive rules allow. */
+    void sentHeadersOrData() {
+        pings.reset();
+    }
+
+    /** GOAWAY naming the HTTP/2 stream of core's stream {@code lastCoreStream} (or all streams for 2^31-1). */
+    void goAway(int lastCoreStream, Http2Error error, String debug) {
+        if (codec == null) {
+            return;
+        }
+        int last = lastCoreStream == Integer.MAX_VALUE ? Integer.MAX_VALUE
+                : lastCoreStream >= lastCoreId ? lastCoreH2Id
+                : lastCoreH2IdBelow(lastCoreStream);
+        ByteBuf data = debug == null ? ctx.alloc().buffer(0) : ByteBufUtil.writeUtf8(ctx.alloc(), debug);
+        ChannelHandlerContext codecCtx = ctx.pipeline().context(codec);
+        codec.goAway(codecCtx, last, error.code(), data, codecCtx.newPromise());
+        codecCtx.flush();
+    }
+
+    /** The HTTP/2 id of the highest core stream at or below {@code coreId} still open, or of the last one seen. */
+    private int lastCoreH2IdBelow(int coreId) {
+        int best = 0;
+        int bestCore = -1;
+        for (H2Stream s : byCore.values()) {
+            if (s.coreId <= coreId && s.coreId > bestCore) {
+                bestCore = s.coreId;
+                best = s.h2.id();
+            }
+        }
+        return bestCore < 0 ? lastCoreH2Id : best;
+    }
+}

@@ -1,0 +1,56 @@
+package dev.rdmarpc.transport.tcp;
+
+import dev.rdmarpc.core.protocol.Hello;
+import dev.rdmarpc.core.protocol.LimitsCapability;
+import io.netty.handler.codec.http2.Http2CodecUtil;
+import io.netty.handler.codec.http2.Http2FrameCodec;
+import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
+import io.netty.handler.codec.http2.Http2Settings;
+
+/**
+ * Netty's HTTP/2 codec for one server connection, with core's limits (from the HELLO core answered with) as its
+ * SETTINGS and Netty's own protections against hostile clients switched on: rapid reset, CONTINUATION floods, empty
+ * DATA floods, queued control-frame answers to a client that does not read.
+ */
+final class H2Codecs {
+    /** Header bytes allowed beyond core's metadata limit for the pseudo-headers, content type, timeout, user agent. */
+    static final int HEADER_LIST_ALLOWANCE = 4096;
+    /** RST_STREAM frames a client may send per window before the connection ends (Netty's default, stated). */
+    static final int MAX_RSTS_PER_WINDOW = 200;
+    static final int RST_WINDOW_SECONDS = 30;
+    /** Answers (SETTINGS and PING ACKs, RST_STREAMs) queued for a client that does not read before it is closed. */
+    static final int MAX_QUEUED_CONTROL_FRAMES = 10_000;
+    /** CONTINUATION frames smaller than 8 KiB in a row before the connection ends. */
+    static final int MAX_SMALL_CONTINUATIONS = 16;
+    /** DATA frames without bytes in a row before the connection ends. */
+    static final int MAX_EMPTY_DATA_FRAMES = 2;
+
+    private H2Codecs() {
+    }
+
+    /** The codec for a connection whose core answered with {@code coreHello}. */
+    static Http2FrameCodec server(Hello coreHello) {
+        LimitsCapability limits = LimitsCapability.of(coreHello);
+        Http2Settings settings = new Http2Settings()
+                .initialWindowSize(Math.min(coreHello.initialWindow(), Http2CodecUtil.MAX_INITIAL_WINDOW_SIZE))
+                .maxConcurrentStreams(limits.maxConcurrentStreams())
+                .maxHeaderListSize((long) Math.min((long) limits.maxMetadataBytes() + HEADER_LIST_ALLOWANCE,
+                        Http2CodecUtil.MAX_HEADER_LIST_SIZE));
+        return Http2FrameCodecBuilder.forServer()
+                .initialSettings(settings)
+                .autoAckPingFrame(true)
+                .autoAckSettingsFrame(true)
+                .validateHeaders(true)
+                .gracefulShutdownTimeoutMillis(0)
+                .decoderEnforceMaxRstFramesPerWindow(MAX_RSTS_PER_WINDOW, RST_WINDOW_SECONDS)
+                .decoderEnforceMaxSmallContinuationFrames(MAX_SMALL_CONTINUATIONS)
+                .decoderEnforceMaxConsecutiveEmptyDataFrames(MAX_EMPTY_DATA_FRAMES)
+                .encoderEnforceMaxQueuedControlFrames(MAX_QUEUED_CONTROL_FRAMES)
+                .build();
+    }
+
+    /** The connection-wide receive window: room for a few streams' windows at once. */
+    static int connectionWindow(Hello coreHello) {
+        return (int) Math.min(4L * coreHello.initialWindow(), Http2CodecUtil.MAX_INITIAL_WINDOW_SIZE);
+    }
+}

@@ -1,0 +1,111 @@
+package dev.rdmarpc.transport.tcp;
+
+import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.protocol.FrameFlags;
+import dev.rdmarpc.core.protocol.FrameType;
+import dev.rdmarpc.core.protocol.Frames;
+import dev.rdmarpc.core.protocol.Trailers;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
+import io.netty.handler.codec.http2.DefaultHttp2HeadersFrame;
+import io.netty.handler.codec.http2.DefaultHttp2PingFrame;
+import io.netty.handler.codec.http2.Http2Error;
+import io.netty.handler.codec.http2.Http2Headers;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Turns the rdmarpc frames core sends to an HTTP/2 client into HTTP/2 frames: response HEADERS, MESSAGE frames as
+ * length-prefixed DATA, TRAILERS as trailers (or a trailers-only response), WINDOW as returned flow-control credit,
+ * PING and GOAWAY as theirs. The credit core's stream window needs back for what it sent is returned once the DATA
+ * has been written to the socket, so what waits in HTTP/2 flow control is bounded by core's window.
+ */
+final class H2Outbound {
+    private final H2Bridge bridge;
+    private final ChannelHandlerContext ctx;
+
+    H2Outbound(H2Bridge bridge, ChannelHandlerContext ctx) {
+        this.bridge = bridge;
+        this.ctx = ctx;
+    }
+
+    /** One whole frame from core; {@code payload} is released by the caller. */
+    void frame(int type, int flags, int streamId, int credit, ByteBuf payload) {
+        switch (type) {
+            case FrameType.HELLO -> bridge.coreHello(Frames.decodeHello(segment(payload)));
+            case FrameType.HEADERS -> headers(streamId, payload);
+            case FrameType.MESSAGE -> message(flags, streamId, payload);
+            case FrameType.TRAILERS -> trailers(streamId, payload);
+            case FrameType.WINDOW -> {
+                H2Stream s = bridge.byCore(streamId);
+                if (s != null && credit > 0) {
+                    bridge.returnCredit(s, credit);
+                }
+            }
+            case FrameType.PING -> {
+                if ((flags & FrameFlags.ACK) == 0) {
+                    bridge.write(new DefaultHttp2PingFrame(Frames.decodePing(segment(payload)), false));
+                }
+            }
+            case FrameType.GOAWAY -> {
+                Frames.GoAway g = Frames.decodeGoAway(segment(payload));
+                Status st = g.status();
+                Http2Error code = st.getCode() == Status.Code.RESOURCE_EXHAUSTED ? Http2Error.ENHANCE_YOUR_CALM : Http2Error.NO_ERROR;
+                bridge.goAway(g.lastStreamId(), code, st.getDescription());
+            }
+            default -> {
+                // CANCEL, END_STREAM: client frames a server never sends; RTS/FIN belong to RDMA
+            }
+        }
+    }
+
+    private void headers(int streamId, ByteBuf payload) {
+        H2Stream s = bridge.byCore(streamId);
+        if (s == null || s.ended || s.headersSent) {
+            return;
+        }
+        s.headersSent = true;
+        Http2Headers h = GrpcHeaders.response(Frames.decodeResponseHeaders(segment(payload)));
+        bridge.write(new DefaultHttp2HeadersFrame(h, false).stream(s.h2));
+        bridge.sentHeadersOrData();
+    }
+
+    private void message(int flags, int streamId, ByteBuf payload) {
+        H2Stream s = bridge.byCore(streamId);
+        if (s == null || s.ended) {
+            return;
+        }
+        int credit = payload.readableBytes();
+        ByteBuf data;
+        if ((flags & FrameFlags.BEGIN) != 0) {
+            long length = payload.readUnsignedIntLE();
+            ByteBuf prefix = ctx.alloc().buffer(H2Stream.PREFIX);
+            prefix.writeByte((flags & FrameFlags.COMPRESSED) != 0 ? 1 : 0).writeInt((int) length);
+            CompositeByteBuf c = ctx.alloc().compositeBuffer(2);
+            c.addComponent(true, prefix);
+            c.addComponent(true, payload.retainedSlice());
+            data = c;
+        } else {
+            data = payload.retainedSlice();
+        }
+        bridge.writeData(s, new DefaultHttp2DataFrame(data, false).stream(s.h2), credit);
+        bridge.sentHeadersOrData();
+    }
+
+    private void trailers(int streamId, ByteBuf payload) {
+        H2Stream s = bridge.byCore(streamId);
+        if (s == null || s.ended) {
+            return;
+        }
+        Trailers t = Frames.decodeTrailers(segment(payload));
+        bridge.endStream(s, GrpcHeaders.trailers(t.status(), t.metadata(), !s.headersSent));
+    }
+
+    /** A heap copy of a small control frame's payload, for core's decoders. */
+    private static MemorySegment segment(ByteBuf payload) {
+        return MemorySegment.ofArray(ByteBufUtil.getBytes(payload));
+    }
+}
