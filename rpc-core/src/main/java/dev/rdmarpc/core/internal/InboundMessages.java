@@ -40,8 +40,6 @@ final class InboundMessages {
      * while a message arriving in a few large frames still lands in one buffer without being copied again.
      */
     static final int GROWTH_FACTOR = 4;
-    /** Slots of the ring of queued messages kept once it is empty again; a larger ring is let go when drained. */
-    static final int KEPT_SLOTS = 64;
 
     private final SlabPool pool;
     private final int maxMessageSize;
@@ -136,14 +134,11 @@ final class InboundMessages {
      */
     int onFrame(int flags, MemorySegment memory, SlabBuffer holder, long offset, int len, boolean demand) {
         keptHolder = false;
-        boolean begin = (flags & FrameFlags.BEGIN) != 0;
-        // what the frame costs the window: its bytes, and a BEGIN frame at least the least a message costs
-        int charge = begin ? MessageFramer.beginCharge(len) : len;
-        if (charge > recvWindow) {
-            throw new ProtocolException("MESSAGE of " + len + " bytes" + (charge != len ? " (a BEGIN frame counts at least "
-                    + MessageFramer.MIN_MESSAGE_CHARGE + ")" : "") + " exceeds the stream's flow-control window (" + recvWindow + " left)");
+        if (len > recvWindow) {
+            throw new ProtocolException("MESSAGE of " + len + " bytes exceeds the stream's flow-control window (" + recvWindow + " left)");
         }
-        recvWindow -= charge;
+        recvWindow -= len;
+        boolean begin = (flags & FrameFlags.BEGIN) != 0;
         boolean end = (flags & FrameFlags.END) != 0;
         long dataOffset = 0;
         if (begin) {
@@ -171,7 +166,7 @@ final class InboundMessages {
             if (total > maxMessageSize || rejectedAttachment) {
                 rejectedSize = rejectedAttachment ? attachment : total;
                 discarding = !end;
-                pendingCredit += charge;
+                pendingCredit += len;
                 return TOO_LARGE;
             }
             assemblingSplit = attachment < 0 ? -1 : (int) total;
@@ -200,13 +195,13 @@ final class InboundMessages {
         if (keepable && assemblingSplit > 0 && assembled == assemblingSplit && data == expected - assembled && data > 0) {
             // the message's own bytes are in: its whole attachment in this frame stays where it arrived, beside them
             keptHolder = true;
-            return complete(takeAssembled(assembled), charge, holder.retainedSlice(offset + dataOffset, (int) data));
+            return complete(takeAssembled(assembled), len, holder.retainedSlice(offset + dataOffset, (int) data));
         }
         if (keepable && assembled == 0 && data == expected) {
             // the whole message in this frame: alone, or after a BEGIN that carried only its length prefix (which
             // took no buffer)
             keptHolder = true;
-            return complete(holder.retainedSlice(offset + dataOffset, expected), charge, null);
+            return complete(holder.retainedSlice(offset + dataOffset, expected), len, null);
         }
         if (assembled + data > expected) {
             throw new ProtocolException("MESSAGE carries more bytes than the " + expected + " announced");
@@ -225,13 +220,13 @@ final class InboundMessages {
         }
         if (!end) {
             if (demand) {
-                pendingCredit += charge;
+                pendingCredit += len;
             } else {
-                withheldPartial += charge;
+                withheldPartial += len;
             }
             return PARTIAL;
         }
-        return complete(takeAssembled(expected), charge, null);
+        return complete(takeAssembled(expected), len, null);
     }
 
     /** The buffer reassembled so far, holding {@code length} bytes; the caller owns it. */
@@ -243,12 +238,12 @@ final class InboundMessages {
     }
 
     /**
-     * Queues the message that a frame charged {@code frameCharge} to the window completed (with its attachment when
-     * that lies apart); returns {@link #COMPLETED}.
+     * Queues the message that a frame of {@code frameLength} bytes completed (with its attachment when that lies
+     * apart); returns {@link #COMPLETED}.
      */
-    private int complete(SlabBuffer message, int frameCharge, SlabBuffer attachment) {
+    private int complete(SlabBuffer message, int frameLength, SlabBuffer attachment) {
         inMessage = false;
-        enqueue(message, frameCharge + withheldPartial, assemblingCompressed, assemblingSplit, attachment);
+        enqueue(message, frameLength + withheldPartial, assemblingCompressed, assemblingSplit, attachment);
         withheldPartial = 0;
         return COMPLETED;
     }
@@ -401,25 +396,7 @@ final class InboundMessages {
         } else {
             first = null;
         }
-        if (laterCount == 0 && later != null && later.length > KEPT_SLOTS) {
-            dropRing(); // drained after a burst: the queue shrinks back instead of keeping its peak for the stream's life
-        }
         return b;
-    }
-
-    /** Lets the ring of later messages go (it is empty); the next one queued starts a small one again. */
-    private void dropRing() {
-        later = null;
-        laterCredit = null;
-        laterCompressed = null;
-        laterSplit = null;
-        laterAttachment = null;
-        laterHead = 0;
-    }
-
-    /** Slots of the ring of later messages (0 when it has none), for tests. */
-    int queueCapacity() {
-        return later == null ? 0 : later.length;
     }
 
     /**
@@ -470,13 +447,10 @@ final class InboundMessages {
 
     /**
      * Frees what is held and returns to the state of a new instance, for the next stream that takes it from
-     * {@link StreamParts}. The ring arrays are kept up to {@link #KEPT_SLOTS} slots.
+     * {@link StreamParts}. The ring arrays, once grown, are kept.
      */
     void reset() {
         releaseAll();
-        if (later != null && later.length > KEPT_SLOTS) {
-            dropRing();
-        }
         recvWindow = window;
         pendingCredit = 0;
         withheldPartial = 0;

@@ -17,18 +17,6 @@ import java.lang.foreign.MemorySegment;
 final class MessageFramer {
     /** Bytes before the message: frame header and the total-length prefix. */
     static final int PREFIX = FrameHeader.SIZE + 4;
-    /**
-     * The least a message's BEGIN frame costs in the stream's window, whatever its payload, for sender and receiver
-     * alike (PROTOCOL.md, "Flow control"): a queued message holds at least a 64-byte buffer on the receiver, so a window
-     * of empty or tiny messages is charged what they cost, not only their bytes. Frames of 64 bytes or more cost their
-     * payload, so large messages are cut into frames exactly as before.
-     */
-    static final int MIN_MESSAGE_CHARGE = dev.rdmarpc.core.protocol.Hello.MIN_INITIAL_WINDOW;
-
-    /** What a BEGIN frame of {@code payload} bytes costs in the window. */
-    static int beginCharge(int payload) {
-        return Math.max(payload, MIN_MESSAGE_CHARGE);
-    }
     private static final java.lang.foreign.ValueLayout.OfInt LENGTH =
             java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
 

@@ -102,10 +102,10 @@ final class OutboundFlow {
     /** Sends (or queues) a buffer from {@link MessageFramer#frame}; takes ownership. */
     void message(SlabBuffer framed, boolean endStream, boolean flush) {
         int payload = framed.length() - FrameHeader.SIZE;
-        if (conn != null && isEmpty() && MessageFramer.beginCharge(payload) <= window && payload <= maxChunk && conn.isWritable()) {
+        if (conn != null && isEmpty() && payload <= window && payload <= maxChunk && conn.isWritable()) {
             MessageFramer.writeHeader(framed.segment(), 0, payload,
                     MessageFramer.flags(true, true, endStream) | MessageFramer.compressedFlag(framed), streamId);
-            window -= MessageFramer.beginCharge(payload);
+            window -= payload;
             conn.send(framed, null, flush);
             return;
         }
@@ -198,19 +198,16 @@ final class OutboundFlow {
                     return unflushed;
                 }
                 int payload = Math.min(want, room);
-                if (att == null && want > maxChunk && dataLen <= maxChunk && window >= MessageFramer.beginCharge(4) + dataLen) {
+                if (att == null && want > maxChunk && dataLen <= maxChunk && window >= want) {
                     // the body fits one frame but not with its prefix: the prefix goes alone, so the body arrives
                     // whole in one frame that the receiver can keep without copying
                     payload = 4;
-                }
-                if (MessageFramer.beginCharge(payload) > window) {
-                    return unflushed; // a small BEGIN frame still costs the least a message costs
                 }
                 int data = payload - 4;
                 boolean last = data == dataLen && attLeft == 0;
                 MessageFramer.writeHeader(p.buf.segment(), 0, payload,
                         MessageFramer.flags(true, last, last && p.endStream) | MessageFramer.compressedFlag(p.buf), streamId);
-                window -= MessageFramer.beginCharge(payload);
+                window -= payload;
                 queuedBytes -= payload;
                 if (last) {
                     queue.poll();

@@ -10,9 +10,6 @@ import java.util.Map;
  */
 public record Hello(int version, int initialWindow, int maxFramePayload, int maxMessageSize,
                     Map<Integer, byte[]> capabilities) {
-    /** The smallest initial window a HELLO may advertise: what the smallest message costs in a window. */
-    public static final int MIN_INITIAL_WINDOW = 64;
-
     /** "RDRP" as a little-endian int. */
     public static final int MAGIC = 0x50524452;
     public static final int VERSION = 1;
@@ -59,9 +56,8 @@ public record Hello(int version, int initialWindow, int maxFramePayload, int max
         int window = r.i32();
         int maxFrame = r.i32();
         int maxMessage = r.i32();
-        if (window < MIN_INITIAL_WINDOW) {
-            throw new ProtocolException("HELLO initial window " + window + " is below " + MIN_INITIAL_WINDOW
-                    + ", the least one message costs (PROTOCOL.md, \"Flow control\")");
+        if (window <= 0) {
+            throw new ProtocolException("HELLO initial window " + window + " must be positive");
         }
         if (maxFrame < 1024 || maxFrame > FrameHeader.MAX_PAYLOAD_LIMIT) {
             throw new ProtocolException("HELLO max frame payload " + maxFrame + " outside [1024, " + FrameHeader.MAX_PAYLOAD_LIMIT + "]");
