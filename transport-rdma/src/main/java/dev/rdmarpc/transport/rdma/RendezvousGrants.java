@@ -6,14 +6,17 @@ import dev.rdmarpc.transport.rdma.verbs.MemoryRegion;
 import dev.rdmarpc.transport.rdma.verbs.MemoryWindow;
 import dev.rdmarpc.transport.rdma.verbs.ProtectionDomain;
 
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 
 /**
  * The sender's side of rendezvous: buffers a peer may RDMA-READ, each until its FIN. With type-2 memory windows (the
  * default where the device has them) every grant binds a window of this queue pair over exactly the payload, with a
  * fresh rkey, and the FIN is followed by a LOCAL_INV before the buffer is released; without them every grant
- * registers a region over the payload and deregisters it on FIN. Either way no rkey reads anything after its FIN.
- * Guarded by the endpoint's send lock.
+ * registers a region over the payload and deregisters it on FIN. Either way no rkey reads anything after its FIN, with
+ * one exception: read-only application memory is granted through a cached region of the device with remote read (see
+ * {@link #openForeign}), readable with that region's rkey until the cache drops it. Guarded by the endpoint's send
+ * lock.
  */
 final class RendezvousGrants {
     /** One buffer offered by an RTS. */
@@ -59,7 +62,7 @@ final class RendezvousGrants {
 
     private final ProtectionDomain pd;
     private final boolean windows;
-    /** Registrations of application memory granted through windows (attachments), reused across grants. */
+    /** The device's registrations of application memory (attachments), shared by its connections and reused. */
     private final RegistrationCache<MemoryRegion> registrations;
     /** Access of a per-grant region over application memory: remote read, on demand where the device pages RC READs. */
     private final int foreignRegionAccess;
@@ -70,26 +73,31 @@ final class RendezvousGrants {
     private int nextToken = 1;
     private int open;
     private long openBytes;
-    /** The last grant over application memory (tests: what a hostile peer could replay once it is FINished). */
-    private long lastForeignAddress;
-    private int lastForeignLength;
-    private int lastForeignRkey;
 
-    /** Grants whose attachment memory is pinned (no on-demand paging). */
+    /** Grants whose attachment memory is pinned (no on-demand paging), with a cache of their own (unit tests). */
     RendezvousGrants(ProtectionDomain pd, boolean windows) {
-        this(pd, windows, false);
+        this(pd, windows, false, newCache(pd, false));
     }
 
     /**
      * @param onDemandPaging whether attachment memory is registered on demand (ODP) rather than pinned
+     * @param registrations  the device's cache of attachment registrations ({@link #newCache})
      */
-    RendezvousGrants(ProtectionDomain pd, boolean windows, boolean onDemandPaging) {
+    RendezvousGrants(ProtectionDomain pd, boolean windows, boolean onDemandPaging, RegistrationCache<MemoryRegion> registrations) {
         this.pd = pd;
         this.windows = windows;
         this.foreignRegionAccess = AccessFlags.REMOTE_READ | (onDemandPaging ? AccessFlags.ON_DEMAND : 0);
-        this.registrations = new RegistrationCache<>(new RegistrationCache.Registrar<>() {
+        this.registrations = registrations;
+    }
+
+    /**
+     * A device's cache of attachment registrations in {@code pd}, bounded by {@link #REGISTRATION_CACHE_BYTES} and
+     * {@link #REGISTRATION_CACHE_ENTRIES}; registrations are counted in {@link RdmaMetrics#ATTACHMENT_REGIONS}.
+     */
+    static RegistrationCache<MemoryRegion> newCache(ProtectionDomain pd, boolean onDemandPaging) {
+        return new RegistrationCache<>(new RegistrationCache.Registrar<>() {
             @Override
-            public MemoryRegion register(java.lang.foreign.MemorySegment memory, int access) {
+            public MemoryRegion register(MemorySegment memory, int access) {
                 MemoryRegion mr = pd.registerMemory(memory, access);
                 RdmaMetrics.ATTACHMENT_REGIONS.incrementAndGet();
                 return mr;
@@ -103,31 +111,35 @@ final class RendezvousGrants {
         }, REGISTRATION_CACHE_BYTES, REGISTRATION_CACHE_ENTRIES, AccessFlags.MW_BIND, onDemandPaging);
     }
 
-    /** Bytes of application memory one connection keeps registered for reuse. */
+    /** Bytes of application memory one device keeps registered for reuse. */
     static final long REGISTRATION_CACHE_BYTES = Long.getLong("rdmarpc.rdma.attachmentCacheBytes", 256L << 20);
-    /** Registrations of application memory one connection keeps for reuse. */
-    static final int REGISTRATION_CACHE_ENTRIES = Integer.getInteger("rdmarpc.rdma.attachmentCacheEntries", 64);
+    /** Registrations of application memory one device keeps for reuse. */
+    static final int REGISTRATION_CACHE_ENTRIES = Integer.getInteger("rdmarpc.rdma.attachmentCacheEntries", 256);
 
-    /** The cache of application-memory registrations (for tests and meters). */
+    /** The device's cache of application-memory registrations (for tests and meters). */
     RegistrationCache<MemoryRegion> registrations() {
         return registrations;
     }
 
     /**
-     * Opens a grant over application memory (an attachment's chunk), which stays the application's: with windows its
-     * pages are registered through the cache (the window bound over exactly {@code body}), else (and for read-only
-     * memory, which a window's region cannot pin) a region with remote read is registered over it. {@code done} runs once the grant is released. A registration the device refuses
-     * (RLIMIT_MEMLOCK) throws before anything changed, without running {@code done}.
+     * Opens a grant over application memory (an attachment's chunk), which stays the application's. With windows its
+     * pages are registered through the device's cache and a window of this queue pair is bound over exactly
+     * {@code body}; read-only memory, which no window's region can cover (MW_BIND makes the kernel pin the pages
+     * writable, and a read-only mapping refuses that with EFAULT), is registered through the cache with remote read,
+     * and the grant names that region's own rkey; without windows a region with remote read is registered over
+     * {@code body} for this grant alone. {@code done} runs once the grant is released. A registration the device
+     * refuses (RLIMIT_MEMLOCK) throws before anything changed, without running {@code done}.
      */
-    Grant openForeign(java.lang.foreign.MemorySegment body, int streamId, Runnable done) {
+    Grant openForeign(MemorySegment body, int streamId, Runnable done) {
         Grant g = freeGrants.pollLast();
         if (g == null) {
             g = new Grant();
         }
         try {
-            // a window needs a region with MW_BIND, which the kernel pins as writable: read-only memory (an mmap'd
-            // file opened read-only) gets a region with remote read of its own instead
-            if (windows && !body.isReadOnly()) {
+            if (body.isReadOnly()) {
+                g.foreign = registrations.acquire(body, AccessFlags.REMOTE_READ);
+                g.rkey = g.foreign.registration().rkey();
+            } else if (windows) {
                 g.foreign = registrations.acquire(body);
                 Window w = freeWindows.pollLast();
                 if (w == null) {
@@ -165,15 +177,12 @@ final class RendezvousGrants {
         open++;
         g.length = (int) body.byteSize();
         openBytes += g.length;
-        lastForeignAddress = g.foreignAddress;
-        lastForeignLength = g.length;
-        lastForeignRkey = g.rkey;
         return g;
     }
 
-    /** The address, length and rkey of the last grant over application memory, or null if there was none (tests). */
-    long[] lastForeignGrant() {
-        return lastForeignAddress == 0 ? null : new long[]{lastForeignAddress, lastForeignLength, lastForeignRkey & 0xffffffffL};
+    /** The rkey each window of this connection carries now: an idle window's is the key of the grant it served last. */
+    int[] windowKeys() {
+        return allWindows.stream().mapToInt(w -> w.rkey).toArray();
     }
 
     /** Whether grants are memory windows (else regions). */
@@ -291,7 +300,10 @@ final class RendezvousGrants {
         }
     }
 
-    /** Connection teardown, after the queue pair is destroyed: ends every grant and frees the windows. */
+    /**
+     * Connection teardown, after the queue pair is destroyed: ends every grant (dropping its hold on the device's
+     * cache) and frees the windows.
+     */
     void releaseAll() {
         for (int i = 0; i < table.length; i++) {
             Grant g = table[i];
@@ -305,7 +317,6 @@ final class RendezvousGrants {
         }
         allWindows.clear();
         freeWindows.clear();
-        registrations.clear();
     }
 
     private void insert(Grant g) {

@@ -107,8 +107,7 @@ class AttachmentsRdmaTest extends RdmaEndToEndBase {
     @AfterEach // an overriding method is run only when it is annotated itself
     void closeAndCheckBaseline() throws InterruptedException {
         super.closeAndCheckBaseline();
-        RdmaTests.await(RdmaTests.timeout(10_000), () -> RdmaMetrics.ATTACHMENT_REGIONS.get() == 0,
-                () -> "attachment registrations deregistered with their connections, not " + RdmaMetrics.ATTACHMENT_REGIONS.get());
+        awaitAttachmentRegistrationsDropped();
     }
 
     private RpcChannel start() throws Exception {

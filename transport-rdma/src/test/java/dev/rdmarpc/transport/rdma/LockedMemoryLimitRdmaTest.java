@@ -42,8 +42,7 @@ class LockedMemoryLimitRdmaTest extends RdmaEndToEndBase {
     @AfterEach // an overriding method is run only when it is annotated itself
     void closeAndCheckBaseline() throws InterruptedException {
         super.closeAndCheckBaseline();
-        RdmaTests.await(10_000, () -> RdmaMetrics.ATTACHMENT_REGIONS.get() == 0,
-                () -> "attachment registrations deregistered with their connections, not " + RdmaMetrics.ATTACHMENT_REGIONS.get());
+        awaitAttachmentRegistrationsDropped();
     }
 
     /**

@@ -56,6 +56,17 @@ abstract class RdmaEndToEndBase {
         baseline.await();
     }
 
+    /**
+     * After a test whose attachments' memory is closed: every device's cache of attachment registrations drops the
+     * entries of closed memory (a sweep, as its next miss would do) and none is left registered.
+     */
+    static void awaitAttachmentRegistrationsDropped() {
+        RdmaTests.await(10_000, () -> {
+            DeviceContexts.all().forEach(c -> c.attachmentRegistrations().sweep());
+            return RdmaMetrics.ATTACHMENT_REGIONS.get() == 0;
+        }, () -> "attachment registrations of closed memory deregistered, not " + RdmaMetrics.ATTACHMENT_REGIONS.get());
+    }
+
     RpcServer startServer(UnaryOperator<RpcServer.Builder> customize) throws IOException {
         server = customize.apply(RpcServer.forPort(0).addService(service.definition()).maxInboundMessageSize(MAX_MESSAGE))
                 .build().start();
