@@ -133,17 +133,13 @@ final class RegistrationCache<R> {
         if (!memory.isNative()) {
             throw new IllegalArgumentException("only native memory can be registered for RDMA");
         }
+        Entry<R> hit = acquireIfCached(memory, access);
+        if (hit != null) {
+            return hit;
+        }
         long address = memory.address();
         long end = address + memory.byteSize();
         MemorySegment.Scope scope = memory.scope();
-        Entry<R> hit = find(address, end, scope, access);
-        tick++;
-        if (hit != null) {
-            hits++;
-            hit.holds++;
-            hit.lastUse = tick;
-            return hit;
-        }
         misses++;
         sweep();
         long start = address & -PAGE;
@@ -176,6 +172,19 @@ final class RegistrationCache<R> {
             entries++;
         }
         return e;
+    }
+
+    /** A cached entry with {@code access} covering {@code memory}, held until {@link #release}; null if there is none. */
+    synchronized Entry<R> acquireIfCached(MemorySegment memory, int access) {
+        long address = memory.address();
+        Entry<R> hit = find(address, address + memory.byteSize(), memory.scope(), access);
+        tick++;
+        if (hit != null) {
+            hits++;
+            hit.holds++;
+            hit.lastUse = tick;
+        }
+        return hit;
     }
 
     /** Drops a send's hold; an entry the cache does not keep, or whose memory was closed, is deregistered now. */

@@ -5,6 +5,7 @@ import dev.rdmarpc.transport.rdma.verbs.AccessFlags;
 import dev.rdmarpc.transport.rdma.verbs.MemoryRegion;
 import dev.rdmarpc.transport.rdma.verbs.MemoryWindow;
 import dev.rdmarpc.transport.rdma.verbs.ProtectionDomain;
+import dev.rdmarpc.transport.rdma.verbs.VerbsException;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
@@ -14,9 +15,9 @@ import java.util.ArrayDeque;
  * default where the device has them) every grant binds a window of this queue pair over exactly the payload, with a
  * fresh rkey, and the FIN is followed by a LOCAL_INV before the buffer is released; without them every grant
  * registers a region over the payload and deregisters it on FIN. Either way no rkey reads anything after its FIN, with
- * one exception: read-only application memory is granted through a cached region of the device with remote read (see
- * {@link #openForeign}), readable with that region's rkey until the cache drops it. Guarded by the endpoint's send
- * lock.
+ * one exception: a read-only mapping sent as an attachment is granted through a cached region of the device with remote
+ * read (see {@link #openForeign}), readable with that region's rkey until the cache drops it. Guarded by the
+ * endpoint's send lock.
  */
 final class RendezvousGrants {
     /** One buffer offered by an RTS. */
@@ -122,13 +123,14 @@ final class RendezvousGrants {
     }
 
     /**
-     * Opens a grant over application memory (an attachment's chunk), which stays the application's. With windows its
-     * pages are registered through the device's cache and a window of this queue pair is bound over exactly
-     * {@code body}; read-only memory, which no window's region can cover (MW_BIND makes the kernel pin the pages
-     * writable, and a read-only mapping refuses that with EFAULT), is registered through the cache with remote read,
-     * and the grant names that region's own rkey; without windows a region with remote read is registered over
-     * {@code body} for this grant alone. {@code done} runs once the grant is released. A registration the device
-     * refuses (RLIMIT_MEMLOCK) throws before anything changed, without running {@code done}.
+     * Opens a grant over application memory (an attachment's chunk), which stays the application's. With windows the
+     * pages of writable memory and of file mappings are registered through the device's cache
+     * ({@link #cachedRegistration}) and a window of this queue pair is bound over exactly {@code body}, except for a
+     * read-only mapping, whose cached region has remote read and whose own rkey the grant names. Other read-only memory
+     * (typically a received attachment sent on: a view of a slab, whose pages the device's slab region pins already)
+     * and every grant without windows get a region with remote read over {@code body} for the grant alone. {@code done}
+     * runs once the grant is released. A registration the device refuses (RLIMIT_MEMLOCK) throws before anything
+     * changed, without running {@code done}.
      */
     Grant openForeign(MemorySegment body, int streamId, Runnable done) {
         Grant g = freeGrants.pollLast();
@@ -136,27 +138,13 @@ final class RendezvousGrants {
             g = new Grant();
         }
         try {
-            if (body.isReadOnly()) {
-                g.foreign = registrations.acquire(body, AccessFlags.REMOTE_READ);
-                g.rkey = g.foreign.registration().rkey();
-            } else if (windows) {
-                g.foreign = registrations.acquire(body);
-                Window w = freeWindows.pollLast();
-                if (w == null) {
-                    try {
-                        w = new Window(pd.allocMemoryWindow(MemoryWindow.TYPE_2));
-                    } catch (RuntimeException e) {
-                        registrations.release(g.foreign);
-                        g.foreign = null;
-                        throw e;
-                    }
-                    allWindows.add(w);
+            if (windows && (!body.isReadOnly() || body.isMapped())) {
+                g.foreign = cachedRegistration(body);
+                if (g.foreign.access == AccessFlags.REMOTE_READ) {
+                    g.rkey = g.foreign.registration().rkey();
+                } else {
+                    bindWindow(g);
                 }
-                w.rkey = MemoryWindow.nextRkey(w.rkey);
-                g.window = w;
-                g.rkey = w.rkey;
-                g.bindPending = true;
-                RdmaMetrics.BOUND_WINDOWS.incrementAndGet();
             } else {
                 g.region = pd.registerMemory(body, foreignRegionAccess);
                 g.rkey = g.region.rkey();
@@ -178,6 +166,62 @@ final class RendezvousGrants {
         g.length = (int) body.byteSize();
         openBytes += g.length;
         return g;
+    }
+
+    /**
+     * The device's cached registration a grant over {@code body} uses: one a window binds through, or for a read-only
+     * mapping, whose pages the kernel will not pin for window binding (MW_BIND counts as write access: EFAULT), one
+     * with remote read (a read-only view of writable memory still gets the former).
+     */
+    private RegistrationCache.Entry<MemoryRegion> cachedRegistration(MemorySegment body) {
+        if (!body.isReadOnly()) {
+            return registrations.acquire(body);
+        }
+        RegistrationCache.Entry<MemoryRegion> readable = registrations.acquireIfCached(body, AccessFlags.REMOTE_READ);
+        if (readable != null) {
+            return readable;
+        }
+        try {
+            return registrations.acquire(body);
+        } catch (RuntimeException e) {
+            if (errno(e) != EFAULT) {
+                throw e;
+            }
+            return registrations.acquire(body, AccessFlags.REMOTE_READ);
+        }
+    }
+
+    /** Takes a window for a grant over application memory whose cached registration {@code g} holds. */
+    private void bindWindow(Grant g) {
+        Window w = freeWindows.pollLast();
+        if (w == null) {
+            try {
+                w = new Window(pd.allocMemoryWindow(MemoryWindow.TYPE_2));
+            } catch (RuntimeException e) {
+                registrations.release(g.foreign);
+                g.foreign = null;
+                throw e;
+            }
+            allWindows.add(w);
+        }
+        w.rkey = MemoryWindow.nextRkey(w.rkey);
+        g.window = w;
+        g.rkey = w.rkey;
+        g.bindPending = true;
+        RdmaMetrics.BOUND_WINDOWS.incrementAndGet();
+    }
+
+    /** errno of a registration of memory the device cannot pin (for the access asked). */
+    static final int EFAULT = 14;
+
+    /** The errno of the verbs call that caused {@code e}, or 0. */
+    static int errno(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof VerbsException v) {
+                return v.errno();
+            }
+        }
+        return 0;
     }
 
     /** The rkey each window of this connection carries now: an idle window's is the key of the grant it served last. */

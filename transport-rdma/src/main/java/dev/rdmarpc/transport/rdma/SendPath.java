@@ -11,7 +11,6 @@ import dev.rdmarpc.transport.rdma.verbs.MemoryRegion;
 import dev.rdmarpc.transport.rdma.verbs.RegisteredMemory;
 import dev.rdmarpc.transport.rdma.verbs.SendQueueTarget;
 import dev.rdmarpc.transport.rdma.verbs.SendWorkRequest;
-import dev.rdmarpc.transport.rdma.verbs.VerbsException;
 import dev.rdmarpc.transport.rdma.verbs.WorkCompletion;
 
 import java.lang.foreign.Arena;
@@ -167,7 +166,7 @@ final class SendPath {
                     try {
                         g = grants.openForeign(body, streamId, done);
                     } catch (RuntimeException e) {
-                        if (errno(e) != EFAULT) {
+                        if (RendezvousGrants.errno(e) != RendezvousGrants.EFAULT) {
                             refused = e;
                         }
                     }
@@ -211,19 +210,6 @@ final class SendPath {
     /** The connection's rendezvous grants (tests). */
     RendezvousGrants grants() {
         return grants;
-    }
-
-    /** errno of a registration of memory the device cannot pin. */
-    private static final int EFAULT = 14;
-
-    /** The errno of the verbs call that caused {@code e}, or 0. */
-    private static int errno(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof VerbsException v) {
-                return v.errno();
-            }
-        }
-        return 0;
     }
 
     /** Posts whatever is staged. */
