@@ -479,12 +479,9 @@ final class RdmaDeviceContext {
         receives.armLimit();
     }
 
-    /** Test hook, poller: stops or resumes reposting receives (to empty the SRQ and exercise RNR retry). */
-    void pauseRefill(boolean paused) {
-        ReceiveQueue.refillPaused = paused;
-        if (!paused) {
-            refillReceives();
-        }
+    /** The SRQ's receive queue (poller thread only). */
+    ReceiveQueue receiveQueue() {
+        return receives;
     }
 
     int postedReceives() {
