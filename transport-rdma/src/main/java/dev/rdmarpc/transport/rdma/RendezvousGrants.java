@@ -146,11 +146,13 @@ final class RendezvousGrants {
                     bindWindow(g);
                 }
             } else {
-                g.region = pd.registerMemory(body, foreignRegionAccess);
-                g.rkey = g.region.rkey();
-                RdmaMetrics.RENDEZVOUS_REGIONS.incrementAndGet();
+                registerRegion(g, body, foreignRegionAccess);
             }
         } catch (RuntimeException e) {
+            if (g.foreign != null) {
+                registrations.release(g.foreign);
+                g.foreign = null;
+            }
             freeGrants.add(g);
             throw e;
         }
@@ -191,17 +193,11 @@ final class RendezvousGrants {
         }
     }
 
-    /** Takes a window for a grant over application memory whose cached registration {@code g} holds. */
+    /** Gives {@code g} a window (a free one, else a new one) with a fresh rkey; its bind is yet to be posted. */
     private void bindWindow(Grant g) {
         Window w = freeWindows.pollLast();
         if (w == null) {
-            try {
-                w = new Window(pd.allocMemoryWindow(MemoryWindow.TYPE_2));
-            } catch (RuntimeException e) {
-                registrations.release(g.foreign);
-                g.foreign = null;
-                throw e;
-            }
+            w = new Window(pd.allocMemoryWindow(MemoryWindow.TYPE_2));
             allWindows.add(w);
         }
         w.rkey = MemoryWindow.nextRkey(w.rkey);
@@ -209,6 +205,13 @@ final class RendezvousGrants {
         g.rkey = w.rkey;
         g.bindPending = true;
         RdmaMetrics.BOUND_WINDOWS.incrementAndGet();
+    }
+
+    /** Gives {@code g} a region of its own over {@code memory}, deregistered when the grant is released. */
+    private void registerRegion(Grant g, MemorySegment memory, int access) {
+        g.region = pd.registerMemory(memory, access);
+        g.rkey = g.region.rkey();
+        RdmaMetrics.RENDEZVOUS_REGIONS.incrementAndGet();
     }
 
     /** errno of a registration of memory the device cannot pin (for the access asked). */
@@ -261,20 +264,9 @@ final class RendezvousGrants {
         g.buffer = source.retainedSlice(offset, length);
         try {
             if (windows) {
-                Window w = freeWindows.pollLast();
-                if (w == null) {
-                    w = new Window(pd.allocMemoryWindow(MemoryWindow.TYPE_2));
-                    allWindows.add(w);
-                }
-                w.rkey = MemoryWindow.nextRkey(w.rkey);
-                g.window = w;
-                g.rkey = w.rkey;
-                g.bindPending = true;
-                RdmaMetrics.BOUND_WINDOWS.incrementAndGet();
+                bindWindow(g);
             } else {
-                g.region = pd.registerMemory(g.buffer.segment(), AccessFlags.REMOTE_READ);
-                g.rkey = g.region.rkey();
-                RdmaMetrics.RENDEZVOUS_REGIONS.incrementAndGet();
+                registerRegion(g, g.buffer.segment(), AccessFlags.REMOTE_READ);
             }
         } catch (RuntimeException e) {
             g.buffer.release();
