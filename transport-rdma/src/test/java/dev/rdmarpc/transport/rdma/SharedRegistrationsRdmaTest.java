@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.rdmarpc.core.Attachment;
 import dev.rdmarpc.core.AttachmentCalls;
@@ -88,9 +89,13 @@ class SharedRegistrationsRdmaTest extends RdmaEndToEndBase {
             assertRdma(ch);
         }
         assertEquals(2, server.connectionCount(), "two connections");
+        long made = cache.registrations() - registrations;
+        log(what + " sent 3 times on 2 connections: " + made + " registration(s), " + (cache.hits() - hits) + " cache hit(s)");
+        // a device that pins no page of a read-only file mapping, even for remote read (EFAULT), has it copied into
+        // slabs instead: there is nothing to cache then
+        assumeTrue(made > 0 || !region.isReadOnly(), "the device refuses to register the read-only mapping: it is copied");
         RegistrationCache.Entry<MemoryRegion> entry = entryOver(cache, region);
-        log(what + " sent 3 times on 2 connections: " + (cache.registrations() - registrations) + " registration(s), "
-                + (cache.hits() - hits) + " cache hit(s), access 0x" + Integer.toHexString(entry.access));
+        log(what + ": cached with access 0x" + Integer.toHexString(entry.access));
         assertEquals(1, cache.registrations() - registrations, "the second connection's sends hit the first one's registration");
         assertTrue(cache.hits() - hits >= 2, "the later sends hit: " + (cache.hits() - hits));
         if (region.isReadOnly() && !RdmaTests.context().attachmentsOnDemand()) {
