@@ -64,6 +64,7 @@ class AttachmentGrantAbuseRdmaTest extends RdmaEndToEndBase {
                 assumeTrue(honest.context.useWindows(), "the device binds no memory windows: no finished grant's key to replay");
                 int[] keys = honest.send.grants().windowKeys();
                 assertTrue(keys.length > 0, "a window served the attachment's grant");
+                log("the honest end's window keys: " + java.util.Arrays.stream(keys).mapToObj(Integer::toHexString).toList());
                 // the call is over: every window is idle, and its key is that of the last grant it served
                 return new long[]{attachment.address(), keys[0] & 0xffffffffL};
             });
