@@ -22,7 +22,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -37,13 +36,6 @@ import org.junit.jupiter.api.Test;
 @Tag("rdma-unprivileged")
 class LockedMemoryLimitRdmaTest extends RdmaEndToEndBase {
     private static final int LIMIT = 4 << 20;
-
-    @Override
-    @AfterEach // an overriding method is run only when it is annotated itself
-    void closeAndCheckBaseline() throws InterruptedException {
-        super.closeAndCheckBaseline();
-        awaitAttachmentRegistrationsDropped();
-    }
 
     /**
      * Leaves a wholly free slab in every shared size class (64 B to 1 MiB), so that no call below needs a new slab, whose

@@ -24,7 +24,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -43,13 +42,6 @@ class SharedRegistrationsRdmaTest extends RdmaEndToEndBase {
 
     @TempDir
     Path dir;
-
-    @Override
-    @AfterEach // an overriding method is run only when it is annotated itself
-    void closeAndCheckBaseline() throws InterruptedException {
-        super.closeAndCheckBaseline();
-        awaitAttachmentRegistrationsDropped();
-    }
 
     @Test
     void twoConnectionsSendingFromOneMappedFileRegisterItOnce() throws Exception {
