@@ -20,6 +20,26 @@ public interface Attachment {
         return new LocalAttachment(segment, onReleased);
     }
 
+    /**
+     * Drops the registrations transports keep cached for native memory overlapping {@code memory}: the RDMA transport
+     * keeps the pages of attachments sent from the caller's memory registered with the device for reuse (until the
+     * memory's arena closes, or the cache's bounds evict them). Call it before memory that was sent is unmapped or
+     * reused by other means than closing its arena (e.g. a mapping released outside Java, or a file whose contents a
+     * later send must not see from an old registration); memory of a closed arena is dropped without it.
+     *
+     * @return how many of the dropped registrations sends in flight still hold: each is released as soon as its send
+     * releases the attachment ({@code onReleased}), and the memory must stay mapped until then
+     */
+    static int invalidateRegistrations(MemorySegment memory) {
+        java.util.Objects.requireNonNull(memory, "memory");
+        int held = 0;
+        for (dev.rdmarpc.core.spi.ConnectionUpgrader u
+                : java.util.ServiceLoader.load(dev.rdmarpc.core.spi.ConnectionUpgrader.class, Attachment.class.getClassLoader())) {
+            held += u.invalidateRegistrations(memory);
+        }
+        return held;
+    }
+
     /** The attachment's bytes, read-only; valid until {@link #release()}. */
     MemorySegment segment();
 

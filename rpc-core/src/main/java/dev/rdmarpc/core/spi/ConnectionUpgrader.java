@@ -37,6 +37,15 @@ public interface ConnectionUpgrader {
         return this;
     }
 
+    /**
+     * Drops the registrations this transport keeps cached for memory overlapping {@code memory} (see
+     * {@link dev.rdmarpc.core.Attachment#invalidateRegistrations}); returns how many of them sends in flight still
+     * hold (each goes when its send releases it). Does nothing by default.
+     */
+    default int invalidateRegistrations(java.lang.foreign.MemorySegment memory) {
+        return 0;
+    }
+
     /** One connection's pending upgrade. */
     interface Offer {
         /** The capability bytes to put in this side's HELLO. */

@@ -46,6 +46,19 @@ public final class RdmaConnectionUpgrader implements ConnectionUpgrader {
         RdmaMetrics.bindTo((io.micrometer.core.instrument.MeterRegistry) meterRegistry);
     }
 
+    /** Drops the cached attachment registrations overlapping {@code memory} in every open device context. */
+    @Override
+    public int invalidateRegistrations(java.lang.foreign.MemorySegment memory) {
+        if (!memory.isNative()) {
+            return 0;
+        }
+        int held = 0;
+        for (RdmaDeviceContext c : DeviceContexts.all()) {
+            held += c.attachmentRegistrations().invalidate(memory.address(), memory.byteSize());
+        }
+        return held;
+    }
+
     /** This upgrader with an explicit device, port or GID for a channel's or server's connections. */
     @Override
     public ConnectionUpgrader withDevice(RdmaDeviceChoice device) {

@@ -8,6 +8,7 @@ import dev.rdmarpc.transport.rdma.verbs.DeviceAttributes;
 import dev.rdmarpc.transport.rdma.verbs.Errno;
 import dev.rdmarpc.transport.rdma.verbs.Gid;
 import dev.rdmarpc.transport.rdma.verbs.IbvContext;
+import dev.rdmarpc.transport.rdma.verbs.MemoryRegion;
 import dev.rdmarpc.transport.rdma.verbs.OdpCapabilities;
 import dev.rdmarpc.transport.rdma.verbs.PortAttributes;
 import dev.rdmarpc.transport.rdma.verbs.ProtectionDomain;
@@ -51,6 +52,8 @@ final class RdmaDeviceContext {
     private CompletionQueue cq;
     private SharedReceiveQueue srq;
     private MemoryRegistry registry;
+    /** Registrations of application memory (attachments), shared by every connection of this protection domain. */
+    private RegistrationCache<MemoryRegion> attachmentRegistrations;
     private ReceiveQueue receives;
     private CompletionPoller poller;
     private AsyncEventLoop events;
@@ -148,6 +151,7 @@ final class RdmaDeviceContext {
         srq = track(pd.createSharedReceiveQueue(srqDepth, 1));
         int access = AccessFlags.LOCAL_WRITE | (windows ? AccessFlags.MW_BIND : 0);
         registry = new MemoryRegistry(pd, access);
+        attachmentRegistrations = RendezvousGrants.newCache(pd, attachmentsOnDemand);
         registry.addPool(SlabPool.shared());
         receives = new ReceiveQueue(srq, SlabPool.shared(), config.receiveBufferSize(), srqDepth, arena, registry.device());
         receives.fill();
@@ -193,6 +197,7 @@ final class RdmaDeviceContext {
                     continue;
                 }
                 if (r == pd && registry != null) {
+                    attachmentRegistrations.clear(); // no queue pair is left to hold one
                     registry.close(); // every slab region, before the protection domain they belong to
                 }
                 r.close();
@@ -326,6 +331,11 @@ final class RdmaDeviceContext {
 
     MemoryRegistry registry() {
         return registry;
+    }
+
+    /** The cache of attachment registrations every connection of this context shares. */
+    RegistrationCache<MemoryRegion> attachmentRegistrations() {
+        return attachmentRegistrations;
     }
 
     int maxEndpoints() {
@@ -469,12 +479,9 @@ final class RdmaDeviceContext {
         receives.armLimit();
     }
 
-    /** Test hook, poller: stops or resumes reposting receives (to empty the SRQ and exercise RNR retry). */
-    void pauseRefill(boolean paused) {
-        ReceiveQueue.refillPaused = paused;
-        if (!paused) {
-            refillReceives();
-        }
+    /** The SRQ's receive queue (poller thread only). */
+    ReceiveQueue receiveQueue() {
+        return receives;
     }
 
     int postedReceives() {

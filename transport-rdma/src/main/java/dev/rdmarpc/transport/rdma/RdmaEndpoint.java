@@ -68,7 +68,7 @@ final class RdmaEndpoint implements FrameConnection, SendEvents {
         this.base = base;
         this.handler = handler;
         RendezvousGrants grants = new RendezvousGrants(qp.protectionDomain(), context.useWindows(),
-                context.attachmentsOnDemand());
+                context.attachmentsOnDemand(), context.attachmentRegistrations());
         this.send = new SendPath(this, qp, pool, grants, arena, id, context.config().sendQueueDepth(),
                 peer.receiveBufferSize(), peer.credits(), context.readChunk(),
                 context.useWindows() && context.localOpsNeedEmptySendQueue(), context.registry().device());

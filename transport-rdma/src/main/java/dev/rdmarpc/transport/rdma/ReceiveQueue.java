@@ -25,8 +25,6 @@ final class ReceiveQueue {
     private final SlabBuffer[] slots;
     private final ReceiveWorkRequest wr;
     private int posted;
-    /** Test hook: while set, consumed slots are not refilled (to drive the SRQ empty and exercise RNR retry). */
-    static volatile boolean refillPaused;
 
     ReceiveQueue(SharedReceiveQueue srq, SlabPool pool, int bufferSize, int depth, Arena arena, int device) {
         this.device = device;
@@ -53,9 +51,6 @@ final class ReceiveQueue {
 
     /** Posts a fresh buffer into every empty slot; returns how many were posted. */
     int fill() {
-        if (refillPaused) {
-            return 0;
-        }
         int n = 0;
         for (int i = 0; i < depth; i++) {
             if (slots[i] == null) {
@@ -84,18 +79,15 @@ final class ReceiveQueue {
         return b;
     }
 
-    /** Puts {@code buffer} (this queue's reference) back into {@code slot}, or frees it while refills are paused. */
+    /** Puts {@code buffer} (this queue's reference) back into {@code slot}, or frees it if it cannot be posted. */
     void repost(int slot, SlabBuffer buffer) {
-        if (refillPaused || !post(slot, buffer)) {
+        if (!post(slot, buffer)) {
             buffer.release();
         }
     }
 
     /** Posts a new buffer into {@code slot} (the old one is kept by the frames queued from it). */
     void refill(int slot) {
-        if (refillPaused) {
-            return;
-        }
         SlabBuffer b = pool.allocate(bufferSize);
         if (!post(slot, b)) {
             b.release();

@@ -11,14 +11,16 @@ import java.util.TreeMap;
 
 /**
  * Registrations of application memory (attachments sent from the caller's own memory), kept for reuse: a pin-down cache
- * keyed by address range. A lookup finds a live entry whose range contains the one asked for and that belongs to the
- * same memory (the segment's {@link MemorySegment.Scope}: memory freed and mapped again at the same address under
- * another arena never hits an old entry); otherwise it registers the range's pages. The cache is bounded by bytes and
- * by entries and evicts the least recently used entries that no send holds. An entry whose memory its owner closed is
+ * keyed by address range and access, one per protection domain (device context), shared by every connection on it. A
+ * lookup finds a live entry with the same access whose range contains the one asked for and that belongs to the same
+ * memory (the segment's {@link MemorySegment.Scope}: memory freed and mapped again at the same address under another
+ * arena never hits an old entry); otherwise it registers the range's pages. The cache is bounded by bytes and by
+ * entries and evicts the least recently used entries that no send holds. An entry whose memory its owner closed is
  * invalidated: deregistered as soon as no send holds it ({@link #sweep}, and on every miss). While a send holds an
  * entry its pages stay pinned by the registration, so the device never reads memory given to someone else.
- * Registration uses on-demand paging when the device reports it (no pinning). Not thread-safe: the endpoint's send
- * lock guards it.
+ * Registration uses on-demand paging when the device reports it (no pinning). Thread-safe: every method takes the
+ * cache's own monitor, which is a leaf (the registrar's verbs calls run under it, never application code); connections
+ * call it under their {@code SendPath.lock}.
  *
  * @param <R> the registration (a memory region; a fake one in unit tests)
  */
@@ -37,6 +39,8 @@ final class RegistrationCache<R> {
         final long start;
         final long end;
         final MemorySegment.Scope scope;
+        /** The access it was registered with (without {@link AccessFlags#ON_DEMAND}). */
+        final int access;
         final R registration;
         /** Sends holding the entry. */
         int holds;
@@ -44,10 +48,11 @@ final class RegistrationCache<R> {
         /** False for a registration the cache could not keep (over its bounds with every entry held). */
         boolean cached;
 
-        Entry(long start, long end, MemorySegment.Scope scope, R registration) {
+        Entry(long start, long end, MemorySegment.Scope scope, int access, R registration) {
             this.start = start;
             this.end = end;
             this.scope = scope;
+            this.access = access;
             this.registration = registration;
         }
 
@@ -67,12 +72,15 @@ final class RegistrationCache<R> {
     private final long maxBytes;
     private final int maxEntries;
     private final int access;
+    private final int onDemand;
     private final TreeMap<Long, List<Entry<R>>> byStart = new TreeMap<>();
     private long bytes;
     private int entries;
     private long tick;
     private long hits;
     private long misses;
+    private long registrations;
+    private long evictions;
 
     /**
      * @param maxBytes       registered bytes the cache keeps at most
@@ -84,7 +92,8 @@ final class RegistrationCache<R> {
         this.registrar = registrar;
         this.maxBytes = maxBytes;
         this.maxEntries = maxEntries;
-        this.access = access | (onDemandPaging ? AccessFlags.ON_DEMAND : 0);
+        this.onDemand = onDemandPaging ? AccessFlags.ON_DEMAND : 0;
+        this.access = access | onDemand;
     }
 
     /** The system property that turns on-demand paging of attachment memory off ({@code off}); {@code auto} by default. */
@@ -104,31 +113,33 @@ final class RegistrationCache<R> {
         };
     }
 
-    /** The access flags registrations use (with ON_DEMAND where the device pages on demand). */
+    /** The access flags registrations use by default (with ON_DEMAND where the device pages on demand). */
     int access() {
         return access;
     }
 
-    /**
-     * An entry covering {@code memory}, held until {@link #release}: a cached one, or a new registration of the pages
-     * that contain it. A registration the device refuses fails with a message naming RLIMIT_MEMLOCK when that is the
-     * cause, after dropping every entry no send holds and trying once more.
-     */
+    /** {@link #acquire(MemorySegment, int)} with the cache's default access. */
     Entry<R> acquire(MemorySegment memory) {
+        return acquire(memory, access & ~AccessFlags.ON_DEMAND);
+    }
+
+    /**
+     * An entry covering {@code memory} registered with {@code access} (plus ON_DEMAND where the device pages on demand),
+     * held until {@link #release}: a cached one, or a new registration of the pages that contain it. A registration the
+     * device refuses fails with a message naming RLIMIT_MEMLOCK when that is the cause, after dropping every entry no
+     * send holds and trying once more.
+     */
+    synchronized Entry<R> acquire(MemorySegment memory, int access) {
         if (!memory.isNative()) {
             throw new IllegalArgumentException("only native memory can be registered for RDMA");
+        }
+        Entry<R> hit = acquireIfCached(memory, access);
+        if (hit != null) {
+            return hit;
         }
         long address = memory.address();
         long end = address + memory.byteSize();
         MemorySegment.Scope scope = memory.scope();
-        Entry<R> hit = find(address, end, scope);
-        tick++;
-        if (hit != null) {
-            hits++;
-            hit.holds++;
-            hit.lastUse = tick;
-            return hit;
-        }
         misses++;
         sweep();
         long start = address & -PAGE;
@@ -137,18 +148,20 @@ final class RegistrationCache<R> {
         MemorySegment pages = MemorySegment.ofAddress(start).reinterpret(stop - start);
         R registration;
         try {
-            registration = registrar.register(pages, access);
+            registration = registrar.register(pages, access | onDemand);
         } catch (RuntimeException first) {
-            if (evictUnheld(Long.MAX_VALUE, 0) == 0) {
+            // only the locked-memory limit is helped by deregistering idle entries (not e.g. EFAULT)
+            if (!isMemlock(first) || evictUnheld(Long.MAX_VALUE) == 0) {
                 throw refused(first, stop - start);
             }
             try {
-                registration = registrar.register(pages, access);
+                registration = registrar.register(pages, access | onDemand);
             } catch (RuntimeException second) {
                 throw refused(second, stop - start);
             }
         }
-        Entry<R> e = new Entry<>(start, stop, scope, registration);
+        registrations++;
+        Entry<R> e = new Entry<>(start, stop, scope, access, registration);
         e.holds = 1;
         e.lastUse = tick;
         makeRoomFor(e.bytes());
@@ -161,8 +174,21 @@ final class RegistrationCache<R> {
         return e;
     }
 
+    /** A cached entry with {@code access} covering {@code memory}, held until {@link #release}; null if there is none. */
+    synchronized Entry<R> acquireIfCached(MemorySegment memory, int access) {
+        long address = memory.address();
+        Entry<R> hit = find(address, address + memory.byteSize(), memory.scope(), access);
+        tick++;
+        if (hit != null) {
+            hits++;
+            hit.holds++;
+            hit.lastUse = tick;
+        }
+        return hit;
+    }
+
     /** Drops a send's hold; an entry the cache does not keep, or whose memory was closed, is deregistered now. */
-    void release(Entry<R> e) {
+    synchronized void release(Entry<R> e) {
         if (e.holds <= 0) {
             throw new IllegalStateException("registration released more often than acquired");
         }
@@ -176,7 +202,7 @@ final class RegistrationCache<R> {
     }
 
     /** Deregisters every entry whose memory its owner has closed and that no send holds; returns how many. */
-    int sweep() {
+    synchronized int sweep() {
         List<Entry<R>> dead = new ArrayList<>();
         for (List<Entry<R>> list : byStart.values()) {
             for (Entry<R> e : list) {
@@ -197,8 +223,11 @@ final class RegistrationCache<R> {
      * entry overlapping it that no send holds is deregistered now, and a held one as soon as it is released. Returns
      * the entries still held (the caller must not unmap before they are released).
      */
-    int invalidate(long address, long length) {
-        long end = address + length;
+    synchronized int invalidate(long address, long length) {
+        if (length < 0) {
+            throw new IllegalArgumentException("negative length " + length);
+        }
+        long end = length > Long.MAX_VALUE - address ? Long.MAX_VALUE : address + length;
         List<Entry<R>> hit = new ArrayList<>();
         for (Map.Entry<Long, List<Entry<R>>> m : byStart.headMap(end, false).entrySet()) {
             for (Entry<R> e : m.getValue()) {
@@ -220,41 +249,53 @@ final class RegistrationCache<R> {
         return held;
     }
 
-    /** Deregisters every entry no send holds (connection or device teardown); held ones go on their release. */
+    /** Deregisters every entry no send holds (device teardown); held ones go on their release. */
     void clear() {
         invalidate(0, Long.MAX_VALUE);
     }
 
     /** Registrations the cache keeps. */
-    int entries() {
+    synchronized int entries() {
         return entries;
     }
 
     /** Bytes of the registrations the cache keeps. */
-    long bytes() {
+    synchronized long bytes() {
         return bytes;
     }
 
-    /** The registrations the cache keeps (tests). */
-    List<Entry<R>> cached() {
+    /** The registrations the cache keeps. */
+    synchronized List<Entry<R>> cached() {
         List<Entry<R>> all = new ArrayList<>();
         byStart.values().forEach(all::addAll);
         return all;
     }
 
-    long hits() {
+    /** Acquisitions a cached entry served. */
+    synchronized long hits() {
         return hits;
     }
 
-    long misses() {
+    /** Acquisitions that had to register. */
+    synchronized long misses() {
         return misses;
     }
 
-    private Entry<R> find(long address, long end, MemorySegment.Scope scope) {
-        // entries start at or before the address; the cache is small, so walking back through them is cheap
+    /** Registrations made since the cache was created (kept or not). */
+    synchronized long registrations() {
+        return registrations;
+    }
+
+    /** Idle entries deregistered to stay within the bounds or after a refused registration. */
+    synchronized long evictions() {
+        return evictions;
+    }
+
+    private Entry<R> find(long address, long end, MemorySegment.Scope scope, int access) {
+        // entries start at or before the address; walking back through them is cheap next to a registration
         for (List<Entry<R>> list : byStart.headMap(address, true).descendingMap().values()) {
             for (Entry<R> e : list) {
-                if (e.end >= end && e.scope.equals(scope) && scope.isAlive()) {
+                if (e.end >= end && e.access == access && e.scope.equals(scope) && scope.isAlive()) {
                     return e;
                 }
             }
@@ -265,14 +306,14 @@ final class RegistrationCache<R> {
     /** Evicts least recently used unheld entries until {@code need} more bytes and one more entry fit. */
     private void makeRoomFor(long need) {
         while (bytes + need > maxBytes || entries >= maxEntries) {
-            if (evictUnheld(1, need) == 0) {
+            if (evictUnheld(1) == 0) {
                 return;
             }
         }
     }
 
     /** Evicts up to {@code count} least recently used entries no send holds; returns how many. */
-    private int evictUnheld(long count, long need) {
+    private int evictUnheld(long count) {
         int evicted = 0;
         while (evicted < count) {
             Entry<R> lru = null;
@@ -289,6 +330,7 @@ final class RegistrationCache<R> {
             remove(lru);
             registrar.deregister(lru.registration);
             evicted++;
+            evictions++;
         }
         return evicted;
     }
@@ -305,9 +347,14 @@ final class RegistrationCache<R> {
         }
     }
 
+    /** Whether the device refused for the locked-memory limit (ENOMEM or EPERM). */
+    private static boolean isMemlock(RuntimeException cause) {
+        return cause instanceof dev.rdmarpc.transport.rdma.verbs.VerbsException ve && (ve.errno() == 12 || ve.errno() == 1);
+    }
+
     private static RuntimeException refused(RuntimeException cause, long length) {
         String why = cause.getMessage();
-        if (cause instanceof dev.rdmarpc.transport.rdma.verbs.VerbsException ve && (ve.errno() == 12 || ve.errno() == 1)) {
+        if (isMemlock(cause)) {
             why += " (the locked-memory limit RLIMIT_MEMLOCK is too low to register it: raise it, e.g. ulimit -l unlimited)";
         }
         return new IllegalStateException("cannot register a " + length + "-byte attachment for RDMA: " + why, cause);

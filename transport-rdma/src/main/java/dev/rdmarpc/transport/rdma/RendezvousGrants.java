@@ -5,15 +5,19 @@ import dev.rdmarpc.transport.rdma.verbs.AccessFlags;
 import dev.rdmarpc.transport.rdma.verbs.MemoryRegion;
 import dev.rdmarpc.transport.rdma.verbs.MemoryWindow;
 import dev.rdmarpc.transport.rdma.verbs.ProtectionDomain;
+import dev.rdmarpc.transport.rdma.verbs.VerbsException;
 
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 
 /**
  * The sender's side of rendezvous: buffers a peer may RDMA-READ, each until its FIN. With type-2 memory windows (the
  * default where the device has them) every grant binds a window of this queue pair over exactly the payload, with a
  * fresh rkey, and the FIN is followed by a LOCAL_INV before the buffer is released; without them every grant
- * registers a region over the payload and deregisters it on FIN. Either way no rkey reads anything after its FIN.
- * Guarded by the endpoint's send lock.
+ * registers a region over the payload and deregisters it on FIN. Either way no rkey reads anything after its FIN, with
+ * one exception: a read-only mapping sent as an attachment is granted through a cached region of the device with remote
+ * read (see {@link #openForeign}), readable with that region's rkey until the cache drops it. Guarded by the
+ * endpoint's send lock.
  */
 final class RendezvousGrants {
     /** One buffer offered by an RTS. */
@@ -59,7 +63,7 @@ final class RendezvousGrants {
 
     private final ProtectionDomain pd;
     private final boolean windows;
-    /** Registrations of application memory granted through windows (attachments), reused across grants. */
+    /** The device's registrations of application memory (attachments), shared by its connections and reused. */
     private final RegistrationCache<MemoryRegion> registrations;
     /** Access of a per-grant region over application memory: remote read, on demand where the device pages RC READs. */
     private final int foreignRegionAccess;
@@ -70,26 +74,31 @@ final class RendezvousGrants {
     private int nextToken = 1;
     private int open;
     private long openBytes;
-    /** The last grant over application memory (tests: what a hostile peer could replay once it is FINished). */
-    private long lastForeignAddress;
-    private int lastForeignLength;
-    private int lastForeignRkey;
 
-    /** Grants whose attachment memory is pinned (no on-demand paging). */
+    /** Grants whose attachment memory is pinned (no on-demand paging), with a cache of their own (unit tests). */
     RendezvousGrants(ProtectionDomain pd, boolean windows) {
-        this(pd, windows, false);
+        this(pd, windows, false, newCache(pd, false));
     }
 
     /**
      * @param onDemandPaging whether attachment memory is registered on demand (ODP) rather than pinned
+     * @param registrations  the device's cache of attachment registrations ({@link #newCache})
      */
-    RendezvousGrants(ProtectionDomain pd, boolean windows, boolean onDemandPaging) {
+    RendezvousGrants(ProtectionDomain pd, boolean windows, boolean onDemandPaging, RegistrationCache<MemoryRegion> registrations) {
         this.pd = pd;
         this.windows = windows;
         this.foreignRegionAccess = AccessFlags.REMOTE_READ | (onDemandPaging ? AccessFlags.ON_DEMAND : 0);
-        this.registrations = new RegistrationCache<>(new RegistrationCache.Registrar<>() {
+        this.registrations = registrations;
+    }
+
+    /**
+     * A device's cache of attachment registrations in {@code pd}, bounded by {@link #REGISTRATION_CACHE_BYTES} and
+     * {@link #REGISTRATION_CACHE_ENTRIES}; registrations are counted in {@link RdmaMetrics#ATTACHMENT_REGIONS}.
+     */
+    static RegistrationCache<MemoryRegion> newCache(ProtectionDomain pd, boolean onDemandPaging) {
+        return new RegistrationCache<>(new RegistrationCache.Registrar<>() {
             @Override
-            public MemoryRegion register(java.lang.foreign.MemorySegment memory, int access) {
+            public MemoryRegion register(MemorySegment memory, int access) {
                 MemoryRegion mr = pd.registerMemory(memory, access);
                 RdmaMetrics.ATTACHMENT_REGIONS.incrementAndGet();
                 return mr;
@@ -103,54 +112,47 @@ final class RendezvousGrants {
         }, REGISTRATION_CACHE_BYTES, REGISTRATION_CACHE_ENTRIES, AccessFlags.MW_BIND, onDemandPaging);
     }
 
-    /** Bytes of application memory one connection keeps registered for reuse. */
+    /** Bytes of application memory one device keeps registered for reuse. */
     static final long REGISTRATION_CACHE_BYTES = Long.getLong("rdmarpc.rdma.attachmentCacheBytes", 256L << 20);
-    /** Registrations of application memory one connection keeps for reuse. */
-    static final int REGISTRATION_CACHE_ENTRIES = Integer.getInteger("rdmarpc.rdma.attachmentCacheEntries", 64);
+    /** Registrations of application memory one device keeps for reuse. */
+    static final int REGISTRATION_CACHE_ENTRIES = Integer.getInteger("rdmarpc.rdma.attachmentCacheEntries", 256);
 
-    /** The cache of application-memory registrations (for tests and meters). */
+    /** The device's cache of application-memory registrations (for tests and meters). */
     RegistrationCache<MemoryRegion> registrations() {
         return registrations;
     }
 
     /**
-     * Opens a grant over application memory (an attachment's chunk), which stays the application's: with windows its
-     * pages are registered through the cache (the window bound over exactly {@code body}), else (and for read-only
-     * memory, which a window's region cannot pin) a region with remote read is registered over it. {@code done} runs once the grant is released. A registration the device refuses
-     * (RLIMIT_MEMLOCK) throws before anything changed, without running {@code done}.
+     * Opens a grant over application memory (an attachment's chunk), which stays the application's. With windows the
+     * pages of writable memory and of file mappings are registered through the device's cache
+     * ({@link #cachedRegistration}) and a window of this queue pair is bound over exactly {@code body}, except for a
+     * read-only mapping, whose cached region has remote read and whose own rkey the grant names. Other read-only memory
+     * (typically a received attachment sent on: a view of a slab, whose pages the device's slab region pins already)
+     * and every grant without windows get a region with remote read over {@code body} for the grant alone. {@code done}
+     * runs once the grant is released. A registration the device refuses (RLIMIT_MEMLOCK) throws before anything
+     * changed, without running {@code done}.
      */
-    Grant openForeign(java.lang.foreign.MemorySegment body, int streamId, Runnable done) {
+    Grant openForeign(MemorySegment body, int streamId, Runnable done) {
         Grant g = freeGrants.pollLast();
         if (g == null) {
             g = new Grant();
         }
         try {
-            // a window needs a region with MW_BIND, which the kernel pins as writable: read-only memory (an mmap'd
-            // file opened read-only) gets a region with remote read of its own instead
-            if (windows && !body.isReadOnly()) {
-                g.foreign = registrations.acquire(body);
-                Window w = freeWindows.pollLast();
-                if (w == null) {
-                    try {
-                        w = new Window(pd.allocMemoryWindow(MemoryWindow.TYPE_2));
-                    } catch (RuntimeException e) {
-                        registrations.release(g.foreign);
-                        g.foreign = null;
-                        throw e;
-                    }
-                    allWindows.add(w);
+            if (windows && (!body.isReadOnly() || body.isMapped())) {
+                g.foreign = cachedRegistration(body);
+                if (g.foreign.access == AccessFlags.REMOTE_READ) {
+                    g.rkey = g.foreign.registration().rkey();
+                } else {
+                    bindWindow(g);
                 }
-                w.rkey = MemoryWindow.nextRkey(w.rkey);
-                g.window = w;
-                g.rkey = w.rkey;
-                g.bindPending = true;
-                RdmaMetrics.BOUND_WINDOWS.incrementAndGet();
             } else {
-                g.region = pd.registerMemory(body, foreignRegionAccess);
-                g.rkey = g.region.rkey();
-                RdmaMetrics.RENDEZVOUS_REGIONS.incrementAndGet();
+                registerRegion(g, body, foreignRegionAccess);
             }
         } catch (RuntimeException e) {
+            if (g.foreign != null) {
+                registrations.release(g.foreign);
+                g.foreign = null;
+            }
             freeGrants.add(g);
             throw e;
         }
@@ -165,15 +167,69 @@ final class RendezvousGrants {
         open++;
         g.length = (int) body.byteSize();
         openBytes += g.length;
-        lastForeignAddress = g.foreignAddress;
-        lastForeignLength = g.length;
-        lastForeignRkey = g.rkey;
         return g;
     }
 
-    /** The address, length and rkey of the last grant over application memory, or null if there was none (tests). */
-    long[] lastForeignGrant() {
-        return lastForeignAddress == 0 ? null : new long[]{lastForeignAddress, lastForeignLength, lastForeignRkey & 0xffffffffL};
+    /**
+     * The device's cached registration a grant over {@code body} uses: one a window binds through, or for a read-only
+     * mapping, whose pages the kernel will not pin for window binding (MW_BIND counts as write access: EFAULT), one
+     * with remote read (a read-only view of writable memory still gets the former).
+     */
+    private RegistrationCache.Entry<MemoryRegion> cachedRegistration(MemorySegment body) {
+        if (!body.isReadOnly()) {
+            return registrations.acquire(body);
+        }
+        RegistrationCache.Entry<MemoryRegion> readable = registrations.acquireIfCached(body, AccessFlags.REMOTE_READ);
+        if (readable != null) {
+            return readable;
+        }
+        try {
+            return registrations.acquire(body);
+        } catch (RuntimeException e) {
+            if (errno(e) != EFAULT) {
+                throw e;
+            }
+            return registrations.acquire(body, AccessFlags.REMOTE_READ);
+        }
+    }
+
+    /** Gives {@code g} a window (a free one, else a new one) with a fresh rkey; its bind is yet to be posted. */
+    private void bindWindow(Grant g) {
+        Window w = freeWindows.pollLast();
+        if (w == null) {
+            w = new Window(pd.allocMemoryWindow(MemoryWindow.TYPE_2));
+            allWindows.add(w);
+        }
+        w.rkey = MemoryWindow.nextRkey(w.rkey);
+        g.window = w;
+        g.rkey = w.rkey;
+        g.bindPending = true;
+        RdmaMetrics.BOUND_WINDOWS.incrementAndGet();
+    }
+
+    /** Gives {@code g} a region of its own over {@code memory}, deregistered when the grant is released. */
+    private void registerRegion(Grant g, MemorySegment memory, int access) {
+        g.region = pd.registerMemory(memory, access);
+        g.rkey = g.region.rkey();
+        RdmaMetrics.RENDEZVOUS_REGIONS.incrementAndGet();
+    }
+
+    /** errno of a registration of memory the device cannot pin (for the access asked). */
+    static final int EFAULT = 14;
+
+    /** The errno of the verbs call that caused {@code e}, or 0. */
+    static int errno(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof VerbsException v) {
+                return v.errno();
+            }
+        }
+        return 0;
+    }
+
+    /** The rkey each window of this connection carries now: an idle window's is the key of the grant it served last. */
+    int[] windowKeys() {
+        return allWindows.stream().mapToInt(w -> w.rkey).toArray();
     }
 
     /** Whether grants are memory windows (else regions). */
@@ -208,20 +264,9 @@ final class RendezvousGrants {
         g.buffer = source.retainedSlice(offset, length);
         try {
             if (windows) {
-                Window w = freeWindows.pollLast();
-                if (w == null) {
-                    w = new Window(pd.allocMemoryWindow(MemoryWindow.TYPE_2));
-                    allWindows.add(w);
-                }
-                w.rkey = MemoryWindow.nextRkey(w.rkey);
-                g.window = w;
-                g.rkey = w.rkey;
-                g.bindPending = true;
-                RdmaMetrics.BOUND_WINDOWS.incrementAndGet();
+                bindWindow(g);
             } else {
-                g.region = pd.registerMemory(g.buffer.segment(), AccessFlags.REMOTE_READ);
-                g.rkey = g.region.rkey();
-                RdmaMetrics.RENDEZVOUS_REGIONS.incrementAndGet();
+                registerRegion(g, g.buffer.segment(), AccessFlags.REMOTE_READ);
             }
         } catch (RuntimeException e) {
             g.buffer.release();
@@ -291,7 +336,10 @@ final class RendezvousGrants {
         }
     }
 
-    /** Connection teardown, after the queue pair is destroyed: ends every grant and frees the windows. */
+    /**
+     * Connection teardown, after the queue pair is destroyed: ends every grant (dropping its hold on the device's
+     * cache) and frees the windows.
+     */
     void releaseAll() {
         for (int i = 0; i < table.length; i++) {
             Grant g = table[i];
@@ -305,7 +353,6 @@ final class RendezvousGrants {
         }
         allWindows.clear();
         freeWindows.clear();
-        registrations.clear();
     }
 
     private void insert(Grant g) {

@@ -11,7 +11,6 @@ import dev.rdmarpc.transport.rdma.verbs.MemoryRegion;
 import dev.rdmarpc.transport.rdma.verbs.RegisteredMemory;
 import dev.rdmarpc.transport.rdma.verbs.SendQueueTarget;
 import dev.rdmarpc.transport.rdma.verbs.SendWorkRequest;
-import dev.rdmarpc.transport.rdma.verbs.VerbsException;
 import dev.rdmarpc.transport.rdma.verbs.WorkCompletion;
 
 import java.lang.foreign.Arena;
@@ -167,7 +166,7 @@ final class SendPath {
                     try {
                         g = grants.openForeign(body, streamId, done);
                     } catch (RuntimeException e) {
-                        if (errno(e) != EFAULT) {
+                        if (RendezvousGrants.errno(e) != RendezvousGrants.EFAULT) {
                             refused = e;
                         }
                     }
@@ -211,40 +210,6 @@ final class SendPath {
     /** The connection's rendezvous grants (tests). */
     RendezvousGrants grants() {
         return grants;
-    }
-
-    /**
-     * Test hook: posts an RDMA READ of {@code length} bytes at the peer's {@code remoteAddress} under {@code rkey} into
-     * {@code destination} (takes ownership; released when the READ completes or the connection is torn down), as a
-     * hostile peer would with an rkey or address range it was never granted.
-     */
-    void postUnsolicitedRead(long remoteAddress, int rkey, SlabBuffer destination, int length) {
-        lock.lock();
-        try {
-            if (closing || !slots.hasRoom()) {
-                destination.release();
-                throw new IllegalStateException("the send queue takes no READ now");
-            }
-            RegisteredMemory mr = MemoryRegistry.registered(destination, device);
-            wr.clear().wrId(slots.nextWrId()).opcode(SendWorkRequest.OPCODE_RDMA_READ).flags(slots.signaled())
-                    .remote(remoteAddress, rkey).sge(0, destination.address(), length, mr.lkey());
-            slots.post(wr, SendSlots.UNSOLICITED_READ, destination, null);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** errno of a registration of memory the device cannot pin. */
-    private static final int EFAULT = 14;
-
-    /** The errno of the verbs call that caused {@code e}, or 0. */
-    private static int errno(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof VerbsException v) {
-                return v.errno();
-            }
-        }
-        return 0;
     }
 
     /** Posts whatever is staged. */
@@ -789,15 +754,23 @@ final class SendPath {
         int result;
         lock.lock();
         try {
+            boolean failed = status != WorkCompletion.STATUS_SUCCESS && status != WorkCompletion.STATUS_WR_FLUSH_ERR;
             if (!slots.isOutstanding(seq)) {
-                return 0; // not ours any more
-            }
-            completionResult = 0;
-            byte kind = slots.completeThrough(seq, onSlotDone);
-            result = completionResult;
-            if (status != WorkCompletion.STATUS_SUCCESS && status != WorkCompletion.STATUS_WR_FLUSH_ERR) {
-                failure = describe(kind, status);
-                failedKind = kind;
+                if (!failed) {
+                    return 0; // not ours any more
+                }
+                // an error on a work request this path has not posted (or already completed) puts the queue pair in
+                // the error state all the same: the connection fails
+                failure = describe(SendSlots.NONE, status);
+                result = 0;
+            } else {
+                completionResult = 0;
+                byte kind = slots.completeThrough(seq, onSlotDone);
+                result = completionResult;
+                if (failed) {
+                    failure = describe(kind, status);
+                    failedKind = kind;
+                }
             }
             if (failure == null && !closing) {
                 drain();
@@ -819,7 +792,7 @@ final class SendPath {
     /** What a completed slot held: released now. */
     private void slotDone(byte kind, Object ref, Object ref2) {
         switch (kind) {
-            case SendSlots.SEND, SendSlots.UNSOLICITED_READ -> ((SlabBuffer) ref).release();
+            case SendSlots.SEND -> ((SlabBuffer) ref).release();
             case SendSlots.SEND_GATHER -> {
                 ((SlabBuffer) ref).release();
                 ((SlabBuffer) ref2).release();
@@ -839,7 +812,7 @@ final class SendPath {
         String what = switch (kind) {
             case SendSlots.INLINE, SendSlots.SEND, SendSlots.SEND_GATHER -> "SEND";
             case SendSlots.READ -> "RDMA READ of the peer's rendezvous buffer";
-            case SendSlots.UNSOLICITED_READ -> "unsolicited RDMA READ";
+            case SendSlots.NONE -> "a work request this connection did not post";
             case SendSlots.BIND -> "BIND_MW of a rendezvous buffer";
             case SendSlots.INVALIDATE -> "LOCAL_INV of a rendezvous window";
             case SendSlots.DRAIN -> "drain marker";
@@ -916,7 +889,7 @@ final class SendPath {
             }
             slots.completeAll((kind, ref, ref2) -> {
                 switch (kind) {
-                    case SendSlots.SEND, SendSlots.UNSOLICITED_READ -> ((SlabBuffer) ref).release();
+                    case SendSlots.SEND -> ((SlabBuffer) ref).release();
                     case SendSlots.SEND_GATHER -> {
                         ((SlabBuffer) ref).release();
                         ((SlabBuffer) ref2).release();

@@ -22,8 +22,6 @@ final class SendSlots {
     static final byte DRAIN = 6;
     /** A SEND whose scatter/gather entries point into core's buffers: both references are released on completion. */
     static final byte SEND_GATHER = 7;
-    /** An RDMA READ into a slab buffer that no rendezvous asked for (a test posing as a hostile peer): released on completion. */
-    static final byte UNSOLICITED_READ = 8;
 
     /** What a completed slot held. */
     interface Completed {

@@ -22,7 +22,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -37,14 +36,6 @@ import org.junit.jupiter.api.Test;
 @Tag("rdma-unprivileged")
 class LockedMemoryLimitRdmaTest extends RdmaEndToEndBase {
     private static final int LIMIT = 4 << 20;
-
-    @Override
-    @AfterEach // an overriding method is run only when it is annotated itself
-    void closeAndCheckBaseline() throws InterruptedException {
-        super.closeAndCheckBaseline();
-        RdmaTests.await(10_000, () -> RdmaMetrics.ATTACHMENT_REGIONS.get() == 0,
-                () -> "attachment registrations deregistered with their connections, not " + RdmaMetrics.ATTACHMENT_REGIONS.get());
-    }
 
     /**
      * Leaves a wholly free slab in every shared size class (64 B to 1 MiB), so that no call below needs a new slab, whose
@@ -77,7 +68,7 @@ class LockedMemoryLimitRdmaTest extends RdmaEndToEndBase {
         assertRdma(channel);
         byte[] bytes = Bytes.pattern(1 << 20, 6);
         // one attachment call on another connection first, so the slabs its receive and reply take exist (registered)
-        // before the limit drops; that connection's cached registration is not the tested connection's to evict
+        // before the limit drops
         RpcChannel warmUp = channel(b -> b.maxInboundAttachmentSize(LIMIT));
         try (Arena arena = Arena.ofShared()) {
             MemorySegment attachment = arena.allocate(bytes.length, 4096);
@@ -90,6 +81,9 @@ class LockedMemoryLimitRdmaTest extends RdmaEndToEndBase {
         }
         assertEquals(2, server.connectionCount());
         spareSlabs();
+        // the warm-up's registration (its arena is closed) leaves the device's cache now, before the pinned bytes are
+        // counted: nothing is left that the refused registration could evict to make room
+        context.attachmentRegistrations().sweep();
         long[] limits = LockedMemory.limits();
         long pinned = LockedMemory.pinnedBytes();
         long lowered = pinned + (256 << 10); // room for a quarter of the attachment's 1 MiB frame

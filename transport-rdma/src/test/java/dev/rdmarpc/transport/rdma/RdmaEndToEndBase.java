@@ -20,7 +20,7 @@ import org.junit.jupiter.api.BeforeEach;
 /**
  * A server and channels through rdmarpc's public API over the RDMA transport, in one JVM (both sides share the
  * device context: one CQ, one SRQ). Every test must leave slab buffers, memory regions, windows and queue pairs as
- * it found them ({@link RdmaTests.Baseline}).
+ * it found them ({@link RdmaTests.Baseline}), and no attachment registration behind.
  */
 abstract class RdmaEndToEndBase {
     static final int MAX_MESSAGE = 80 << 20;
@@ -54,6 +54,18 @@ abstract class RdmaEndToEndBase {
             server.awaitTermination(RdmaTests.timeout(30_000), TimeUnit.MILLISECONDS);
         }
         baseline.await();
+        awaitAttachmentRegistrationsDropped();
+    }
+
+    /**
+     * After a test, whose attachments' memory is closed by then: every device's cache of attachment registrations drops
+     * the entries of closed memory (a sweep, as its next miss would do) and none is left registered.
+     */
+    static void awaitAttachmentRegistrationsDropped() {
+        RdmaTests.await(10_000, () -> {
+            DeviceContexts.all().forEach(c -> c.attachmentRegistrations().sweep());
+            return RdmaMetrics.ATTACHMENT_REGIONS.get() == 0;
+        }, () -> "attachment registrations of closed memory deregistered, not " + RdmaMetrics.ATTACHMENT_REGIONS.get());
     }
 
     RpcServer startServer(UnaryOperator<RpcServer.Builder> customize) throws IOException {

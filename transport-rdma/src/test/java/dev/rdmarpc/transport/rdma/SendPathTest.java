@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.rdmarpc.core.buffer.Slab;
@@ -431,6 +432,19 @@ class SendPathTest {
             deliver(sp, items.get(i));
         }
         assertEquals(0, sp.reads().holds().held(), "no SEND is held once every READ was posted");
+        close(sp);
+    }
+
+    @Test
+    void anErrorOnAWorkRequestThePathNeverPostedFailsTheConnectionAndOtherStrayCompletionsAreIgnored() {
+        SendPath sp = path(4, 64);
+        sp.send(frame(100, 1), null, true);
+        int stray = qp.last().seq() + (1 << 30); // far from anything the path posted
+        assertEquals(0, sp.onCompletion(stray, WorkCompletion.STATUS_SUCCESS));
+        assertEquals(0, sp.onCompletion(stray, WorkCompletion.STATUS_WR_FLUSH_ERR));
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> sp.onCompletion(stray, WorkCompletion.STATUS_REM_ACCESS_ERR));
+        assertTrue(e.getMessage().contains("IBV_WC_REM_ACCESS_ERR on a work request this connection did not post"), e.getMessage());
         close(sp);
     }
 }

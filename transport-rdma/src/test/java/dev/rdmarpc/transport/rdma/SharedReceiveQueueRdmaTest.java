@@ -19,8 +19,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Many queue pairs on the device's one SRQ: 100 concurrent calls over 4 connections, and a burst of SENDs larger than
- * the whole SRQ while it is not refilled, so senders meet an empty SRQ and live on RNR retry until it is: nothing is
- * lost, including rendezvous messages whose memory-window binds sit in a send queue that RNR retry replays.
+ * the whole SRQ while the test's own queue pairs hold every receive of it ({@link SrqThief}), so senders meet an empty
+ * SRQ and live on RNR retry until the receives come back: nothing is lost, including rendezvous messages whose
+ * memory-window binds sit in a send queue that RNR retry replays.
  */
 @Tag("rdma")
 class SharedReceiveQueueRdmaTest extends RdmaEndToEndBase {
@@ -73,47 +74,41 @@ class SharedReceiveQueueRdmaTest extends RdmaEndToEndBase {
         int depth = ctx.srqDepth();
         int perStream = depth; // two streams: twice the SRQ's receives, plus the replies
         RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
-        CompletableFuture<Void> paused = new CompletableFuture<>();
-        ctx.poller().execute(() -> {
-            ctx.pauseRefill(true);
-            RdmaMetrics.resetLowWaterMark();
-            paused.complete(null);
-        });
-        paused.get(timeout(30_000), TimeUnit.MILLISECONDS);
-        List<CompletableFuture<byte[]>> results = new ArrayList<>();
-        int[] xor = new int[2];
-        int i = 0;
-        for (RpcChannel ch : List.of(a, b)) {
-            CompletableFuture<byte[]> result = new CompletableFuture<>();
-            StreamObserver<byte[]> req = ClientCalls.asyncClientStreamingCall(ch.newCall(EchoService.COUNT, deadline(120_000)),
-                    StreamingRdmaTest.observer(result));
-            for (int k = 0; k < perStream; k++) {
-                // every 16th message goes by rendezvous: its BIND_MW (or region) waits in the send queue behind
-                // SENDs the peer answers with RNR NAKs, and must survive the send queue's retry
-                byte[] m = Bytes.pattern(k % 16 == 15 ? RENDEZVOUS_SIZE : 200 + k % 3000, k);
-                for (byte x : m) {
-                    xor[i] ^= x;
+        try (SrqThief thief = new SrqThief(ctx, ctx.endpoints().getFirst().qp)) {
+            thief.takeAll();
+            log("SRQ emptied by the test's own queue pairs; the streams' senders meet it empty and live on RNR retry.");
+            List<CompletableFuture<byte[]>> results = new ArrayList<>();
+            int[] xor = new int[2];
+            int i = 0;
+            for (RpcChannel ch : List.of(a, b)) {
+                CompletableFuture<byte[]> result = new CompletableFuture<>();
+                StreamObserver<byte[]> req = ClientCalls.asyncClientStreamingCall(ch.newCall(EchoService.COUNT, deadline(120_000)),
+                        StreamingRdmaTest.observer(result));
+                for (int k = 0; k < perStream; k++) {
+                    // every 16th message goes by rendezvous: its BIND_MW (or region) waits in the send queue behind
+                    // SENDs the peer answers with RNR NAKs, and must survive the send queue's retry
+                    byte[] m = Bytes.pattern(k % 16 == 15 ? RENDEZVOUS_SIZE : 200 + k % 3000, k);
+                    for (byte x : m) {
+                        xor[i] ^= x;
+                    }
+                    req.onNext(m);
                 }
-                req.onNext(m);
+                req.onCompleted();
+                results.add(result);
+                i++;
             }
-            req.onCompleted();
-            results.add(result);
-            i++;
-        }
-        RdmaTests.await(60_000, () -> RdmaMetrics.snapshot().minPostedReceives() == 0,
-                () -> "the SRQ ran empty: " + RdmaMetrics.snapshot());
-        log("SRQ empty; senders are on RNR retry. Holding it empty a moment.");
-        // The hold is what the test exercises (senders retrying after RNR NAKs while rendezvous binds wait in their
-        // send queues: see the transport's README on Soft-RoCE); no assertion depends on how long it lasts.
-        Thread.sleep(timeout(100));
-        // Certain, whatever the timing: with refill paused no more receives are posted, and each stream needs more
-        // messages than the whole SRQ held.
-        assertTrue(results.stream().noneMatch(CompletableFuture::isDone), "nothing can finish with the SRQ empty");
-        ctx.poller().execute(() -> ctx.pauseRefill(false));
-        for (int s = 0; s < 2; s++) {
-            byte[] r = results.get(s).get(timeout(120_000), TimeUnit.MILLISECONDS);
-            assertEquals(perStream, Bytes.intAt(r, 0), "every message of stream " + s + " arrived");
-            assertEquals(xor[s], Bytes.intAt(r, 2), "content of stream " + s);
+            // The hold is what the test exercises (senders retrying after RNR NAKs while rendezvous binds wait in their
+            // send queues: see the transport's README on Soft-RoCE); no assertion depends on how long it lasts.
+            Thread.sleep(timeout(100));
+            // Certain, whatever the timing: the SRQ has no receive until the thief gives them back, and each stream
+            // needs more messages than the whole SRQ held.
+            assertTrue(results.stream().noneMatch(CompletableFuture::isDone), "nothing can finish with the SRQ empty");
+            thief.giveBack();
+            for (int s = 0; s < 2; s++) {
+                byte[] r = results.get(s).get(timeout(120_000), TimeUnit.MILLISECONDS);
+                assertEquals(perStream, Bytes.intAt(r, 0), "every message of stream " + s + " arrived");
+                assertEquals(xor[s], Bytes.intAt(r, 2), "content of stream " + s);
+            }
         }
         RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
         log("burst of " + 2 * perStream + " messages against an SRQ of " + depth + ": " + d);
