@@ -125,10 +125,11 @@ final class RendezvousGrants {
     /**
      * Opens a grant over application memory (an attachment's chunk), which stays the application's. With windows the
      * pages of writable memory and of file mappings are registered through the device's cache
-     * ({@link #cachedRegistration}) and a window of this queue pair is bound over exactly {@code body}, except for a
-     * read-only mapping, whose cached region has remote read and whose own rkey the grant names. Other read-only memory
-     * (typically a received attachment sent on: a view of a slab, whose pages the device's slab region pins already)
-     * and every grant without windows get a region with remote read over {@code body} for the grant alone. {@code done}
+     * ({@link #windowRegistration}) and a window of this queue pair is bound over exactly {@code body}. A read-only
+     * mapping whose pages the kernel will not pin for window binding, other read-only memory (typically a received
+     * attachment sent on: a view of a slab, whose pages the device's slab region pins already) and every grant without
+     * windows get a region with remote read over {@code body} for the grant alone: no remotely readable key outlives
+     * its grant. {@code done}
      * runs once the grant is released. A registration the device refuses (RLIMIT_MEMLOCK) throws before anything
      * changed, without running {@code done}.
      */
@@ -139,11 +140,11 @@ final class RendezvousGrants {
         }
         try {
             if (windows && (!body.isReadOnly() || body.isMapped())) {
-                g.foreign = cachedRegistration(body);
-                if (g.foreign.access == AccessFlags.REMOTE_READ) {
-                    g.rkey = g.foreign.registration().rkey();
-                } else {
+                g.foreign = windowRegistration(body);
+                if (g.foreign != null) {
                     bindWindow(g);
+                } else {
+                    registerRegion(g, body, foreignRegionAccess);
                 }
             } else {
                 registerRegion(g, body, foreignRegionAccess);
@@ -171,17 +172,14 @@ final class RendezvousGrants {
     }
 
     /**
-     * The device's cached registration a grant over {@code body} uses: one a window binds through, or for a read-only
-     * mapping, whose pages the kernel will not pin for window binding (MW_BIND counts as write access: EFAULT), one
-     * with remote read (a read-only view of writable memory still gets the former).
+     * The device's cached registration a window over {@code body} binds through, or null for a read-only mapping whose
+     * pages the kernel will not pin for window binding (MW_BIND counts as write access: EFAULT). Such a mapping gets a
+     * region of the grant's own instead: a cached region with remote read would leave its rkey readable, by any queue
+     * pair that learnt it, for as long as it stays cached.
      */
-    private RegistrationCache.Entry<MemoryRegion> cachedRegistration(MemorySegment body) {
+    private RegistrationCache.Entry<MemoryRegion> windowRegistration(MemorySegment body) {
         if (!body.isReadOnly()) {
             return registrations.acquire(body);
-        }
-        RegistrationCache.Entry<MemoryRegion> readable = registrations.acquireIfCached(body, AccessFlags.REMOTE_READ);
-        if (readable != null) {
-            return readable;
         }
         try {
             return registrations.acquire(body);
@@ -189,7 +187,7 @@ final class RendezvousGrants {
             if (errno(e) != EFAULT) {
                 throw e;
             }
-            return registrations.acquire(body, AccessFlags.REMOTE_READ);
+            return null;
         }
     }
 
