@@ -454,6 +454,19 @@ suite_counts() {
       print t, f, e, s; exit }' "$1"
 }
 total=0; bad=0
+extra_pass() {  # module, report directory suffix, label: adds a second pass's counts (event mode, unprivileged)
+  local r tests failures errors skipped
+  r=$(ls "$1"/target/rdma-reports-"$2"/TEST-*.xml 2>/dev/null | head -1 || true)
+  if [ -z "$r" ]; then
+    say "  $1 ($3): NO REPORT (the test JVM did not run or crashed)"
+    bad=1
+    return
+  fi
+  read -r tests failures errors skipped < <(suite_counts "$r")
+  say "  $1 ($3): tests $tests, failures $failures, errors $errors, skipped $skipped"
+  total=$(( total + tests - skipped ))
+  [ "$failures" = 0 ] && [ "$errors" = 0 ] || bad=1
+}
 echo
 say "results (JUnit XML in <module>/target/rdma-reports/):"
 for m in "${MODS[@]}"; do
@@ -476,30 +489,8 @@ for m in "${MODS[@]}"; do
   fi
   total=$(( total + tests - skipped ))
   [ "$failures" = 0 ] && [ "$errors" = 0 ] || bad=1
-  if [ -n "$(event_mode_selection "$m")" ]; then
-    ereport=$(ls "$m"/target/rdma-reports-event-mode/TEST-*.xml 2>/dev/null | head -1 || true)
-    if [ -z "$ereport" ]; then
-      say "  $m (event mode): NO REPORT (the test JVM did not run or crashed)"
-      bad=1
-    else
-      read -r tests failures errors skipped < <(suite_counts "$ereport")
-      say "  $m (event mode, spinMicros=0): tests $tests, failures $failures, errors $errors, skipped $skipped"
-      total=$(( total + tests - skipped ))
-      [ "$failures" = 0 ] && [ "$errors" = 0 ] || bad=1
-    fi
-  fi
-  if [ -n "$(unprivileged_selection "$m")" ]; then
-    ureport=$(ls "$m"/target/rdma-reports-unprivileged/TEST-*.xml 2>/dev/null | head -1 || true)
-    if [ -z "$ureport" ]; then
-      say "  $m (unprivileged): NO REPORT (the test JVM did not run or crashed)"
-      bad=1
-      continue
-    fi
-    read -r tests failures errors skipped < <(suite_counts "$ureport")
-    say "  $m (unprivileged, RLIMIT_MEMLOCK): tests $tests, failures $failures, errors $errors, skipped $skipped"
-    total=$(( total + tests - skipped ))
-    [ "$failures" = 0 ] && [ "$errors" = 0 ] || bad=1
-  fi
+  [ -z "$(event_mode_selection "$m")" ] || extra_pass "$m" event-mode "event mode, spinMicros=0"
+  [ -z "$(unprivileged_selection "$m")" ] || extra_pass "$m" unprivileged "unprivileged, RLIMIT_MEMLOCK"
 done
 # perftest_mean field name size: the mean of field's value on perftest's result line (whose first field matches
 # size) in perf-name.txt (before ours) and perf-name-after.txt (after ours), of those that exist

@@ -96,7 +96,11 @@ final class AsyncEventLoop implements Runnable {
                 // connection is no longer open and PathFaults ignores it)
                 RdmaEndpoint ep = context.endpointByQpAddress(element);
                 if (ep != null) {
-                    PathFaults.failed(ep, "RDMA async event " + AsyncEvent.typeName(type) + " on qp " + ep.qp.qpNum());
+                    String reason = "RDMA async event " + AsyncEvent.typeName(type) + " on qp " + ep.qp.qpNum();
+                    context.poller().execute(() -> {
+                        context.poller().drainCompletions(); // a completion error that caused it tells more
+                        PathFaults.failed(ep, reason);
+                    });
                 }
             }
             case AsyncEvent.COMM_EST, AsyncEvent.SQ_DRAINED -> {

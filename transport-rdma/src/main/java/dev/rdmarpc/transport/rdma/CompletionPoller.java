@@ -145,6 +145,13 @@ final class CompletionPoller implements Runnable {
                 + "event; found after a {2} ms idle wait", context.deviceName(), found, IDLE_WAIT_MILLIS);
     }
 
+    /** Poller: handles the completions already in the CQ (a few batches at most). */
+    void drainCompletions() {
+        for (int i = 0; i < 8 && pollOnce() > 0; i++) {
+            // each batch is dispatched by pollOnce
+        }
+    }
+
     private int runTasks() {
         int n = 0;
         Runnable r;

@@ -52,16 +52,16 @@ final class PathFaults {
      * {@code IBV_EVENT_QP_LAST_WQE_REACHED}: this check bounds how long its calls wait to about {@link #CHECK_MILLIS}.
      */
     static void checkQueuePairs(RdmaDeviceContext context) {
+        context.poller().drainCompletions(); // a completion error already waiting tells more than the state
         for (RdmaEndpoint ep : context.endpoints()) {
-            if (!ep.isOpen()) {
+            if (!ep.isOpen() || !ep.connected) {
                 continue;
             }
             int state;
             try {
                 state = ep.qp.queryState();
             } catch (VerbsException | IllegalStateException e) {
-                failed(ep, "ibv_query_qp on qp " + ep.qp.qpNum() + " failed: " + e.getMessage());
-                continue;
+                continue; // going away: its own teardown or completions say why
             }
             if (state == QpState.ERR) {
                 failed(ep, "RDMA queue pair qp " + ep.qp.qpNum() + " is in the error state");

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
  */
 @Tag("rdma")
 class PollerWakeupRdmaTest extends RdmaEndToEndBase {
-    private static final int CALLS = Integer.getInteger("rdmarpc.test.wakeupCalls", 3000);
+    private static final int CALLS = Integer.getInteger("rdmarpc.test.wakeupCalls", 2000);
     private static final int THREADS = 4;
     private static final Runnable NO_OP = () -> { };
 
