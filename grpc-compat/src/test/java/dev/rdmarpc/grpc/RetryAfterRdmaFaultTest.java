@@ -61,9 +61,12 @@ class RetryAfterRdmaFaultTest {
                     obs.onCompleted();
                 }))
                 .build();
+        // both ends open rxe1 on their first connection, which takes tens of seconds in the emulated guest: the
+        // handshake and connect timeouts scale like every other timeout of the test
         Server server = RdmaServerBuilder.forAddress(new InetSocketAddress(ADDRESS, 0)).transportMode(TransportMode.AUTO)
-                .addService(service).build().start();
+                .handshakeTimeout(20 * SCALE, TimeUnit.SECONDS).addService(service).build().start();
         ManagedChannel channel = RdmaChannelBuilder.forAddress(ADDRESS, server.getPort()).transportMode(TransportMode.AUTO)
+                .connectTimeout(20 * SCALE, TimeUnit.SECONDS)
                 .defaultServiceConfig(SemanticsTest.serviceConfig("retryPolicy", Map.of("maxAttempts", 3.0,
                         "initialBackoff", "0.01s", "maxBackoff", "0.1s", "backoffMultiplier", 2.0,
                         "retryableStatusCodes", List.of("UNAVAILABLE")))).enableRetry().build();
