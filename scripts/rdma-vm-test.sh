@@ -28,6 +28,9 @@
 #      --cmd runs any shell command in the guest after the above (cwd = project root; $JAVA is the JDK's java,
 #      $RDMA_JVM_FLAGS the flags the guest's JVMs run with, $RDMA_CP_<module> with - as _ is a module's staged
 #      test class path),
+#      every module's tests run with the transport's shipped defaults (the completion poller spins spinMicros, then
+#      blocks); then, in the same boot, the classes of RDMA_TEST_EVENT_MODE_CLASSES found in a module run once more in
+#      their own JVM with -Drdmarpc.rdma.spinMicros=0 (event mode), XML reports in <module>/target/rdma-reports-event-mode/;
 #      then, in the same boot, a module's test classes tagged rdma-unprivileged (e.g. the RLIMIT_MEMLOCK test) run
 #      once more in their own JVM as nobody:nogroup with no capabilities (setpriv) and RLIMIT_MEMLOCK set by prlimit
 #      (as root, CAP_IPC_LOCK lifts the limit, so those tests skip themselves there); class path copied to the
@@ -45,6 +48,8 @@
 #      RDMA_TEST_CLASSES (fully qualified test classes to run instead of scanning every module's test classes)
 #      RDMA_TEST_REPEAT (default 1: runs each module's tests this many times in the boot; every run must pass)
 #      RDMA_TEST_RERUN (default 0: the first failure is final; 1 runs a failing module once more)
+#      RDMA_TEST_EVENT_MODE_CLASSES (default: PollerWakeupRdmaTest and UnaryPathsRdmaTest of transport-rdma; "" skips
+#      the event-mode pass; with RDMA_TEST_CLASSES only the classes in both lists run)
 #      RDMA_TEST_UNPRIVILEGED (default 1; 0 skips the unprivileged pass), RDMA_TEST_MEMLOCK (bytes, default 1073741824:
 #      the unprivileged JVM's RLIMIT_MEMLOCK, soft and hard; a test may lower its soft limit further)
 #      PERF_SEND_SIZE (64), PERF_READ_SIZES ("65536 1048576"), PERF_ITERS (1000): perftest parameters for --perf
@@ -71,7 +76,7 @@ while [ $# -gt 0 ]; do
     --cmd) USER_CMD=$2; shift 2;;
     --modules) MODULES=$2; shift 2;;
     --no-build) BUILD=0; shift;;
-    -h|--help) sed -n '2,43p' "$0"; exit 0;;
+    -h|--help) sed -n '2,49p' "$0"; exit 0;;
     *) echo "rdma-vm-test: unknown argument $1 (see --help)" >&2; exit 2;;
   esac
 done
@@ -204,7 +209,8 @@ for m in "${BUILD_MODS[@]}"; do
 done
 [ "$KV" = 0 ] || [ -f "$STAGE/rdmarpc-samples.jar" ] || die "samples jar not staged (run without --no-build)"
 for m in "${MODS[@]}"; do
-  rm -rf "$m/target/rdma-reports" "$m/target/rdma-reports-first-attempt" "$m/target/rdma-reports-unprivileged"
+  rm -rf "$m/target/rdma-reports" "$m/target/rdma-reports-first-attempt" "$m/target/rdma-reports-unprivileged" \
+    "$m/target/rdma-reports-event-mode"
 done
 rm -f "$WORK"/perf-*.txt "$WORK"/kv-*.txt "$WORK"/blocks-*.txt
 # What the launcher runs in a module: every staged test class, or only those of RDMA_TEST_CLASSES found there.
@@ -216,6 +222,16 @@ selection() {
   local c out=
   for c in $RDMA_TEST_CLASSES; do
     [ ! -f "$STAGE/$1/test-classes/${c//.//}.class" ] || out="$out --select-class $c"
+  done
+  echo "$out"
+}
+# The classes of RDMA_TEST_EVENT_MODE_CLASSES in a module (and in RDMA_TEST_CLASSES when given), as --select-class options.
+EVENT_MODE_CLASSES=${RDMA_TEST_EVENT_MODE_CLASSES-dev.rdmarpc.transport.rdma.PollerWakeupRdmaTest dev.rdmarpc.transport.rdma.UnaryPathsRdmaTest}
+event_mode_selection() {
+  local c out=
+  for c in $EVENT_MODE_CLASSES; do
+    [ -f "$STAGE/$1/test-classes/${c//.//}.class" ] || continue
+    if [ -z "${RDMA_TEST_CLASSES:-}" ] || [[ " $RDMA_TEST_CLASSES " == *" $c "* ]]; then out="$out --select-class $c"; fi
   done
   echo "$out"
 }
@@ -280,6 +296,22 @@ for run in \$(seq 1 $REPEAT); do
 done
 cd "\$ROOT"
 GUESTMOD
+    events=$(event_mode_selection "$m")
+    if [ -n "$events" ]; then
+      cat <<GUESTEVENTS
+# the completion poller in event mode (spinMicros=0: arm the CQ and block at once) for a few classes of $m
+echo "rdma-vm-guest: === $m: event mode (spinMicros=0):$events ==="
+t0=\$(date +%s)
+(cd "\$ROOT/$m" && $GUEST_JAVA -XX:TieredStopAtLevel=1 -Xmx512m -Drdmarpc.slab.trimIntervalMillis=0 \\
+    -Drdmarpc.rdma.spinMicros=0 -Drdmarpc.test.timeoutScale=$SCALE ${RDMA_VM_JAVA_OPTS:-} \\
+    -jar "\$ROOT/$LAUNCHER" execute --disable-banner --details=tree --fail-if-no-tests \\
+    --class-path "\$RDMA_CP_${m//-/_}" $events --include-engine=junit-jupiter --include-tag rdma \\
+    --reports-dir target/rdma-reports-event-mode)
+rc=\$?
+echo "rdma-vm-guest: $m (event mode): exit code \$rc in \$(( \$(date +%s) - t0 )) s"
+[ \$rc = 0 ] || overall=\$rc
+GUESTEVENTS
+    fi
     unpriv=$(unprivileged_selection "$m")
     [ -n "$unpriv" ] || continue
     cat <<GUESTUNPRIV
@@ -357,13 +389,13 @@ GUESTPERF
 echo "rdma-vm-guest: === KV sample over rxe0: KvServer --transport RDMA, KvClient --transport RDMA -t 192.168.77.1 ==="
 t0=\$(date +%s)
 rm -f "$WORK/kv-port.txt"
-$GUEST_JAVA -Drdmarpc.rdma.spinMicros=0 -cp "\$ROOT/$STAGE/rdmarpc-samples.jar" dev.rdmarpc.samples.kv.KvServer \\
+$GUEST_JAVA -cp "\$ROOT/$STAGE/rdmarpc-samples.jar" dev.rdmarpc.samples.kv.KvServer \\
   --port 0 --port-file "$WORK/kv-port.txt" --transport RDMA --metrics-port 19464 --handshake-timeout-ms 600000 > "$WORK/kv-server.txt" 2>&1 &
 kvserver=\$!
 for i in \$(seq 1 600); do [ -s "$WORK/kv-port.txt" ] && break; sleep 1; done
 port=\$(cat "$WORK/kv-port.txt" 2>/dev/null || echo none)
 echo "rdma-vm-guest: KV server listening on port \$port"
-$GUEST_JAVA -Drdmarpc.rdma.spinMicros=0 -cp "\$ROOT/$STAGE/rdmarpc-samples.jar" dev.rdmarpc.samples.kv.KvClient \\
+$GUEST_JAVA -cp "\$ROOT/$STAGE/rdmarpc-samples.jar" dev.rdmarpc.samples.kv.KvClient \\
   -t 192.168.77.1:\$port --transport RDMA -n ${KV_REQUESTS:-200} --deadline-ms 600000 --connect-timeout-ms 600000 \\
   2>&1 | tee "$WORK/kv-client.txt"
 rc=\${PIPESTATUS[0]}
@@ -375,14 +407,14 @@ echo "rdma-vm-guest: KV client: exit code \$rc in \$(( \$(date +%s) - t0 )) s"
 echo "rdma-vm-guest: === block store sample over rxe0: BlockServer --transport RDMA (file on tmpfs), BlockClient --transport RDMA -t 192.168.77.1 ==="
 t0=\$(date +%s)
 rm -f "$WORK/blocks-port.txt"; rm -rf /tmp/block-store; mkdir -p /tmp/block-store
-$GUEST_JAVA -Drdmarpc.rdma.spinMicros=0 -cp "\$ROOT/$STAGE/rdmarpc-samples.jar" dev.rdmarpc.samples.blocks.BlockServer \\
+$GUEST_JAVA -cp "\$ROOT/$STAGE/rdmarpc-samples.jar" dev.rdmarpc.samples.blocks.BlockServer \\
   --file /tmp/block-store/blocks.bin --blocks ${BLOCKS_COUNT:-4096} --port 0 --port-file "$WORK/blocks-port.txt" \\
   --transport RDMA --handshake-timeout-ms 600000 > "$WORK/blocks-server.txt" 2>&1 &
 blockserver=\$!
 for i in \$(seq 1 600); do [ -s "$WORK/blocks-port.txt" ] && break; sleep 1; done
 port=\$(cat "$WORK/blocks-port.txt" 2>/dev/null || echo none)
 echo "rdma-vm-guest: block server listening on port \$port"
-$GUEST_JAVA -Drdmarpc.rdma.spinMicros=0 -cp "\$ROOT/$STAGE/rdmarpc-samples.jar" dev.rdmarpc.samples.blocks.BlockClient \\
+$GUEST_JAVA -cp "\$ROOT/$STAGE/rdmarpc-samples.jar" dev.rdmarpc.samples.blocks.BlockClient \\
   -t 192.168.77.1:\$port --transport RDMA --verify-file /tmp/block-store/blocks.bin --deadline-ms 600000 \\
   --connect-timeout-ms 600000 2>&1 | tee "$WORK/blocks-client.txt"
 rc=\${PIPESTATUS[0]}
@@ -422,6 +454,19 @@ suite_counts() {
       print t, f, e, s; exit }' "$1"
 }
 total=0; bad=0
+extra_pass() {  # module, report directory suffix, label: adds a second pass's counts (event mode, unprivileged)
+  local r tests failures errors skipped
+  r=$(ls "$1"/target/rdma-reports-"$2"/TEST-*.xml 2>/dev/null | head -1 || true)
+  if [ -z "$r" ]; then
+    say "  $1 ($3): NO REPORT (the test JVM did not run or crashed)"
+    bad=1
+    return
+  fi
+  read -r tests failures errors skipped < <(suite_counts "$r")
+  say "  $1 ($3): tests $tests, failures $failures, errors $errors, skipped $skipped"
+  total=$(( total + tests - skipped ))
+  [ "$failures" = 0 ] && [ "$errors" = 0 ] || bad=1
+}
 echo
 say "results (JUnit XML in <module>/target/rdma-reports/):"
 for m in "${MODS[@]}"; do
@@ -444,18 +489,8 @@ for m in "${MODS[@]}"; do
   fi
   total=$(( total + tests - skipped ))
   [ "$failures" = 0 ] && [ "$errors" = 0 ] || bad=1
-  if [ -n "$(unprivileged_selection "$m")" ]; then
-    ureport=$(ls "$m"/target/rdma-reports-unprivileged/TEST-*.xml 2>/dev/null | head -1 || true)
-    if [ -z "$ureport" ]; then
-      say "  $m (unprivileged): NO REPORT (the test JVM did not run or crashed)"
-      bad=1
-      continue
-    fi
-    read -r tests failures errors skipped < <(suite_counts "$ureport")
-    say "  $m (unprivileged, RLIMIT_MEMLOCK): tests $tests, failures $failures, errors $errors, skipped $skipped"
-    total=$(( total + tests - skipped ))
-    [ "$failures" = 0 ] && [ "$errors" = 0 ] || bad=1
-  fi
+  [ -z "$(event_mode_selection "$m")" ] || extra_pass "$m" event-mode "event mode, spinMicros=0"
+  [ -z "$(unprivileged_selection "$m")" ] || extra_pass "$m" unprivileged "unprivileged, RLIMIT_MEMLOCK"
 done
 # perftest_mean field name size: the mean of field's value on perftest's result line (whose first field matches
 # size) in perf-name.txt (before ours) and perf-name-after.txt (after ours), of those that exist

@@ -8,10 +8,13 @@ import java.lang.foreign.Arena;
 
 /**
  * The device context's async-event thread ({@code ibv_get_async_event}): the SRQ-limit event makes the poller refill
- * and re-arm the shared receive queue; a QP's fatal or access error closes that connection with the event's name;
- * {@code IBV_EVENT_PORT_ERR} on the context's port and {@code IBV_EVENT_DEVICE_FATAL} close every connection of the
- * context and send new ones to TCP, {@code IBV_EVENT_PORT_ACTIVE} lets them upgrade again; SRQ and CQ errors are
- * logged. Every event is acknowledged at once.
+ * and re-arm the shared receive queue; a queue pair's fatal, request or access error, or its last-WQE event while the
+ * connection is open (the queue pair went to ERR), is a path fault ({@link PathFaults}); {@code IBV_EVENT_PORT_ERR} on
+ * the context's port closes every connection of the context and sends new ones to TCP until
+ * {@code IBV_EVENT_PORT_ACTIVE}; {@code IBV_EVENT_DEVICE_FATAL} and an error of the shared SRQ or CQ retire the
+ * context (every connection closes, the next one opens the device anew). Every event is acknowledged at once. Between
+ * events, every {@link PathFaults#CHECK_MILLIS} it has the poller check its connections' queue-pair states, and
+ * checks that the device is still registered ({@link DevicePresence}): a removed device retires the context too.
  */
 final class AsyncEventLoop implements Runnable {
     private final RdmaDeviceContext context;
@@ -19,12 +22,17 @@ final class AsyncEventLoop implements Runnable {
     private final Arena arena = Arena.ofShared();
     private final AsyncEvent event = new AsyncEvent(arena);
     private final Thread thread;
+    private final Runnable checkQueuePairs;
+    private final DevicePresence presence;
+    private boolean removalSeen;
     private volatile boolean running = true;
 
     AsyncEventLoop(RdmaDeviceContext context, IbvContext device) {
         this.context = context;
         this.device = device;
         this.thread = Thread.ofPlatform().daemon().name("rdmarpc-rdma-events-" + device.deviceName()).unstarted(this);
+        this.checkQueuePairs = () -> PathFaults.checkQueuePairs(context);
+        this.presence = new DevicePresence(GidTable.SYSFS, device.deviceName());
     }
 
     void start() {
@@ -43,9 +51,24 @@ final class AsyncEventLoop implements Runnable {
 
     @Override
     public void run() {
+        long checkNanos = PathFaults.CHECK_MILLIS * 1_000_000L;
+        long waitMillis = checkNanos > 0 ? Math.min(500, PathFaults.CHECK_MILLIS) : 500;
+        long lastCheck = System.nanoTime();
         while (running) {
             try {
-                if (!device.awaitAsyncEvent(event, 500)) {
+                boolean got = device.awaitAsyncEvent(event, waitMillis);
+                long now = System.nanoTime();
+                if (checkNanos > 0 && now - lastCheck >= checkNanos) {
+                    lastCheck = now;
+                    if (context.queuePairs() > 0) {
+                        context.poller().execute(checkQueuePairs);
+                    }
+                    if (!removalSeen && presence.removed()) {
+                        removalSeen = true;
+                        context.fail("device removed (no longer in sysfs)", true);
+                    }
+                }
+                if (!got) {
                     continue;
                 }
                 int type = event.type();
@@ -68,29 +91,32 @@ final class AsyncEventLoop implements Runnable {
                 RdmaMetrics.SRQ_LIMIT_EVENTS.increment();
                 context.poller().execute(context::refillReceives);
             }
-            case AsyncEvent.QP_FATAL, AsyncEvent.QP_REQ_ERR, AsyncEvent.QP_ACCESS_ERR -> {
+            case AsyncEvent.QP_FATAL, AsyncEvent.QP_REQ_ERR, AsyncEvent.QP_ACCESS_ERR, AsyncEvent.QP_LAST_WQE_REACHED -> {
+                // last WQE reached: a queue pair on the SRQ went to ERR (our own close does that too, but then the
+                // connection is no longer open and PathFaults ignores it)
                 RdmaEndpoint ep = context.endpointByQpAddress(element);
                 if (ep != null) {
-                    ep.closeOnError(new IllegalStateException("RDMA async error " + AsyncEvent.typeName(type)
-                            + " on qp " + ep.qp.qpNum()));
+                    String reason = "RDMA async event " + AsyncEvent.typeName(type) + " on qp " + ep.qp.qpNum();
+                    context.poller().execute(() -> {
+                        context.poller().drainCompletions(); // a completion error that caused it tells more
+                        PathFaults.failed(ep, reason);
+                    });
                 }
             }
-            case AsyncEvent.QP_LAST_WQE_REACHED, AsyncEvent.COMM_EST, AsyncEvent.SQ_DRAINED -> {
+            case AsyncEvent.COMM_EST, AsyncEvent.SQ_DRAINED -> {
             }
             case AsyncEvent.PORT_ERR -> {
                 if (port == context.port()) {
                     context.fail(AsyncEvent.typeName(type), false);
                 }
             }
-            case AsyncEvent.DEVICE_FATAL -> context.fail(AsyncEvent.typeName(type), true);
+            // the SRQ and the CQ are shared by every connection of the context: an error of either breaks them all
+            case AsyncEvent.DEVICE_FATAL, AsyncEvent.SRQ_ERR, AsyncEvent.CQ_ERR -> context.fail(AsyncEvent.typeName(type), true);
             case AsyncEvent.PORT_ACTIVE -> {
                 if (port == context.port()) {
                     context.portActive();
                 }
             }
-            case AsyncEvent.SRQ_ERR, AsyncEvent.CQ_ERR ->
-                    Fallbacks.LOG.log(Level.WARNING, "RDMA device {0}: {1} (port {2})", device.deviceName(),
-                            AsyncEvent.typeName(type), port);
             default -> Fallbacks.LOG.log(Level.DEBUG, "RDMA device {0}: {1}", device.deviceName(), AsyncEvent.typeName(type));
         }
     }

@@ -1,6 +1,7 @@
 package dev.rdmarpc.transport.rdma;
 
 import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.protocol.ProtocolException;
 import dev.rdmarpc.transport.rdma.verbs.CompletionChannel;
 import dev.rdmarpc.transport.rdma.verbs.CompletionQueue;
 import dev.rdmarpc.transport.rdma.verbs.EventFd;
@@ -111,6 +112,8 @@ final class CompletionPoller implements Runnable {
                 RdmaMetrics.POLLER_WAKEUPS.increment();
                 if (signalled != null) {
                     signalled.ackEvents(signalled.unackedEvents());
+                } else if (running && tasks.isEmpty()) {
+                    checkLostWakeup();
                 }
                 checkDrainDeadlines();
             } catch (Throwable t) {
@@ -119,6 +122,33 @@ final class CompletionPoller implements Runnable {
                 }
                 Fallbacks.LOG.log(Level.ERROR, "RDMA poller of " + context.deviceName() + " failed; continuing", t);
             }
+        }
+    }
+
+    /**
+     * After a wait that ended with neither a completion event nor a task (it timed out): completions found now, while
+     * still no event is pending, arrived after the CQ was armed without raising an event - a lost wake-up, counted and
+     * logged. Completions whose event is pending were announced, just after the wait gave up.
+     */
+    private void checkLostWakeup() {
+        int found = pollOnce();
+        if (found == 0) {
+            return;
+        }
+        CompletionQueue late = channel.awaitEvent(0, wakeup);
+        if (late != null) {
+            late.ackEvents(late.unackedEvents());
+            return;
+        }
+        RdmaMetrics.LOST_WAKEUPS.increment();
+        Fallbacks.LOG.log(Level.WARNING, "RDMA poller of {0}: {1} completions arrived on an armed CQ without a completion "
+                + "event; found after a {2} ms idle wait", context.deviceName(), found, IDLE_WAIT_MILLIS);
+    }
+
+    /** Poller: handles the completions already in the CQ (a few batches at most). */
+    void drainCompletions() {
+        for (int i = 0; i < 8 && pollOnce() > 0; i++) {
+            // each batch is dispatched by pollOnce
         }
     }
 
@@ -257,14 +287,21 @@ final class CompletionPoller implements Runnable {
             return; // torn down: its slots were freed with it
         }
         int status = wc.status();
-        if (status != WorkCompletion.STATUS_SUCCESS && status != WorkCompletion.STATUS_WR_FLUSH_ERR) {
+        boolean error = status != WorkCompletion.STATUS_SUCCESS && status != WorkCompletion.STATUS_WR_FLUSH_ERR;
+        if (error) {
             RdmaMetrics.COMPLETION_ERRORS.increment();
             context.counters().completionErrors.increment();
         }
         int result;
         try {
             result = ep.send.onCompletion(seq, status);
+        } catch (ProtocolException e) {
+            ep.closeOnError(e); // the peer named memory it had not granted: bad input, not a broken path
+            result = 0;
         } catch (RuntimeException e) {
+            if (error && PathFaults.isPathStatus(status)) {
+                PathFaults.failed(ep, e.getMessage() != null ? e.getMessage() : e.toString());
+            }
             ep.closeOnError(e);
             result = 0;
         }
@@ -272,6 +309,11 @@ final class CompletionPoller implements Runnable {
             draining.remove(ep);
             ep.finishTeardown();
             return;
+        }
+        if (status == WorkCompletion.STATUS_WR_FLUSH_ERR && ep.isOpen()) {
+            // flushed while we had not closed it: the queue pair went to ERR under us
+            PathFaults.failed(ep, "RDMA queue pair qp " + ep.qp.qpNum() + " went to the error state (a work request was "
+                    + "flushed while the connection was open)");
         }
         touch(ep);
     }

@@ -40,6 +40,12 @@ final class MicrometerBinding {
         counter(r, "rdmarpc.rdma.drain.timeouts", null, null, RdmaMetrics.DRAIN_TIMEOUTS,
                 "closed queue pairs destroyed without their flush completions");
         counter(r, "rdmarpc.rdma.upgrades", null, null, RdmaMetrics.UPGRADES, "connections moved to RDMA");
+        counter(r, "rdmarpc.rdma.path.faults", null, null, RdmaMetrics.PATH_FAULTS,
+                "RDMA connections whose path failed after setup (their peers stay on TCP for a while)");
+        counter(r, "rdmarpc.rdma.device.faults", null, null, RdmaMetrics.DEVICE_FAULTS,
+                "port-down, device-fatal, SRQ and CQ error events that closed a device's connections");
+        counter(r, "rdmarpc.rdma.poller.lost.wakeups", null, null, RdmaMetrics.LOST_WAKEUPS,
+                "completions found only after the poller's idle wait timed out without an event");
         for (String reason : Fallbacks.REASONS) {
             counter(r, "rdmarpc.rdma.fallbacks", "reason", reason, RdmaMetrics.fallbackReason(reason),
                     "connections left on TCP, by reason");

@@ -246,6 +246,7 @@ final class RdmaDeviceContext {
      * this context is closed (its calls fail with UNAVAILABLE).
      */
     void fail(String event, boolean device) {
+        RdmaMetrics.DEVICE_FAULTS.increment();
         if (device) {
             deviceFailed = true;
             retired = true;

@@ -59,6 +59,8 @@ final class RdmaEndpoint implements FrameConnection, SendEvents {
     long drainDeadlineNanos;
     /** Poller: core heard a read burst start on this endpoint and not yet its end ({@link CompletionPoller}). */
     boolean inReadBurst;
+    /** Set once the queue pair reached RTS: until then a failed setup may destroy it on the setup thread. */
+    volatile boolean connected;
 
     RdmaEndpoint(int id, RdmaDeviceContext context, QueuePair qp, FrameConnection base, FrameHandler handler,
                  SlabPool pool, RdmaCapability peer) {

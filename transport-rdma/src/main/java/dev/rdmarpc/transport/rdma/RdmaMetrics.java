@@ -32,6 +32,15 @@ public final class RdmaMetrics {
     static final LongAdder PROTOCOL_ERRORS = new LongAdder();
     static final LongAdder POLLER_WAKEUPS = new LongAdder();
     static final LongAdder DRAIN_TIMEOUTS = new LongAdder();
+    /** RDMA connections whose path failed after setup ({@link PathFaults}); their peers are remembered for a while. */
+    static final LongAdder PATH_FAULTS = new LongAdder();
+    /** Device faults (port down, device fatal, SRQ or CQ error) that closed a device context's connections. */
+    static final LongAdder DEVICE_FAULTS = new LongAdder();
+    /**
+     * Completions the poller found only after its idle wait timed out with no completion event pending: a lost
+     * wake-up, which delays calls by up to a second. Stays 0 unless arming the CQ races with a completion wrongly.
+     */
+    static final LongAdder LOST_WAKEUPS = new LongAdder();
     /** MESSAGE frames core kept in the transport's buffer (an SRQ buffer or a READ destination) instead of copying. */
     static final LongAdder MESSAGE_FRAMES_KEPT = new LongAdder();
     /** MESSAGE frames core copied out of the transport's buffer (small, or part of a larger message). */

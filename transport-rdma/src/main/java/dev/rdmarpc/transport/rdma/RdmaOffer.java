@@ -100,6 +100,7 @@ final class RdmaOffer implements ConnectionUpgrader.Offer {
             throw e;
         }
         state = COMPLETED;
+        ep.connected = true;
         RdmaMetrics.UPGRADES.increment();
         context.counters().upgrades.increment();
         return ep;

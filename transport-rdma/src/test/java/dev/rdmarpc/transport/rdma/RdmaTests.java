@@ -14,16 +14,16 @@ import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
 /**
- * Settings and helpers of the RDMA-tagged end-to-end tests. Unless given with -D, the transport runs in event mode
- * ({@code spinMicros=0}: busy polling crawls in the emulated guest) with a small SRQ (128) and 32 credits per
- * connection, so a few connections already oversubscribe the SRQ. {@code rdmarpc.test.timeoutScale} (30 in the guest)
- * multiplies every timeout.
+ * Settings and helpers of the RDMA-tagged end-to-end tests. The completion poller runs with the shipped default (spin
+ * {@code spinMicros}, then arm the CQ and block) unless {@code -Drdmarpc.rdma.spinMicros} says otherwise (the guest runs
+ * some classes a second time with 0, event mode); the SRQ is small (128) and each connection gets 32 credits, so a few
+ * connections already oversubscribe the SRQ. {@code rdmarpc.test.timeoutScale} (30 in the guest) multiplies every
+ * timeout.
  */
 final class RdmaTests {
     static final long TIMEOUT_SCALE = Long.getLong("rdmarpc.test.timeoutScale", 1);
 
     static {
-        setDefault("rdmarpc.rdma.spinMicros", "0");
         setDefault("rdmarpc.rdma.srqDepth", "128");
         setDefault("rdmarpc.rdma.credits", "32");
         // device contexts stay open between tests (tests hold on to them); the lifecycle test sets its own linger

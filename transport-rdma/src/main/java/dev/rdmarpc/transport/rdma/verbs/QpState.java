@@ -1,7 +1,7 @@
 package dev.rdmarpc.transport.rdma.verbs;
 
 /** {@code enum ibv_qp_state}: the states of a queue pair. */
-final class QpState {
+public final class QpState {
     /** {@code IBV_QPS_RESET}. */
     public static final int RESET = 0;
     /** {@code IBV_QPS_INIT}. */
