@@ -191,9 +191,14 @@ class DecoderRejectionTest {
     void resetByPeerInTheMiddleOfAFrame() throws Exception {
         RecordingHandler h;
         try (RawClient raw = new RawClient(loop.address)) {
-            raw.write(TestFrames.helloWire());
+            byte[] hello = TestFrames.helloWire();
+            byte[] helloAndHalfAFrame = java.util.Arrays.copyOf(hello, hello.length + 5);
+            System.arraycopy(new byte[] {1, 2, 3, 4, 5}, 0, helloAndHalfAFrame, hello.length, 5);
+            // one small write is one segment on loopback: the server reads the half frame with the HELLO, and once
+            // the HELLO is echoed back it holds those 5 bytes (a RST that came before the read would drop them)
+            raw.write(helloAndHalfAFrame);
             h = serverHandlers.next();
-            raw.write(new byte[] {1, 2, 3, 4, 5});
+            assertEquals(hello.length, raw.socket.getInputStream().readNBytes(hello.length).length, "the HELLO echoed");
             raw.socket.setSoLinger(true, 0); // close with RST
         }
         h.awaitClosed();
