@@ -79,10 +79,12 @@ final class ImplBaseWriter {
         w.blank();
         s.override(w);
         w.open("public final " + definition + " bindService() {");
+        String schema = ".setSchemaDescriptor(new " + s.descriptorSupplier() + "())";
         if (s.rpcs.isEmpty()) {
-            w.line("return " + definition + ".builder(SERVICE_NAME).build();");
+            w.line("return " + definition + ".builder(SERVICE_NAME)" + schema + ".build();");
         } else {
             w.line("return " + definition + ".builder(SERVICE_NAME)");
+            w.line("        " + schema);
             for (Rpc m : s.rpcs) {
                 String plain = serverCalls + ".<" + m.request() + ", " + m.response() + ">async" + m.kind()
                         + "Call(this::" + m.javaName() + ")";

@@ -52,6 +52,7 @@ final class ServiceClass {
         Set<String> members = new HashSet<>(VARIABLES);
         members.add(className);
         members.add(implBase());
+        members.add(descriptorSupplier());
         for (String kind : List.of("", "Blocking", "Future")) {
             members.add(stub(kind));
         }
@@ -124,6 +125,11 @@ final class ServiceClass {
     /** The simple name of the nested server base class. */
     String implBase() {
         return file.getService(index).getName() + "ImplBase";
+    }
+
+    /** The simple name of the nested class giving the service's proto descriptors to server reflection. */
+    String descriptorSupplier() {
+        return file.getService(index).getName() + "DescriptorSupplier";
     }
 
     /** Whether any rpc of the service gets attachment methods. */

@@ -42,6 +42,7 @@ final class ServiceGenerator {
             methodDescriptor(body, m);
         }
         stubFactories(body);
+        descriptorSupplier(body);
         new ImplBaseWriter(s).write(body);
         new StubWriter(s).write(body);
         body.close("}");
@@ -93,6 +94,26 @@ final class ServiceGenerator {
         w.close("}");
         w.close("}");
         w.line("return " + m.getter() + ";");
+        w.close("}");
+    }
+
+    /** The schema descriptor {@code bindService()} sets: the service's .proto file, read by server reflection. */
+    private void descriptorSupplier(SourceWriter w) {
+        String fileDescriptor = s.names.of("com.google.protobuf", "Descriptors.FileDescriptor");
+        String outerClass = s.names.of(s.javaPackage, JavaNames.outerClassName(s.file));
+        w.blank();
+        w.javadoc("The proto descriptors of {@code " + s.serviceName + "}, for server reflection.", List.of());
+        w.open("private static final class " + s.descriptorSupplier() + " implements "
+                + s.names.core("protobuf.ProtoServiceDescriptorSupplier") + " {");
+        s.override(w);
+        w.open("public " + fileDescriptor + " getFileDescriptor() {");
+        w.line("return " + outerClass + ".getDescriptor();");
+        w.close("}");
+        w.blank();
+        s.override(w);
+        w.open("public " + s.names.of("com.google.protobuf", "Descriptors.ServiceDescriptor") + " getServiceDescriptor() {");
+        w.line("return this.getFileDescriptor().findServiceByName(\"" + s.file.getService(s.index).getName() + "\");");
+        w.close("}");
         w.close("}");
     }
 

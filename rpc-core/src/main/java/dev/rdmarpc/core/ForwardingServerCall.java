@@ -81,6 +81,11 @@ public abstract class ForwardingServerCall<ReqT, RespT> extends ServerCall<ReqT,
     }
 
     @Override
+    public java.util.List<ServiceDefinition> getServerServices() {
+        return delegate().getServerServices();
+    }
+
+    @Override
     public javax.net.ssl.SSLSession getSslSession() {
         return delegate().getSslSession();
     }

@@ -106,6 +106,14 @@ public abstract class ServerCall<ReqT, RespT> {
     }
 
     /**
+     * The services of the server the call arrived at, as added to its builder (server reflection lists them); empty
+     * for a call not served by an {@link RpcServer}.
+     */
+    public java.util.List<ServiceDefinition> getServerServices() {
+        return java.util.List.of();
+    }
+
+    /**
      * The TLS session the call arrived on, or null without TLS; its peer certificates are the client's verified
      * identity (also on {@link #getConnection()}: {@link PeerConnection#peerPrincipal()}).
      */

@@ -28,7 +28,8 @@ public final class ServerInterceptors {
         if (interceptors.isEmpty()) {
             return service;
         }
-        ServiceDefinition.Builder b = ServiceDefinition.builder(service.getServiceName());
+        ServiceDefinition.Builder b = ServiceDefinition.builder(service.getServiceName())
+                .setSchemaDescriptor(service.getSchemaDescriptor());
         for (ServerMethodDefinition<?, ?> m : service.getMethods()) {
             addIntercepted(b, m, interceptors);
         }

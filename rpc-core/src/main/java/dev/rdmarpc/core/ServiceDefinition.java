@@ -9,10 +9,13 @@ import java.util.Map;
 public final class ServiceDefinition {
     private final String serviceName;
     private final Map<String, ServerMethodDefinition<?, ?>> methods;
+    private final Object schemaDescriptor;
 
-    private ServiceDefinition(String serviceName, Map<String, ServerMethodDefinition<?, ?>> methods) {
+    private ServiceDefinition(String serviceName, Map<String, ServerMethodDefinition<?, ?>> methods,
+                              Object schemaDescriptor) {
         this.serviceName = serviceName;
         this.methods = Collections.unmodifiableMap(methods);
+        this.schemaDescriptor = schemaDescriptor;
     }
 
     public static Builder builder(String serviceName) {
@@ -25,6 +28,15 @@ public final class ServiceDefinition {
 
     public Collection<ServerMethodDefinition<?, ?>> getMethods() {
         return methods.values();
+    }
+
+    /**
+     * What describes the service's schema, or null: for a service generated from a .proto file, a
+     * {@link dev.rdmarpc.core.protobuf.ProtoServiceDescriptorSupplier} (server reflection reads it), as grpc-java's
+     * {@code ServiceDescriptor.getSchemaDescriptor()}.
+     */
+    public Object getSchemaDescriptor() {
+        return schemaDescriptor;
     }
 
     /** The method with this full name, or null. */
@@ -42,7 +54,7 @@ public final class ServiceDefinition {
         for (ServerMethodDefinition<?, ?> m : methods.values()) {
             copy.put(m.method().getFullMethodName(), m.withAttachments(maxBytes));
         }
-        return new ServiceDefinition(serviceName, copy);
+        return new ServiceDefinition(serviceName, copy, schemaDescriptor);
     }
 
     /** This service with {@code method} (one of its methods) accepting an attachment of up to {@code maxBytes}. */
@@ -53,16 +65,23 @@ public final class ServiceDefinition {
         }
         Map<String, ServerMethodDefinition<?, ?>> copy = new LinkedHashMap<>(methods);
         copy.put(method.getFullMethodName(), m.withAttachments(maxBytes));
-        return new ServiceDefinition(serviceName, copy);
+        return new ServiceDefinition(serviceName, copy, schemaDescriptor);
     }
 
     /** Builds a {@link ServiceDefinition}. */
     public static final class Builder {
         private final String serviceName;
         private final Map<String, ServerMethodDefinition<?, ?>> methods = new LinkedHashMap<>();
+        private Object schemaDescriptor;
 
         private Builder(String serviceName) {
             this.serviceName = serviceName;
+        }
+
+        /** Sets what describes the service's schema (see {@link ServiceDefinition#getSchemaDescriptor}). */
+        public Builder setSchemaDescriptor(Object schemaDescriptor) {
+            this.schemaDescriptor = schemaDescriptor;
+            return this;
         }
 
         public <ReqT, RespT> Builder addMethod(MethodDescriptor<ReqT, RespT> method, ServerCallHandler<ReqT, RespT> handler) {
@@ -82,7 +101,7 @@ public final class ServiceDefinition {
         }
 
         public ServiceDefinition build() {
-            return new ServiceDefinition(serviceName, new LinkedHashMap<>(methods));
+            return new ServiceDefinition(serviceName, new LinkedHashMap<>(methods), schemaDescriptor);
         }
     }
 }

@@ -28,6 +28,7 @@ public final class ServerImpl {
     private final Set<ServerConnection> connections = ConcurrentHashMap.newKeySet();
     private final CountDownLatch terminated = new CountDownLatch(1);
     private InetSocketAddress bound;
+    private final List<ServiceDefinition> services;
     private boolean started;
     private volatile boolean shutdown;
     private volatile java.util.function.Function<String, ServerMethodDefinition<?, ?>> fallback;
@@ -57,6 +58,7 @@ public final class ServerImpl {
     public ServerImpl(InetSocketAddress address, List<ServiceDefinition> services, ServerTransport transport,
                       ConnectionSettings settings, Executor executor, Object meterRegistry, long handshakeTimeoutMillis) {
         this.address = address;
+        this.services = List.copyOf(services);
         for (ServiceDefinition s : services) {
             for (ServerMethodDefinition<?, ?> m : s.getMethods()) {
                 if (methods.put(m.method().getFullMethodName(), m) != null) {
@@ -166,6 +168,11 @@ public final class ServerImpl {
     ServerMethodDefinition<?, ?> lookup(String fullMethodName) {
         ServerMethodDefinition<?, ?> m = methods.get(fullMethodName);
         return m != null || fallback == null ? m : fallback.apply(fullMethodName);
+    }
+
+    /** The services added to the server's builder (interceptors applied). */
+    List<ServiceDefinition> services() {
+        return services;
     }
 
     /** Methods not registered directly are looked up here (grpc-compat serves grpc services this way). */

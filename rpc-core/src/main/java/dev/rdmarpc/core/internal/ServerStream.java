@@ -5,6 +5,7 @@ import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.MethodDescriptor;
 import dev.rdmarpc.core.ServerCall;
 import dev.rdmarpc.core.ServerMethodDefinition;
+import dev.rdmarpc.core.ServiceDefinition;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
@@ -452,6 +453,11 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     @Override
     public String getTransportName() {
         return conn.out.transportName();
+    }
+
+    @Override
+    public java.util.List<ServiceDefinition> getServerServices() {
+        return conn.server.services();
     }
 
     // ------------------------------------------------------------------ frames (I/O thread)
