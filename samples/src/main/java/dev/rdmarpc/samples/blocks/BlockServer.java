@@ -2,6 +2,8 @@ package dev.rdmarpc.samples.blocks;
 
 import dev.rdmarpc.core.RpcServer;
 import dev.rdmarpc.core.TransportMode;
+import dev.rdmarpc.health.HealthService;
+import dev.rdmarpc.reflection.ReflectionService;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -51,6 +53,8 @@ public final class BlockServer implements Callable<Integer> {
                 // only Write takes an attachment (the blocks to write): the one method that accepts them
                 .addService(new BlockStoreService(store, maxCallBytes).bindService()
                         .withAttachments(BlockStoreRpc.getWriteMethod(), maxCallBytes))
+                .addService(new HealthService())
+                .addService(new ReflectionService())
                 .transportMode(transport)
                 .handshakeTimeout(Duration.ofMillis(handshakeTimeoutMs))
                 .build()

@@ -3,6 +3,7 @@ package dev.rdmarpc.samples.kv;
 import dev.rdmarpc.core.RpcServer;
 import dev.rdmarpc.core.TransportMode;
 import dev.rdmarpc.health.HealthService;
+import dev.rdmarpc.reflection.ReflectionService;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -64,13 +65,15 @@ public final class KvServer implements Callable<Integer> {
     }
 
     /**
-     * The KV server's builder: the key-value service and the standard health service (so gRPC probes can ask it), with
+     * The KV server's builder: the key-value service, the standard health service (so gRPC probes can ask it) and server
+     * reflection (so grpcurl-like tools can list and describe its services), with
      * requests up to {@code maxMessageMib} MiB. rdmarpc clients and standard gRPC clients (HTTP/2) share its port.
      */
     public static RpcServer.Builder builder(int port, KeyValueStore store, HealthService health, int maxMessageMib) {
         return RpcServer.forPort(port)
                 .addService(new KeyValueService(store))
                 .addService(health)
+                .addService(new ReflectionService())
                 .maxInboundMessageSize(maxMessageMib << 20);
     }
 
