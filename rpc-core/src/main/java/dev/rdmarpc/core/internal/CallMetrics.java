@@ -5,10 +5,15 @@ interface CallMetrics {
     CallMetrics NOOP = new CallMetrics() {
     };
 
-    default void callStarted(String method) {
+    /**
+     * A call started; {@code transport} is the protocol of the connection it came on ({@code tcp}, {@code rdma},
+     * {@code h2}), or null where the side does not tag calls with it (a channel's calls).
+     */
+    default void callStarted(String method, String transport) {
     }
 
-    default void callFinished(String method, String status, long nanos) {
+    /** A call finished with {@code status} after {@code nanos}; {@code transport} as for {@link #callStarted}. */
+    default void callFinished(String method, String transport, String status, long nanos) {
     }
 
     default void connectionOpened(String transport) {

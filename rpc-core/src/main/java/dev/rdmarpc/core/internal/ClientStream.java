@@ -308,7 +308,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         this.requestHeaders = md;
         counted = channel.callStarted();
         if (counted) {
-            channel.metrics().callStarted(method.getFullMethodName());
+            channel.metrics().callStarted(method.getFullMethodName(), null);
         }
         if (!counted) {
             finish(Status.UNAVAILABLE.withDescription("channel to " + channel.authority() + " is shut down"), null, false);
@@ -1000,7 +1000,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                 case MESSAGE -> deliverMessage(message, compressed, split, apart);
                 case CLOSE -> {
                     if (counted) {
-                        channel.metrics().callFinished(method.getFullMethodName(), closeStatus.getCode().name(),
+                        channel.metrics().callFinished(method.getFullMethodName(), null, closeStatus.getCode().name(),
                                 System.nanoTime() - startNanos);
                         channel.callFinished();
                     }

@@ -20,8 +20,10 @@ final class MicrometerCallMetrics implements CallMetrics {
     private final String side;
     private final AtomicInteger activeCalls = new AtomicInteger();
     private final AtomicInteger activeConnections = new AtomicInteger();
-    private final ConcurrentHashMap<String, Counter> started = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
+    /** Per transport ("" for untagged calls), per method. */
+    private final ConcurrentHashMap<String, ConcurrentHashMap<String, Counter>> started = new ConcurrentHashMap<>();
+    /** Per transport ("" for untagged calls), per method and status. */
+    private final ConcurrentHashMap<String, ConcurrentHashMap<String, Timer>> timers = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, Counter> refusals = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, Counter> upgradeRefusals = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, Counter> opened = new ConcurrentHashMap<>();
@@ -64,18 +66,27 @@ final class MicrometerCallMetrics implements CallMetrics {
     }
 
     @Override
-    public void callStarted(String method) {
+    public void callStarted(String method, String transport) {
         activeCalls.incrementAndGet();
-        started.computeIfAbsent(method, m -> Counter.builder("rdmarpc." + side + ".calls.started")
-                .description("Calls started, per method").tags(Tags.of("method", m)).register(registry)).increment();
+        started.computeIfAbsent(transport == null ? "" : transport, t -> new ConcurrentHashMap<>())
+                .computeIfAbsent(method, m -> Counter.builder("rdmarpc." + side + ".calls.started")
+                        .description("Calls started, per method (and transport, on a server)")
+                        .tags(callTags(m, transport)).register(registry)).increment();
     }
 
     @Override
-    public void callFinished(String method, String status, long nanos) {
+    public void callFinished(String method, String transport, String status, long nanos) {
         activeCalls.decrementAndGet();
-        timers.computeIfAbsent(method + '\0' + status, k -> Timer.builder("rdmarpc." + side + ".calls")
-                .description("Call latency, per method and status").tags(Tags.of("method", method, "status", status))
-                .register(registry)).record(nanos, TimeUnit.NANOSECONDS);
+        timers.computeIfAbsent(transport == null ? "" : transport, t -> new ConcurrentHashMap<>())
+                .computeIfAbsent(method + '\0' + status, k -> Timer.builder("rdmarpc." + side + ".calls")
+                        .description("Call latency, per method and status (and transport, on a server)")
+                        .tags(callTags(method, transport).and("status", status))
+                        .register(registry)).record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** A call's tags: its method, and the protocol of its connection where the side knows it. */
+    private static Tags callTags(String method, String transport) {
+        return transport == null ? Tags.of("method", method) : Tags.of("method", method, "transport", transport);
     }
 
     @Override

@@ -216,7 +216,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     /** Binds the send side and schedules the handler's start. Called on the I/O thread. */
     void start() {
-        conn.server.metrics().callStarted(method().getFullMethodName());
+        conn.server.metrics().callStarted(method().getFullMethodName(), conn.out.transportName());
         boolean run;
         synchronized (this) {
             if (state == State.CANCELLED) {
@@ -696,8 +696,8 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             set(REMOVED);
         }
         conn.remove(this);
-        conn.server.metrics().callFinished(method().getFullMethodName(), finalStatus == null ? "OK" : finalStatus,
-                System.nanoTime() - startNanos);
+        conn.server.metrics().callFinished(method().getFullMethodName(), conn.out.transportName(),
+                finalStatus == null ? "OK" : finalStatus, System.nanoTime() - startNanos);
         done(LEFT);
     }
 

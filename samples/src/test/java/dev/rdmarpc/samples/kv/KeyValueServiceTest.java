@@ -197,7 +197,7 @@ class KeyValueServiceTest {
                 return scraped.get().contains("status=\"OK\"");
             }, () -> "the Put call in the scraped metrics:\n" + scraped.get());
             String body = scraped.get();
-            assertTrue(body.contains("rdmarpc_server_calls_seconds_count{method=\"rdmarpc.samples.kv.KeyValue/Put\",status=\"OK\"} 1"), body);
+            assertTrue(body.contains("rdmarpc_server_calls_seconds_count{method=\"rdmarpc.samples.kv.KeyValue/Put\",status=\"OK\",transport=\"tcp\"} 1"), body);
             assertTrue(body.contains("rdmarpc_server_bytes_received_bytes_total"), body);
             assertTrue(body.contains("rdmarpc_slab_bytes_in_use_bytes"), body);
         }
