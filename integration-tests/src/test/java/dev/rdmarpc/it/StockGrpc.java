@@ -42,6 +42,12 @@ final class StockGrpc {
                 .setRequestMarshaller(BYTES).setResponseMarshaller(BYTES).build();
     }
 
+    /** A unary method {@code fullName} with byte-array messages, as a stock client calls it. */
+    static MethodDescriptor<byte[], byte[]> bytesMethod(String fullName) {
+        return MethodDescriptor.<byte[], byte[]>newBuilder().setType(MethodDescriptor.MethodType.UNARY)
+                .setFullMethodName(fullName).setRequestMarshaller(BYTES).setResponseMarshaller(BYTES).build();
+    }
+
     static byte[] echo(Channel ch, byte[] request) {
         return ClientCalls.blockingUnaryCall(ch, ECHO, CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS), request);
     }

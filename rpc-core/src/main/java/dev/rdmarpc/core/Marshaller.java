@@ -61,12 +61,13 @@ public interface Marshaller<T> {
 
     /**
      * Parses a message that arrived with the COMPRESSED flag set or not. The default takes uncompressed messages
-     * only: a compressed one fails the call with INTERNAL; marshallers that agree on an encoding override this.
+     * only: a compressed one fails the call with UNIMPLEMENTED, as gRPC answers a message in an encoding the receiver
+     * does not support; marshallers that agree on an encoding override this.
      */
     default T parse(MemorySegment segment, long offset, int length, boolean compressed) {
         if (compressed) {
-            throw Status.INTERNAL.withDescription("received a compressed message, but this method's marshaller "
-                    + "does not decompress").asException();
+            throw Status.UNIMPLEMENTED.withDescription("received a compressed message, but this method's marshaller "
+                    + "does not decompress: send it uncompressed").asException();
         }
         return parse(segment, offset, length);
     }

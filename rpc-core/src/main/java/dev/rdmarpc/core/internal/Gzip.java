@@ -65,6 +65,31 @@ final class Gzip {
         return true;
     }
 
+    /**
+     * The refusal of a request whose {@code grpc-encoding} core cannot decode, for a method whose marshaller core
+     * decodes for ({@link Marshaller#parsesDecompressed}), or null: UNIMPLEMENTED, as gRPC answers an encoding the
+     * server does not support (send it with {@link #acceptedEncodings()}). Other marshallers decode (or refuse) the
+     * encodings they agree on themselves.
+     */
+    static Status unsupportedEncoding(Marshaller<?> requestMarshaller, Metadata headers) {
+        if (headers == null || !requestMarshaller.parsesDecompressed()) {
+            return null;
+        }
+        String encoding = headers.get(ENCODING);
+        if (encoding == null || encoding.equalsIgnoreCase(NAME) || encoding.equalsIgnoreCase("identity")) {
+            return null;
+        }
+        return Status.UNIMPLEMENTED.withDescription("Can't find decompressor for " + encoding + " (this server decodes "
+                + NAME + ")");
+    }
+
+    /** Trailers naming the encodings a server decodes ({@code grpc-accept-encoding: gzip}), for a refusal. */
+    static Metadata acceptedEncodings() {
+        Metadata md = new Metadata();
+        md.put(ACCEPT_ENCODING, NAME);
+        return md;
+    }
+
     /** {@code headers} (null for none, or the caller's own, which are not changed) with {@code grpc-encoding: gzip}. */
     static Metadata encodingNamed(Metadata headers) {
         Metadata md = new Metadata();
@@ -109,8 +134,13 @@ final class Gzip {
      */
     static <T> T parseOwned(Marshaller<T> marshaller, SlabBuffer message, boolean compressed, boolean gzipNegotiated,
                             int maxSize) {
-        if (!compressed || !gzipNegotiated || !marshaller.parsesDecompressed()) {
+        if (!compressed || !marshaller.parsesDecompressed()) {
             return marshaller.parseOwned(message, compressed);
+        }
+        if (!gzipNegotiated) {
+            message.release();
+            throw Status.INTERNAL.withDescription("received a compressed message on a call whose grpc-encoding names"
+                    + " no encoding").asException();
         }
         byte[] plain;
         try {

@@ -289,6 +289,11 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
             send(trailers(streamId, Status.UNIMPLEMENTED.withDescription("Method not found: " + rh.path()), null), true);
             return;
         }
+        Status unsupported = Gzip.unsupportedEncoding(def.method().getRequestMarshaller(), rh.metadataOrNull());
+        if (unsupported != null) {
+            send(trailers(streamId, unsupported, Gzip.acceptedEncodings()), true);
+            return;
+        }
         boolean halfClosed = (flags & FrameFlags.END_STREAM) != 0;
         ServerStream<?, ?> s = ServerStream.reusableFor(rh.timeoutNanos()) ? recycled.take() : null;
         if (s != null) {
