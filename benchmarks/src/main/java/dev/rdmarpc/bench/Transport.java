@@ -15,6 +15,8 @@ public enum Transport implements CliNamed {
     GRPC_COMPAT("grpc-java stubs over RdmaChannelBuilder/RdmaServerBuilder"),
     /** Stock grpc-java over Netty: the baseline every figure is compared with. */
     GRPC_NETTY("stock grpc-java over Netty (the baseline)"),
+    /** A mixed fleet's pairing: a stock grpc-java client over Netty calling rdmarpc's native server over HTTP/2. */
+    GRPCNETTY_TO_RDMARPC("stock grpc-java over Netty calling rdmarpc's native RpcServer (gRPC over HTTP/2)"),
     /** A minimal length-prefixed echo over Netty: the floor for TCP. */
     NETTY_RAW("minimal length-prefixed echo over Netty (the TCP floor)");
 

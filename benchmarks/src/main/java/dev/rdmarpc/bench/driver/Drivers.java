@@ -34,6 +34,7 @@ public final class Drivers {
             case NATIVE_RDMA -> new NativeApi(TransportMode.RDMA);
             case GRPC_COMPAT -> GrpcApi.COMPAT;
             case GRPC_NETTY -> GrpcApi.NETTY;
+            case GRPCNETTY_TO_RDMARPC -> new Pairing(GrpcApi.NETTY, new NativeApi(TransportMode.TCP));
             case NETTY_RAW -> throw new IllegalArgumentException("netty-raw has no generated API");
         };
     }
