@@ -12,7 +12,13 @@ final class Bytes {
     private Bytes() {
     }
 
-    static final Marshaller<byte[]> MARSHALLER = new Marshaller<>() {
+    /** Plain bytes: a gzip call's messages are inflated first. */
+    static final Marshaller<byte[]> MARSHALLER = new ByteArrayMarshaller(true);
+    /** Plain bytes that take no compressed message (the interface's default refusal). */
+    static final Marshaller<byte[]> UNCOMPRESSED_ONLY = new ByteArrayMarshaller(false);
+
+    /** Byte arrays as they are; {@code parsesDecompressed} as given. */
+    private record ByteArrayMarshaller(boolean parsesDecompressed) implements Marshaller<byte[]> {
         @Override
         public int serializedSize(byte[] value) {
             return value.length;
@@ -27,12 +33,7 @@ final class Bytes {
         public byte[] parse(MemorySegment source) {
             return source.toArray(ValueLayout.JAVA_BYTE);
         }
-
-        @Override
-        public boolean parsesDecompressed() {
-            return true; // plain bytes: a gzip call's messages are inflated first
-        }
-    };
+    }
 
     /** A method {@code fullName} of this kind with byte-array requests and responses. */
     static MethodDescriptor<byte[], byte[]> method(String fullName, MethodDescriptor.MethodType type) {

@@ -1,6 +1,5 @@
 package dev.rdmarpc.it;
 
-import dev.rdmarpc.core.Marshaller;
 import dev.rdmarpc.core.MethodDescriptor;
 import dev.rdmarpc.core.RpcServer;
 import dev.rdmarpc.core.ServerCallStreamObserver;
@@ -22,8 +21,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.OutputStream;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.DeflaterOutputStream;
 
@@ -43,25 +40,8 @@ class Http2CompressionTest {
     private static final int SIZE = 200_000;
     /** Plain bytes that core inflates for (as {@code ProtoMarshaller} does); the handler answers gzip. */
     private static final MethodDescriptor<byte[], byte[]> ECHO = Bytes.method("test.H2Compression/Echo", MethodDescriptor.MethodType.UNARY);
-    /** A marshaller that takes uncompressed messages only (the interface's default for a compressed one). */
-    private static final Marshaller<byte[]> PLAIN_ONLY = new Marshaller<>() {
-        @Override
-        public int serializedSize(byte[] value) {
-            return value.length;
-        }
-
-        @Override
-        public void write(byte[] value, MemorySegment target) {
-            MemorySegment.copy(value, 0, target, ValueLayout.JAVA_BYTE, 0, value.length);
-        }
-
-        @Override
-        public byte[] parse(MemorySegment source) {
-            return source.toArray(ValueLayout.JAVA_BYTE);
-        }
-    };
     private static final MethodDescriptor<byte[], byte[]> PLAIN_ECHO = MethodDescriptor.create("test.H2Compression/PlainEcho",
-            MethodDescriptor.MethodType.UNARY, PLAIN_ONLY, PLAIN_ONLY);
+            MethodDescriptor.MethodType.UNARY, Bytes.UNCOMPRESSED_ONLY, Bytes.UNCOMPRESSED_ONLY);
     private static final Metadata.Key<String> ACCEPT_ENCODING = Metadata.Key.of("grpc-accept-encoding", Metadata.ASCII_STRING_MARSHALLER);
 
     private RpcServer server;

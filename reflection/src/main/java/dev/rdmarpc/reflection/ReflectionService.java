@@ -1,11 +1,7 @@
 package dev.rdmarpc.reflection;
 
 import dev.rdmarpc.core.BindableService;
-import dev.rdmarpc.core.ServerCallStreamObserver;
-import dev.rdmarpc.core.ServerCalls;
 import dev.rdmarpc.core.ServiceDefinition;
-import dev.rdmarpc.reflection.v1.ServerReflectionRequest;
-import dev.rdmarpc.reflection.v1.ServerReflectionResponse;
 import dev.rdmarpc.reflection.v1.ServerReflectionRpc;
 
 /**
@@ -17,22 +13,15 @@ import dev.rdmarpc.reflection.v1.ServerReflectionRpc;
  * {@link ReflectionServiceV1Alpha} too.
  */
 public final class ReflectionService implements BindableService {
-    private final ServerIndexes indexes = new ServerIndexes();
+    private final ReflectionBinding binding = new ReflectionBinding();
 
     @Override
     public ServiceDefinition bindService() {
-        ServiceDefinition generated = new Schema().bindService();
-        return ServiceDefinition.builder(generated.getServiceName())
-                .setSchemaDescriptor(generated.getSchemaDescriptor())
-                .addMethod(ServerReflectionRpc.getServerReflectionInfoMethod(), (call, headers) ->
-                        ServerCalls.<ServerReflectionRequest, ServerReflectionResponse>asyncBidiStreamingCall(responses -> {
-                            var observer = (ServerCallStreamObserver<ServerReflectionResponse>) responses;
-                            return new ReflectionStream(indexes.of(call.getServerServices()), observer, observer::onNext);
-                        }).startCall(call, headers))
-                .build();
+        return binding.bind(new Schema().bindService(), ServerReflectionRpc.getServerReflectionInfoMethod(),
+                (index, responses) -> new ReflectionStream(index, responses, responses::onNext));
     }
 
-    /** The generated service, for its schema descriptor: the calls are served above. */
+    /** The generated service, for its name and schema descriptor: the calls are served by {@link ReflectionStream}. */
     private static final class Schema extends ServerReflectionRpc.ServerReflectionImplBase {
     }
 }

@@ -4,8 +4,6 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import com.google.protobuf.Parser;
 import dev.rdmarpc.core.BindableService;
-import dev.rdmarpc.core.ServerCallStreamObserver;
-import dev.rdmarpc.core.ServerCalls;
 import dev.rdmarpc.core.ServiceDefinition;
 import dev.rdmarpc.core.StreamObserver;
 import dev.rdmarpc.reflection.v1alpha.ServerReflectionRequest;
@@ -18,36 +16,31 @@ import dev.rdmarpc.reflection.v1alpha.ServerReflectionRpc;
  * for field. Add it beside that one: {@code .addService(new ReflectionService()).addService(new ReflectionServiceV1Alpha())}.
  */
 public final class ReflectionServiceV1Alpha implements BindableService {
-    private final ServerIndexes indexes = new ServerIndexes();
+    private final ReflectionBinding binding = new ReflectionBinding();
 
     @Override
     public ServiceDefinition bindService() {
-        ServiceDefinition generated = new Schema().bindService();
-        return ServiceDefinition.builder(generated.getServiceName())
-                .setSchemaDescriptor(generated.getSchemaDescriptor())
-                .addMethod(ServerReflectionRpc.getServerReflectionInfoMethod(), (call, headers) ->
-                        ServerCalls.<ServerReflectionRequest, ServerReflectionResponse>asyncBidiStreamingCall(responses -> {
-                            var observer = (ServerCallStreamObserver<ServerReflectionResponse>) responses;
-                            ReflectionStream v1 = new ReflectionStream(indexes.of(call.getServerServices()), observer,
-                                    r -> observer.onNext(convert(r, ServerReflectionResponse.parser())));
-                            return new StreamObserver<ServerReflectionRequest>() {
-                                @Override
-                                public void onNext(ServerReflectionRequest request) {
-                                    v1.onNext(convert(request, dev.rdmarpc.reflection.v1.ServerReflectionRequest.parser()));
-                                }
+        return binding.bind(new Schema().bindService(), ServerReflectionRpc.getServerReflectionInfoMethod(),
+                (index, responses) -> {
+                    ReflectionStream v1 = new ReflectionStream(index, responses,
+                            r -> responses.onNext(convert(r, ServerReflectionResponse.parser())));
+                    return new StreamObserver<ServerReflectionRequest>() {
+                        @Override
+                        public void onNext(ServerReflectionRequest request) {
+                            v1.onNext(convert(request, dev.rdmarpc.reflection.v1.ServerReflectionRequest.parser()));
+                        }
 
-                                @Override
-                                public void onError(Throwable t) {
-                                    v1.onError(t);
-                                }
+                        @Override
+                        public void onError(Throwable t) {
+                            v1.onError(t);
+                        }
 
-                                @Override
-                                public void onCompleted() {
-                                    v1.onCompleted();
-                                }
-                            };
-                        }).startCall(call, headers))
-                .build();
+                        @Override
+                        public void onCompleted() {
+                            v1.onCompleted();
+                        }
+                    };
+                });
     }
 
     /** A message as the other version's type: both versions have the same fields, so the bytes are the same. */
@@ -59,7 +52,7 @@ public final class ReflectionServiceV1Alpha implements BindableService {
         }
     }
 
-    /** The generated service, for its schema descriptor: the calls are served above. */
+    /** The generated service, for its name and schema descriptor: the calls are served by {@link ReflectionStream}. */
     private static final class Schema extends ServerReflectionRpc.ServerReflectionImplBase {
     }
 }

@@ -72,32 +72,37 @@ class ReflectionServiceTest {
         server.awaitTermination(60, TimeUnit.SECONDS);
     }
 
+    /** The answers of one stream, complete once the server has ended it. */
+    private static final class Answers<T> implements StreamObserver<T> {
+        final CompletableFuture<List<T>> done = new CompletableFuture<>();
+        private final List<T> answers = new ArrayList<>();
+
+        @Override
+        public void onNext(T value) {
+            answers.add(value);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            done.completeExceptionally(t);
+        }
+
+        @Override
+        public void onCompleted() {
+            done.complete(answers);
+        }
+    }
+
     /** Sends the requests on one stream, half-closes it, and returns the answers once the server has ended it. */
     private List<ServerReflectionResponse> ask(ServerReflectionRequest... requests) throws Exception {
-        CompletableFuture<List<ServerReflectionResponse>> done = new CompletableFuture<>();
-        List<ServerReflectionResponse> answers = new ArrayList<>();
+        Answers<ServerReflectionResponse> answers = new Answers<>();
         StreamObserver<ServerReflectionRequest> out = ServerReflectionRpc.newStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS)
-                .serverReflectionInfo(new StreamObserver<>() {
-                    @Override
-                    public void onNext(ServerReflectionResponse value) {
-                        answers.add(value);
-                    }
-
-                    @Override
-                    public void onError(Throwable t) {
-                        done.completeExceptionally(t);
-                    }
-
-                    @Override
-                    public void onCompleted() {
-                        done.complete(answers);
-                    }
-                });
+                .serverReflectionInfo(answers);
         for (ServerReflectionRequest r : requests) {
             out.onNext(r);
         }
         out.onCompleted();
-        return done.get(60, TimeUnit.SECONDS);
+        return answers.done.get(60, TimeUnit.SECONDS);
     }
 
     private static ServerReflectionRequest.Builder request() {
@@ -193,31 +198,15 @@ class ReflectionServiceTest {
 
     @Test
     void v1alphaGivesTheSameAnswers() throws Exception {
-        CompletableFuture<List<dev.rdmarpc.reflection.v1alpha.ServerReflectionResponse>> done = new CompletableFuture<>();
-        List<dev.rdmarpc.reflection.v1alpha.ServerReflectionResponse> answers = new ArrayList<>();
+        Answers<dev.rdmarpc.reflection.v1alpha.ServerReflectionResponse> answers = new Answers<>();
         StreamObserver<dev.rdmarpc.reflection.v1alpha.ServerReflectionRequest> out =
                 dev.rdmarpc.reflection.v1alpha.ServerReflectionRpc.newStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS)
-                        .serverReflectionInfo(new StreamObserver<>() {
-                            @Override
-                            public void onNext(dev.rdmarpc.reflection.v1alpha.ServerReflectionResponse value) {
-                                answers.add(value);
-                            }
-
-                            @Override
-                            public void onError(Throwable t) {
-                                done.completeExceptionally(t);
-                            }
-
-                            @Override
-                            public void onCompleted() {
-                                done.complete(answers);
-                            }
-                        });
+                        .serverReflectionInfo(answers);
         out.onNext(dev.rdmarpc.reflection.v1alpha.ServerReflectionRequest.newBuilder().setListServices("").build());
         out.onNext(dev.rdmarpc.reflection.v1alpha.ServerReflectionRequest.newBuilder()
                 .setFileContainingSymbol(PKG + "Inventory.Watch").build());
         out.onCompleted();
-        List<dev.rdmarpc.reflection.v1alpha.ServerReflectionResponse> got = done.get(60, TimeUnit.SECONDS);
+        List<dev.rdmarpc.reflection.v1alpha.ServerReflectionResponse> got = answers.done.get(60, TimeUnit.SECONDS);
         assertEquals(3, got.get(0).getListServicesResponse().getServiceCount());
         assertEquals(2, got.get(1).getFileDescriptorResponse().getFileDescriptorProtoCount());
         assertEquals(INVENTORY_FILE, FileDescriptorProto.parseFrom(

@@ -18,12 +18,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * A gRPC client not written in Java: Python's grpcio ({@code src/test/python/kv_grpcio_client.py}) calls the native KV
- * sample server over HTTP/2. Skipped, saying why, where no python3 can import grpc (Debian: python3-grpcio).
+ * gRPC clients not written in Java: Python's grpcio ({@code src/test/python/kv_grpcio_client.py}, and
+ * {@code kv_reflection_client.py} through server reflection) calls the native KV sample server over HTTP/2. Skipped,
+ * saying why, where no python3 can import grpc (Debian: python3-grpcio).
  */
 class PythonGrpcClientTest {
-    private static final Path SCRIPT = Path.of("src/test/python/kv_grpcio_client.py");
-
     /** The first python3 that imports grpc: the one on the PATH, else the system's (where Debian's package goes). */
     static String pythonWithGrpc() {
         for (String python : List.of("python3", "/usr/bin/python3")) {
@@ -45,13 +44,27 @@ class PythonGrpcClientTest {
 
     @Test
     void grpcioClientCallsTheKvServer() throws Exception {
+        runAgainstTheKvServer(Path.of("src/test/python/kv_grpcio_client.py"));
+    }
+
+    /**
+     * Server reflection from Python: list the services, fetch KeyValue's .proto files by symbol, call Put with message
+     * classes built from them. Debian ships no grpcio-reflection package, so the script speaks reflection with grpcio
+     * and protobuf alone, as a tool that has only the reflection protocol would.
+     */
+    @Test
+    void reflectionFromPythonDescribesAndCallsTheKvServer() throws Exception {
+        runAgainstTheKvServer(Path.of("src/test/python/kv_reflection_client.py"));
+    }
+
+    private static void runAgainstTheKvServer(Path script) throws Exception {
         String python = pythonWithGrpc();
         assumeTrue(python != null, "no python3 with the grpc module (install Debian's python3-grpcio): the Python client is not run");
-        assertTrue(Files.isRegularFile(SCRIPT), SCRIPT.toAbsolutePath().toString());
+        assertTrue(Files.isRegularFile(script), script.toAbsolutePath().toString());
         RpcServer server = KvServer.builder(0, new KeyValueStore(), new HealthService(), 64)
                 .intercept(new StockGrpcClientsTest.EchoMetadata()).build().start();
         try {
-            Process p = new ProcessBuilder(python, SCRIPT.toString(), Integer.toString(server.getPort()))
+            Process p = new ProcessBuilder(python, script.toString(), Integer.toString(server.getPort()))
                     .redirectErrorStream(true).start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertTrue(p.waitFor(5, TimeUnit.MINUTES), "the client has ended (bound for a hung test only)");
