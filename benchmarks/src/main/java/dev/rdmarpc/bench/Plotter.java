@@ -42,6 +42,7 @@ final class Plotter {
             Transport.NATIVE_RDMA, new Color(0x8C564B),
             Transport.GRPC_COMPAT, new Color(0x9467BD),
             Transport.GRPC_NETTY, new Color(0x1F77B4),
+            Transport.GRPCCOMPAT_TO_GRPCNETTY, new Color(0x17BECF),
             Transport.NETTY_RAW, new Color(0x2CA02C));
 
     private Plotter() {

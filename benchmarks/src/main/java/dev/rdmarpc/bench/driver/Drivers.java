@@ -34,6 +34,7 @@ public final class Drivers {
             case NATIVE_RDMA -> new NativeApi(TransportMode.RDMA);
             case GRPC_COMPAT -> GrpcApi.COMPAT;
             case GRPC_NETTY -> GrpcApi.NETTY;
+            case GRPCCOMPAT_TO_GRPCNETTY -> GrpcApi.COMPAT_TO_NETTY;
             case NETTY_RAW -> throw new IllegalArgumentException("netty-raw has no generated API");
         };
     }
