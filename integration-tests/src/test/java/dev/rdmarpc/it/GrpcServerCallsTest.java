@@ -216,6 +216,30 @@ class GrpcServerCallsTest {
     }
 
     @Test
+    void gzipAndKeepalivePings() throws Exception {
+        RpcChannel ch = channel(WireProtocol.AUTO);
+        byte[] compressible = new byte[100_000];
+        assertArrayEquals(compressible, ClientCalls.blockingUnaryCall(ch, TestService.ECHO, OPTIONS.withCompression("gzip"), compressible));
+        assertTrue(ch.ping().get(60, TimeUnit.SECONDS) > 0, "the server answered the PING");
+    }
+
+    @Test
+    void anRdmarpcServerStillGetsRdmarpcFromAnAutoChannel() throws Exception {
+        dev.rdmarpc.core.RpcServer rdmarpc = dev.rdmarpc.core.RpcServer.forPort(0).addService(new TestService().definition()).build().start();
+        try (TcpProxy proxy = new TcpProxy(rdmarpc.getPort())) {
+            RpcChannel ch = channel(WireProtocol.AUTO, proxy.port());
+            assertArrayEquals(new byte[4], ClientCalls.blockingUnaryCall(ch, TestService.ECHO, OPTIONS, new byte[4]));
+            assertEquals("tcp", ch.currentTransport());
+            assertEquals(1, proxy.accepted(), "one connection: no second dial");
+        } finally {
+            channel.shutdownNow();
+            channel.awaitTermination(60, TimeUnit.SECONDS);
+            rdmarpc.shutdownNow();
+            rdmarpc.awaitTermination(60, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
     void rdmarpcOnlyChannelsNameTheMismatch() {
         RpcChannel ch = channel(WireProtocol.RDMARPC);
         StatusException e = assertThrows(StatusException.class, () -> ClientCalls.blockingUnaryCall(ch, TestService.ECHO, OPTIONS, new byte[1]));

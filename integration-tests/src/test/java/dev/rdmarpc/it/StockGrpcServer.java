@@ -163,8 +163,12 @@ final class StockGrpcServer implements AutoCloseable {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         server.shutdownNow();
-        server.awaitTermination(60, TimeUnit.SECONDS);
+        try {
+            server.awaitTermination(60, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }
