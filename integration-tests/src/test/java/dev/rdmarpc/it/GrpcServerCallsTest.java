@@ -33,7 +33,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * message size limit behave as they do against an rdmarpc server; AUTO finds the HTTP/2 server and remembers it.
  */
 class GrpcServerCallsTest {
-    private static final CallOptions OPTIONS = CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS);
+    /** A bound for a hung call only: every call here ends long before. */
+    private static CallOptions options() {
+        return CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS);
+    }
     private long baseline;
     private StockGrpcServer server;
     private RpcChannel channel;
@@ -68,7 +71,7 @@ class GrpcServerCallsTest {
         RpcChannel ch = channel(WireProtocol.AUTO);
         for (int i = 0; i < 20; i++) {
             byte[] request = Bytes.pattern(100 + i, i);
-            assertArrayEquals(request, ClientCalls.blockingUnaryCall(ch, TestService.ECHO, OPTIONS, request));
+            assertArrayEquals(request, ClientCalls.blockingUnaryCall(ch, TestService.ECHO, options(), request));
         }
         assertEquals("h2", ch.currentTransport());
         assertEquals(1, server.connections.get());
@@ -81,7 +84,7 @@ class GrpcServerCallsTest {
         System.arraycopy(Bytes.ofInt(200), 0, request, 0, 4);
         System.arraycopy(Bytes.ofInt(10_000), 0, request, 4, 4);
         int n = 0;
-        for (Iterator<byte[]> it = ClientCalls.blockingServerStreamingCall(ch, TestService.STREAM, OPTIONS, request); it.hasNext(); n++) {
+        for (Iterator<byte[]> it = ClientCalls.blockingServerStreamingCall(ch, TestService.STREAM, options(), request); it.hasNext(); n++) {
             assertArrayEquals(Bytes.pattern(10_000, n), it.next());
         }
         assertEquals(200, n);
@@ -91,7 +94,7 @@ class GrpcServerCallsTest {
     void clientAndBidiStreaming() throws Exception {
         RpcChannel ch = channel(WireProtocol.GRPC);
         CompletableFuture<byte[]> total = new CompletableFuture<>();
-        StreamObserver<byte[]> requests = ClientCalls.asyncClientStreamingCall(ch.newCall(TestService.COUNT, OPTIONS), observer(total, null));
+        StreamObserver<byte[]> requests = ClientCalls.asyncClientStreamingCall(ch.newCall(TestService.COUNT, options()), observer(total, null));
         for (int i = 0; i < 100; i++) {
             requests.onNext(new byte[1000 + i]);
         }
@@ -100,7 +103,7 @@ class GrpcServerCallsTest {
 
         List<byte[]> answers = new ArrayList<>();
         CompletableFuture<byte[]> done = new CompletableFuture<>();
-        StreamObserver<byte[]> chat = ClientCalls.asyncBidiStreamingCall(ch.newCall(TestService.CHAT, OPTIONS), observer(done, answers));
+        StreamObserver<byte[]> chat = ClientCalls.asyncBidiStreamingCall(ch.newCall(TestService.CHAT, options()), observer(done, answers));
         for (int i = 0; i < 50; i++) {
             chat.onNext(Bytes.pattern(5000, i));
         }
@@ -151,7 +154,7 @@ class GrpcServerCallsTest {
     @Test
     void cancelResetsTheStream() throws Exception {
         RpcChannel ch = channel(WireProtocol.GRPC);
-        ClientCall<byte[], byte[]> call = ch.newCall(TestService.HANG, OPTIONS);
+        ClientCall<byte[], byte[]> call = ch.newCall(TestService.HANG, options());
         CompletableFuture<Status> closed = new CompletableFuture<>();
         call.start(new ClientCall.Listener<>() {
             @Override
@@ -163,7 +166,7 @@ class GrpcServerCallsTest {
         call.halfClose();
         call.request(1);
         // the request is at the server once a call after it was answered on the same connection (streams are in order)
-        assertArrayEquals(new byte[3], ClientCalls.blockingUnaryCall(ch, TestService.ECHO, OPTIONS, new byte[3]));
+        assertArrayEquals(new byte[3], ClientCalls.blockingUnaryCall(ch, TestService.ECHO, options(), new byte[3]));
         call.cancel("the test cancels", null);
         assertEquals(Status.Code.CANCELLED, closed.get(60, TimeUnit.SECONDS).getCode());
         assertTrue(server.hangCancelled.await(60, TimeUnit.SECONDS), "the server saw the call cancelled");
@@ -177,7 +180,7 @@ class GrpcServerCallsTest {
         headers.put(TestService.BINARY_KEY, new byte[] {0, 1, 2, (byte) 0xff, 10, 13});
         ResponseMetadata response = new ResponseMetadata();
         byte[] answer = ClientCalls.blockingUnaryCall(ch, TestService.META,
-                OPTIONS.withHeaders(headers).withResponseMetadata(response), new byte[] {7});
+                options().withHeaders(headers).withResponseMetadata(response), new byte[] {7});
         assertArrayEquals(new byte[] {7}, answer);
         assertEquals("hello", server.lastHeaders.get(StockGrpcServer.ASCII));
         assertArrayEquals(new byte[] {0, 1, 2, (byte) 0xff, 10, 13}, server.lastHeaders.get(StockGrpcServer.BINARY));
@@ -190,11 +193,11 @@ class GrpcServerCallsTest {
     void errorStatusAndItsDescriptionArriveIntact() {
         RpcChannel ch = channel(WireProtocol.AUTO);
         StatusException e = assertThrows(StatusException.class,
-                () -> ClientCalls.blockingUnaryCall(ch, TestService.THROW, OPTIONS, new byte[1]));
+                () -> ClientCalls.blockingUnaryCall(ch, TestService.THROW, options(), new byte[1]));
         assertEquals(Status.Code.NOT_FOUND, e.getStatus().getCode());
         assertEquals(StockGrpcServer.ERROR_DESCRIPTION, e.getStatus().getDescription());
         StatusException missing = assertThrows(StatusException.class, () -> ClientCalls.blockingUnaryCall(ch,
-                Bytes.method("test.NoSuchService/Nothing", dev.rdmarpc.core.MethodDescriptor.MethodType.UNARY), OPTIONS, new byte[1]));
+                Bytes.method("test.NoSuchService/Nothing", dev.rdmarpc.core.MethodDescriptor.MethodType.UNARY), options(), new byte[1]));
         assertEquals(Status.Code.UNIMPLEMENTED, missing.getStatus().getCode());
     }
 
@@ -202,16 +205,16 @@ class GrpcServerCallsTest {
     void fourMebibyteMessagesAndTheSizeLimit() {
         RpcChannel ch = channel(WireProtocol.AUTO);
         byte[] big = Bytes.pattern(4 << 20, 3);
-        assertArrayEquals(big, ClientCalls.blockingUnaryCall(ch, TestService.ECHO, OPTIONS, big));
+        assertArrayEquals(big, ClientCalls.blockingUnaryCall(ch, TestService.ECHO, options(), big));
         byte[] tooBig = Bytes.pattern((4 << 20) + 1, 4); // over the channel's default 4 MiB inbound limit when echoed
-        StatusException e = assertThrows(StatusException.class, () -> ClientCalls.blockingUnaryCall(ch, TestService.ECHO, OPTIONS, tooBig));
+        StatusException e = assertThrows(StatusException.class, () -> ClientCalls.blockingUnaryCall(ch, TestService.ECHO, options(), tooBig));
         assertEquals(Status.Code.RESOURCE_EXHAUSTED, e.getStatus().getCode());
         byte[] overServerLimit = new byte[(16 << 20) + 1];
         StatusException refused = assertThrows(StatusException.class,
-                () -> ClientCalls.blockingUnaryCall(ch, TestService.ECHO, OPTIONS, overServerLimit));
+                () -> ClientCalls.blockingUnaryCall(ch, TestService.ECHO, options(), overServerLimit));
         assertEquals(Status.Code.RESOURCE_EXHAUSTED, refused.getStatus().getCode());
         // the connection carries on
-        assertArrayEquals(new byte[5], ClientCalls.blockingUnaryCall(ch, TestService.ECHO, OPTIONS, new byte[5]));
+        assertArrayEquals(new byte[5], ClientCalls.blockingUnaryCall(ch, TestService.ECHO, options(), new byte[5]));
         assertEquals(1, server.connections.get());
     }
 
@@ -219,7 +222,7 @@ class GrpcServerCallsTest {
     void gzipAndKeepalivePings() throws Exception {
         RpcChannel ch = channel(WireProtocol.AUTO);
         byte[] compressible = new byte[100_000];
-        assertArrayEquals(compressible, ClientCalls.blockingUnaryCall(ch, TestService.ECHO, OPTIONS.withCompression("gzip"), compressible));
+        assertArrayEquals(compressible, ClientCalls.blockingUnaryCall(ch, TestService.ECHO, options().withCompression("gzip"), compressible));
         assertTrue(ch.ping().get(60, TimeUnit.SECONDS) > 0, "the server answered the PING");
     }
 
@@ -228,7 +231,7 @@ class GrpcServerCallsTest {
         dev.rdmarpc.core.RpcServer rdmarpc = dev.rdmarpc.core.RpcServer.forPort(0).addService(new TestService().definition()).build().start();
         try (TcpProxy proxy = new TcpProxy(rdmarpc.getPort())) {
             RpcChannel ch = channel(WireProtocol.AUTO, proxy.port());
-            assertArrayEquals(new byte[4], ClientCalls.blockingUnaryCall(ch, TestService.ECHO, OPTIONS, new byte[4]));
+            assertArrayEquals(new byte[4], ClientCalls.blockingUnaryCall(ch, TestService.ECHO, options(), new byte[4]));
             assertEquals("tcp", ch.currentTransport());
             assertEquals(1, proxy.accepted(), "one connection: no second dial");
         } finally {
@@ -242,7 +245,7 @@ class GrpcServerCallsTest {
     @Test
     void rdmarpcOnlyChannelsNameTheMismatch() {
         RpcChannel ch = channel(WireProtocol.RDMARPC);
-        StatusException e = assertThrows(StatusException.class, () -> ClientCalls.blockingUnaryCall(ch, TestService.ECHO, OPTIONS, new byte[1]));
+        StatusException e = assertThrows(StatusException.class, () -> ClientCalls.blockingUnaryCall(ch, TestService.ECHO, options(), new byte[1]));
         assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());
         assertTrue(e.getStatus().getDescription().contains("HTTP/2 SETTINGS"), e.getStatus().getDescription());
         assertEquals(0, server.connections.get());
@@ -252,12 +255,12 @@ class GrpcServerCallsTest {
     void autoRemembersAnHttp2ServerAndDialsItWithHttp2Next() throws Exception {
         try (TcpProxy proxy = new TcpProxy(server.port())) {
             RpcChannel ch = channel(WireProtocol.AUTO, proxy.port());
-            assertArrayEquals(new byte[2], ClientCalls.blockingUnaryCall(ch, TestService.ECHO, OPTIONS, new byte[2]));
+            assertArrayEquals(new byte[2], ClientCalls.blockingUnaryCall(ch, TestService.ECHO, options(), new byte[2]));
             assertEquals(2, proxy.accepted(), "a HELLO that met HTTP/2 SETTINGS, then an HTTP/2 connection");
             proxy.goAway();
             Await.until(() -> ch.currentTransport() == null, "the channel saw its connection end");
             proxy.comeBack();
-            assertArrayEquals(new byte[3], ClientCalls.blockingUnaryCall(ch, TestService.ECHO, OPTIONS, new byte[3]));
+            assertArrayEquals(new byte[3], ClientCalls.blockingUnaryCall(ch, TestService.ECHO, options(), new byte[3]));
             assertEquals(3, proxy.accepted(), "the next connection went straight to HTTP/2");
             assertEquals(2, server.connections.get());
         }
@@ -267,7 +270,7 @@ class GrpcServerCallsTest {
     void grpcChannelsNeverOfferRdmarpc() throws Exception {
         try (TcpProxy proxy = new TcpProxy(server.port())) {
             RpcChannel ch = channel(WireProtocol.GRPC, proxy.port());
-            assertArrayEquals(new byte[2], ClientCalls.blockingUnaryCall(ch, TestService.ECHO, OPTIONS, new byte[2]));
+            assertArrayEquals(new byte[2], ClientCalls.blockingUnaryCall(ch, TestService.ECHO, options(), new byte[2]));
             assertEquals(1, proxy.accepted());
         }
     }

@@ -27,7 +27,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * a channel that speaks rdmarpc only names the mismatch.
  */
 class GrpcServerTlsTest {
-    private static final CallOptions OPTIONS = CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS);
+    /** A bound for a hung call only: every call here ends long before. */
+    private static CallOptions options() {
+        return CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS);
+    }
     private long baseline;
     private StockGrpcServer server;
     private RpcChannel channel;
@@ -58,11 +61,11 @@ class GrpcServerTlsTest {
     void autoSpeaksHttp2ToAStockTlsServer() {
         RpcChannel ch = channel(WireProtocol.AUTO, server.port());
         byte[] request = Bytes.pattern(70_000, 1);
-        assertArrayEquals(request, ClientCalls.blockingUnaryCall(ch, TestService.ECHO, OPTIONS, request));
+        assertArrayEquals(request, ClientCalls.blockingUnaryCall(ch, TestService.ECHO, options(), request));
         assertEquals("h2", ch.currentTransport());
         assertNotNull(ch.currentSslSession());
         assertEquals(1, server.connections.get());
-        StatusException e = assertThrows(StatusException.class, () -> ClientCalls.blockingUnaryCall(ch, TestService.THROW, OPTIONS, new byte[1]));
+        StatusException e = assertThrows(StatusException.class, () -> ClientCalls.blockingUnaryCall(ch, TestService.THROW, options(), new byte[1]));
         assertEquals(Status.Code.NOT_FOUND, e.getStatus().getCode());
         assertEquals(StockGrpcServer.ERROR_DESCRIPTION, e.getStatus().getDescription());
     }
@@ -70,14 +73,14 @@ class GrpcServerTlsTest {
     @Test
     void grpcOnlyChannelsWork() {
         RpcChannel ch = channel(WireProtocol.GRPC, server.port());
-        assertArrayEquals(new byte[9], ClientCalls.blockingUnaryCall(ch, TestService.ECHO, OPTIONS, new byte[9]));
+        assertArrayEquals(new byte[9], ClientCalls.blockingUnaryCall(ch, TestService.ECHO, options(), new byte[9]));
         assertEquals("h2", ch.currentTransport());
     }
 
     @Test
     void rdmarpcOnlyChannelsNameTheMismatch() {
         RpcChannel ch = channel(WireProtocol.RDMARPC, server.port());
-        StatusException e = assertThrows(StatusException.class, () -> ClientCalls.blockingUnaryCall(ch, TestService.ECHO, OPTIONS, new byte[1]));
+        StatusException e = assertThrows(StatusException.class, () -> ClientCalls.blockingUnaryCall(ch, TestService.ECHO, options(), new byte[1]));
         assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());
         assertTrue(e.getStatus().getDescription().contains("rdmarpc/1"), e.getStatus().getDescription());
     }
@@ -88,7 +91,7 @@ class GrpcServerTlsTest {
                 .tls(TlsFiles.server("server").build()).build().start();
         try {
             RpcChannel ch = channel(WireProtocol.AUTO, rdmarpc.getPort());
-            assertArrayEquals(new byte[4], ClientCalls.blockingUnaryCall(ch, TestService.ECHO, OPTIONS, new byte[4]));
+            assertArrayEquals(new byte[4], ClientCalls.blockingUnaryCall(ch, TestService.ECHO, options(), new byte[4]));
             assertEquals("tcp", ch.currentTransport(), "ALPN agreed to rdmarpc/1 (h2 would make the transport h2)");
             assertNotNull(ch.currentSslSession());
         } finally {
