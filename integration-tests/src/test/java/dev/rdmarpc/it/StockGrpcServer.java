@@ -11,10 +11,7 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
 
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -30,21 +27,6 @@ final class StockGrpcServer implements AutoCloseable {
     static final Metadata.Key<byte[]> BINARY = Metadata.Key.of("x-blob-bin", Metadata.BINARY_BYTE_MARSHALLER);
     /** The description THROW answers with: non-ASCII and a '%', which grpc-message percent-encodes. */
     static final String ERROR_DESCRIPTION = "nöt found: 100% — ✓";
-    private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
-        @Override
-        public InputStream stream(byte[] value) {
-            return new ByteArrayInputStream(value);
-        }
-
-        @Override
-        public byte[] parse(InputStream stream) {
-            try {
-                return stream.readAllBytes();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-    };
 
     final Server server;
     /** Counted down when a HANG call is cancelled (by the client, or by its deadline). */
@@ -98,7 +80,7 @@ final class StockGrpcServer implements AutoCloseable {
     private static MethodDescriptor<byte[], byte[]> method(String name, MethodDescriptor.MethodType type) {
         return MethodDescriptor.<byte[], byte[]>newBuilder().setType(type)
                 .setFullMethodName(MethodDescriptor.generateFullMethodName(TestService.NAME, name))
-                .setRequestMarshaller(BYTES).setResponseMarshaller(BYTES).build();
+                .setRequestMarshaller(StockGrpc.BYTES).setResponseMarshaller(StockGrpc.BYTES).build();
     }
 
     private ServerServiceDefinition definition() {

@@ -8,7 +8,6 @@ import dev.rdmarpc.core.protocol.Hello;
 import dev.rdmarpc.core.protocol.LimitsCapability;
 import dev.rdmarpc.core.protocol.ProtocolException;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
@@ -63,7 +62,7 @@ final class H2ClientBridge extends Http2ChannelDuplexHandler {
     private H2ClientInbound inbound;
     private H2ClientOutbound outbound;
     /** Core's frames until each is whole. */
-    private CompositeByteBuf fromCore;
+    private CoreFrameSplitter fromCore;
     private Hello coreHello;
     private Http2Settings serverSettings;
     private boolean helloAnswered;
@@ -80,7 +79,7 @@ final class H2ClientBridge extends Http2ChannelDuplexHandler {
     @Override
     protected void handlerAdded0(ChannelHandlerContext context) {
         this.ctx = context;
-        this.fromCore = context.alloc().compositeBuffer(Integer.MAX_VALUE);
+        this.fromCore = new CoreFrameSplitter(context.alloc());
         this.frames = new CoreFrames(pool, context.alloc());
         this.inbound = new H2ClientInbound(this, frames);
         this.outbound = new H2ClientOutbound(this, context, tls);
@@ -195,30 +194,13 @@ final class H2ClientBridge extends Http2ChannelDuplexHandler {
             promise.trySuccess();
             return;
         }
-        fromCore.addComponent(true, bytes);
         promise.trySuccess();
-        while (fromCore.readableBytes() >= FrameHeader.SIZE) {
-            int start = fromCore.readerIndex();
-            int length = fromCore.getIntLE(start);
-            if (fromCore.readableBytes() - FrameHeader.SIZE < length) {
-                break;
-            }
-            int type = fromCore.getUnsignedByte(start + 4);
-            int flags = fromCore.getUnsignedByte(start + 5);
-            int streamId = fromCore.getIntLE(start + 8);
-            int credit = fromCore.getIntLE(start + 12);
-            fromCore.skipBytes(FrameHeader.SIZE);
-            ByteBuf payload = ctx.alloc().buffer(length); // a copy: the composite frees its parts as they are read
-            fromCore.readBytes(payload, length);
-            inCoreWrite = true;
-            try {
-                outbound.frame(type, flags, streamId, credit, payload);
-            } finally {
-                inCoreWrite = false;
-                payload.release();
-            }
+        inCoreWrite = true;
+        try {
+            fromCore.add(bytes, outbound::frame);
+        } finally {
+            inCoreWrite = false;
         }
-        fromCore.discardReadComponents();
     }
 
     // ---- for H2ClientInbound and H2ClientOutbound ----

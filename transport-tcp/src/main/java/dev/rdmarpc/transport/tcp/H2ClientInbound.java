@@ -2,8 +2,6 @@ package dev.rdmarpc.transport.tcp;
 
 import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.Status;
-import dev.rdmarpc.core.protocol.FrameFlags;
-import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.http2.Http2DataFrame;
 import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.Http2HeadersFrame;
@@ -31,7 +29,7 @@ final class H2ClientInbound {
         if (s.headersReceived || f.isEndStream()) {
             if (!f.isEndStream()) {
                 bridge.fail(s, Status.INTERNAL.withDescription("the server sent a second HEADERS without END_STREAM"));
-            } else if (s.prefixRead > 0) {
+            } else if (s.messages.insideMessage()) {
                 bridge.fail(s, Status.INTERNAL.withDescription("the server ended the stream inside a message"));
             } else {
                 trailers(s, h);
@@ -78,50 +76,18 @@ final class H2ClientInbound {
             bridge.fail(s, Status.INTERNAL.withDescription("the server sent DATA before the response headers"));
             return;
         }
-        long handed = messages(s, f.content());
+        long handed;
+        try {
+            handed = s.messages.read(f.content(), s.coreId, bridge.coreMaxPayload(), frames, bridge::toCore, () -> s.ended);
+        } catch (IllegalArgumentException e) {
+            bridge.fail(s, Status.INTERNAL.withDescription(e.getMessage()));
+            return;
+        }
         if (received > handed && !s.ended) {
             bridge.returnCredit(s.h2, (int) (received - handed)); // prefix bytes and padding: core never counts them
         }
         if (f.isEndStream() && !s.ended) {
             bridge.fail(s, Status.INTERNAL.withDescription("the server ended the stream without trailers"));
         }
-    }
-
-    /** Hands the messages in {@code in} to core as MESSAGE frames; returns the MESSAGE payload bytes handed. */
-    private long messages(H2ClientStream s, ByteBuf in) {
-        long handed = 0;
-        int maxChunk = Math.max(1, bridge.coreMaxPayload() - 4);
-        while (in.isReadable() && !s.ended) {
-            if (s.prefixRead < H2Stream.PREFIX) {
-                int n = Math.min(H2Stream.PREFIX - s.prefixRead, in.readableBytes());
-                in.readBytes(s.prefix, s.prefixRead, n);
-                s.prefixRead += n;
-                if (s.prefixRead < H2Stream.PREFIX) {
-                    break;
-                }
-                if ((s.prefix[0] & ~1) != 0) {
-                    bridge.fail(s, Status.INTERNAL.withDescription("a message's compressed flag is " + s.prefix[0] + ", not 0 or 1"));
-                    return handed;
-                }
-                s.bodyLeft = s.messageLength();
-                s.begun = false;
-                if (s.bodyLeft > 0) {
-                    continue;
-                }
-            }
-            int n = (int) Math.min(s.bodyLeft, Math.min(in.readableBytes(), s.begun ? maxChunk + 4 : maxChunk));
-            int flags = s.begun ? 0 : FrameFlags.BEGIN | (s.compressed() ? FrameFlags.COMPRESSED : 0);
-            if (n == s.bodyLeft) {
-                flags |= FrameFlags.END;
-            }
-            bridge.toCore(frames.message(s.coreId, flags, s.messageLength(), in, n));
-            handed += n + (s.begun ? 0 : 4);
-            s.begun = true;
-            s.bodyLeft -= n;
-            if (s.bodyLeft == 0) {
-                s.prefixRead = 0;
-            }
-        }
-        return handed;
     }
 }

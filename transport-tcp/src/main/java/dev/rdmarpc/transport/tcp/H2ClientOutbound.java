@@ -6,7 +6,6 @@ import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.RequestHeaders;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
-import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
@@ -75,18 +74,7 @@ final class H2ClientOutbound {
             return;
         }
         int credit = payload.readableBytes();
-        ByteBuf data;
-        if ((flags & FrameFlags.BEGIN) != 0) {
-            long length = payload.readUnsignedIntLE();
-            ByteBuf prefix = ctx.alloc().buffer(H2Stream.PREFIX);
-            prefix.writeByte((flags & FrameFlags.COMPRESSED) != 0 ? 1 : 0).writeInt((int) length);
-            CompositeByteBuf c = ctx.alloc().compositeBuffer(2);
-            c.addComponent(true, prefix);
-            c.addComponent(true, payload.retainedSlice());
-            data = c;
-        } else {
-            data = payload.retainedSlice();
-        }
+        ByteBuf data = GrpcFraming.data(ctx.alloc(), flags, payload);
         bridge.writeData(s, data, (flags & FrameFlags.END_STREAM) != 0, credit);
     }
 
