@@ -43,6 +43,7 @@ final class Plotter {
             Transport.GRPC_COMPAT, new Color(0x9467BD),
             Transport.GRPC_NETTY, new Color(0x1F77B4),
             Transport.GRPCNETTY_TO_RDMARPC, new Color(0x17BECF),
+            Transport.GRPCCOMPAT_TO_GRPCNETTY, new Color(0xBCBD22),
             Transport.NETTY_RAW, new Color(0x2CA02C));
 
     private Plotter() {

@@ -13,6 +13,8 @@ public enum Transport implements CliNamed {
     NATIVE_RDMA("rdmarpc native API over RDMA"),
     /** grpc-java stubs over rdmarpc's drop-in transport. */
     GRPC_COMPAT("grpc-java stubs over RdmaChannelBuilder/RdmaServerBuilder"),
+    /** A mixed fleet: grpc-java stubs over {@code RdmaChannelBuilder} calling a stock grpc-netty server (gRPC over HTTP/2). */
+    GRPCCOMPAT_TO_GRPCNETTY("RdmaChannelBuilder client calling a stock grpc-netty server over HTTP/2"),
     /** Stock grpc-java over Netty: the baseline every figure is compared with. */
     GRPC_NETTY("stock grpc-java over Netty (the baseline)"),
     /** A mixed fleet's pairing: a stock grpc-java client over Netty calling rdmarpc's native server over HTTP/2. */

@@ -37,7 +37,8 @@ class DriversTest {
     static Stream<Arguments> cells() {
         List<Arguments> a = new ArrayList<>();
         for (Transport t : List.of(Transport.NATIVE, Transport.NATIVE_TCP, Transport.GRPC_COMPAT, Transport.GRPC_NETTY,
-                Transport.GRPCNETTY_TO_RDMARPC, Transport.NETTY_RAW)) {
+                Transport.GRPCNETTY_TO_RDMARPC, Transport.GRPCCOMPAT_TO_GRPCNETTY,
+                Transport.NETTY_RAW)) {
             for (CallKind k : CallKind.values()) {
                 a.add(Arguments.of(t, k, LoadMode.CLOSED));
             }
@@ -49,7 +50,7 @@ class DriversTest {
 
     /** --tls: each stub transport serves and calls over TLS with the shipped throwaway certificates. */
     @ParameterizedTest(name = "{0} over TLS")
-    @EnumSource(value = Transport.class, names = {"NATIVE", "NATIVE_TCP", "GRPC_COMPAT", "GRPC_NETTY", "GRPCNETTY_TO_RDMARPC"})
+    @EnumSource(value = Transport.class, names = {"NATIVE", "NATIVE_TCP", "GRPC_COMPAT", "GRPC_NETTY", "GRPCNETTY_TO_RDMARPC", "GRPCCOMPAT_TO_GRPCNETTY"})
     void measuresCallsOverTls(Transport t) throws Exception {
         try (BenchServer server = Drivers.startServer(t, new ServerSettings("127.0.0.1", 0, MAX, true, true));
              BenchClient client = Drivers.connect(t, new ClientSettings("127.0.0.1", server.port(), MAX, true, 1, Duration.ofSeconds(10), true))) {

@@ -17,19 +17,21 @@ import dev.rdmarpc.core.TransportMode;
  * @param tls                    TLS around each connection (its authority names the host to verify), or null
  * @param rdmaUnderTls           whether a TLS connection may move to RDMA
  * @param rdmaDevice             the RDMA device, port and GID to use, or null to choose per connection
+ * @param wireProtocol           rdmarpc's protocol, gRPC over HTTP/2, or whichever the server answers with
  */
 record ClientSettings(TransportMode transportMode, int maxInboundMessageSize, int maxInboundMetadataSize,
                       int flowControlWindow, long connectTimeoutMillis,
                       long keepAliveTimeNanos, long keepAliveTimeoutNanos, boolean keepAliveWithoutCalls,
                       dev.rdmarpc.core.TlsConfig tls, dev.rdmarpc.core.RdmaUnderTls rdmaUnderTls,
-                      dev.rdmarpc.core.RdmaDeviceChoice rdmaDevice) {
+                      dev.rdmarpc.core.RdmaDeviceChoice rdmaDevice, dev.rdmarpc.core.WireProtocol wireProtocol) {
 
     /** Plaintext settings. */
     ClientSettings(TransportMode transportMode, int maxInboundMessageSize, int maxInboundMetadataSize,
                    int flowControlWindow, long connectTimeoutMillis,
                    long keepAliveTimeNanos, long keepAliveTimeoutNanos, boolean keepAliveWithoutCalls) {
         this(transportMode, maxInboundMessageSize, maxInboundMetadataSize, flowControlWindow, connectTimeoutMillis,
-                keepAliveTimeNanos, keepAliveTimeoutNanos, keepAliveWithoutCalls, null, dev.rdmarpc.core.RdmaUnderTls.NEVER, null);
+                keepAliveTimeNanos, keepAliveTimeoutNanos, keepAliveWithoutCalls, null, dev.rdmarpc.core.RdmaUnderTls.NEVER, null,
+                dev.rdmarpc.core.WireProtocol.AUTO);
     }
 
     boolean keepAliveEnabled() {

@@ -4,6 +4,7 @@ import dev.rdmarpc.core.CallExecutors;
 import dev.rdmarpc.core.RdmaUnderTls;
 import dev.rdmarpc.core.TlsConfig;
 import dev.rdmarpc.core.TransportMode;
+import dev.rdmarpc.core.WireProtocol;
 import io.grpc.ChannelCredentials;
 import io.grpc.ForwardingChannelBuilder2;
 import io.grpc.ManagedChannel;
@@ -43,6 +44,7 @@ public final class RdmaChannelBuilder extends ForwardingChannelBuilder2<RdmaChan
 
     private final ManagedChannelImplBuilder delegate;
     private TransportMode transportMode = TransportMode.AUTO;
+    private WireProtocol wireProtocol = WireProtocol.AUTO;
     private int maxInboundMessageSize = GrpcUtil.DEFAULT_MAX_MESSAGE_SIZE;
     private int maxInboundMetadataSize = GrpcUtil.DEFAULT_MAX_HEADER_LIST_SIZE;
     private int flowControlWindow;
@@ -194,6 +196,16 @@ public final class RdmaChannelBuilder extends ForwardingChannelBuilder2<RdmaChan
     /** AUTO (default): RDMA when both sides can, TCP otherwise; RDMA or TCP forces one. */
     public RdmaChannelBuilder transportMode(TransportMode mode) {
         this.transportMode = Objects.requireNonNull(mode, "mode");
+        return this;
+    }
+
+    /**
+     * Which protocol the channel speaks (default {@link WireProtocol#AUTO}: rdmarpc's, or standard gRPC over HTTP/2 with
+     * a server that answers as a gRPC server, remembered per address for a while); {@link WireProtocol#GRPC} calls
+     * standard gRPC servers only (never over RDMA), {@link WireProtocol#RDMARPC} rdmarpc servers only.
+     */
+    public RdmaChannelBuilder wireProtocol(WireProtocol protocol) {
+        this.wireProtocol = Objects.requireNonNull(protocol, "protocol");
         return this;
     }
 
@@ -352,6 +364,6 @@ public final class RdmaChannelBuilder extends ForwardingChannelBuilder2<RdmaChan
     private ClientTransportFactory buildTransportFactory() {
         return new RdmaClientTransportFactory(new ClientSettings(transportMode, maxInboundMessageSize,
                 maxInboundMetadataSize, flowControlWindow, connectTimeoutMillis,
-                keepAliveTimeNanos, keepAliveTimeoutNanos, keepAliveWithoutCalls, tls, rdmaUnderTls, rdmaDevice));
+                keepAliveTimeNanos, keepAliveTimeoutNanos, keepAliveWithoutCalls, tls, rdmaUnderTls, rdmaDevice, wireProtocol));
     }
 }

@@ -17,6 +17,7 @@ import java.util.concurrent.ScheduledExecutorService;
 final class RdmaClientTransportFactory implements ClientTransportFactory {
     private final ClientSettings settings;
     private final MethodCache methods = new MethodCache();
+    private final Http2Targets http2Targets = new Http2Targets();
     private final ScheduledExecutorService timer = SharedResourceHolder.get(GrpcUtil.TIMER_SERVICE);
     private volatile boolean closed;
 
@@ -36,7 +37,7 @@ final class RdmaClientTransportFactory implements ClientTransportFactory {
         }
         String userAgent = GrpcUtil.getGrpcUserAgent("rdmarpc", options.getUserAgent());
         return new RdmaClientTransport(address, options.getAuthority(), userAgent, options.getEagAttributes(), settings, methods,
-                timer);
+                timer, http2Targets);
     }
 
     @Override

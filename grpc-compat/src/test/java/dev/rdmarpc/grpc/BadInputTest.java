@@ -131,11 +131,12 @@ class BadInputTest {
     }
 
     @Test
-    void rdmarpcChannelToGrpcNettyServerFailsFastNamingTheMismatch() throws Exception {
+    void rdmarpcOnlyChannelToGrpcNettyServerFailsFastNamingTheMismatch() throws Exception {
         ScheduledExecutorService exec = Executors.newScheduledThreadPool(1);
         Server netty = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
                 .addService(new TestServiceImpl(exec)).build().start();
-        ManagedChannel ch = RdmaChannelBuilder.forAddress("127.0.0.1", netty.getPort()).build();
+        ManagedChannel ch = RdmaChannelBuilder.forAddress("127.0.0.1", netty.getPort())
+                .wireProtocol(dev.rdmarpc.core.WireProtocol.RDMARPC).build();
         try {
             // failing fast: UNAVAILABLE naming the mismatch, not a DEADLINE_EXCEEDED after waiting for an answer
             StatusRuntimeException e = assertThrows(StatusRuntimeException.class,

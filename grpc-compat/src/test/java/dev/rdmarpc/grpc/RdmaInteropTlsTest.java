@@ -32,11 +32,10 @@ public class RdmaInteropTlsTest extends AbstractInteropTest {
         return TlsTesting.loadCert(name);
     }
 
-    @Override
-    protected ServerBuilder<?> getServerBuilder() {
-        ServerCredentials creds;
+    /** The server's credentials: grpc's test server1 certificate, requiring a client certificate signed by grpc's test CA. */
+    static ServerCredentials serverCredentials() {
         try {
-            creds = TlsServerCredentials.newBuilder()
+            return TlsServerCredentials.newBuilder()
                     .keyManager(cert("server1.pem"), cert("server1.key"))
                     .trustManager(cert("ca.pem"))
                     .clientAuth(TlsServerCredentials.ClientAuth.REQUIRE)
@@ -44,7 +43,11 @@ public class RdmaInteropTlsTest extends AbstractInteropTest {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        RdmaServerBuilder b = RdmaServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0), creds)
+    }
+
+    @Override
+    protected ServerBuilder<?> getServerBuilder() {
+        RdmaServerBuilder b = RdmaServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0), serverCredentials())
                 .transportMode(TransportMode.TCP)
                 .flowControlWindow(TEST_FLOW_CONTROL_WINDOW)
                 .maxInboundMessageSize(MAX_MESSAGE_SIZE);

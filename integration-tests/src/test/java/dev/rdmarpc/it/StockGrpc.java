@@ -14,7 +14,7 @@ import java.util.concurrent.TimeUnit;
 
 /** {@link TestService}'s methods as a stock grpc-java client calls them (bytes in, bytes out). */
 final class StockGrpc {
-    private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
+    static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
         @Override
         public InputStream stream(byte[] value) {
             return new ByteArrayInputStream(value);

@@ -152,6 +152,7 @@ public final class RpcChannel implements Channel, AutoCloseable {
         private int maxInboundAttachmentSize = ConnectionSettings.DEFAULT_MAX_ATTACHMENT_BYTES;
         private int flowControlWindow = ConnectionSettings.DEFAULT_WINDOW;
         private TransportMode transportMode = TransportMode.AUTO;
+        private WireProtocol wireProtocol = WireProtocol.AUTO;
         private Duration connectTimeout = Duration.ofSeconds(20);
         private SlabPool pool = SlabPool.shared();
         private int ioThreads;
@@ -226,6 +227,16 @@ public final class RpcChannel implements Channel, AutoCloseable {
         /** AUTO (default): RDMA when both sides can, TCP otherwise; or force one. */
         public Builder transportMode(TransportMode mode) {
             this.transportMode = Objects.requireNonNull(mode);
+            return this;
+        }
+
+        /**
+         * Which protocol the channel speaks (default {@link WireProtocol#AUTO}: rdmarpc's, or gRPC over HTTP/2 with a
+         * server that answers as a standard gRPC server). Over gRPC over HTTP/2 calls behave as over rdmarpc's
+         * protocol (deadlines, cancel, metadata, status, flow control, message limits) and never move to RDMA.
+         */
+        public Builder wireProtocol(WireProtocol protocol) {
+            this.wireProtocol = Objects.requireNonNull(protocol);
             return this;
         }
 
@@ -367,7 +378,7 @@ public final class RpcChannel implements Channel, AutoCloseable {
                             rdmaDevice),
                     0, maxInboundMetadataSize, maxInboundAttachmentSize);
             var transport = Transports.streamTransport().newClientTransport(
-                    new TransportConfig(pool, ioThreads, System.getProperty("rdmarpc.io", "auto"), tls, 0));
+                    new TransportConfig(pool, ioThreads, System.getProperty("rdmarpc.io", "auto"), tls, 0, false, wireProtocol));
             Executor e = executor != null ? executor : RpcExecutors.defaultCallbackExecutor();
             return new ChannelImpl(host, port, transport, settings, e, defaultTimeout,
                     (int) Math.min(Integer.MAX_VALUE, connectTimeout.toMillis()), meterRegistry, liveness);

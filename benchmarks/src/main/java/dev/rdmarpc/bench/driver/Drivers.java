@@ -35,6 +35,7 @@ public final class Drivers {
             case GRPC_COMPAT -> GrpcApi.COMPAT;
             case GRPC_NETTY -> GrpcApi.NETTY;
             case GRPCNETTY_TO_RDMARPC -> new Pairing(GrpcApi.NETTY, new NativeApi(TransportMode.TCP));
+            case GRPCCOMPAT_TO_GRPCNETTY -> GrpcApi.COMPAT_TO_NETTY;
             case NETTY_RAW -> throw new IllegalArgumentException("netty-raw has no generated API");
         };
     }

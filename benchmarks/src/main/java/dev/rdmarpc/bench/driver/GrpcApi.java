@@ -43,6 +43,12 @@ final class GrpcApi implements StubApi {
                     ? RdmaServerBuilder.forAddress(new InetSocketAddress(s.bindHost(), s.port()), BenchTls.grpcServer())
                     : RdmaServerBuilder.forAddress(new InetSocketAddress(s.bindHost(), s.port())));
 
+    /**
+     * A mixed fleet: the {@code RdmaChannelBuilder} client of {@link #COMPAT} (default {@code WireProtocol.AUTO}: it
+     * finds the HTTP/2 server and speaks gRPC over HTTP/2 to it) calling the stock server of {@link #NETTY}.
+     */
+    static final GrpcApi COMPAT_TO_NETTY = new GrpcApi("h2", COMPAT.channels, NETTY.servers);
+
     private final String negotiated;
     private final Function<ClientSettings, ManagedChannelBuilder<?>> channels;
     private final Function<ServerSettings, ServerBuilder<?>> servers;

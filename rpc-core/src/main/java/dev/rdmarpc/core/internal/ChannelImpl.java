@@ -287,10 +287,17 @@ public final class ChannelImpl {
     /**
      * Opens one connection with {@code s} and completes {@code result} with it once HELLO is done. A connection this
      * client closed because its side of the upgrade failed after the server had moved is replaced, under the same
-     * {@code result}, by one that does not offer the upgrade.
+     * {@code result}, by one that does not offer the upgrade; one the transport closed because the server answered in
+     * another protocol ({@link dev.rdmarpc.core.spi.ProtocolSwitchException}) by one in that protocol, at most
+     * {@code protocolSwitches} times.
      */
     private void dial(InetSocketAddress address, CompletableFuture<ClientConnection> result, ConnectionSettings s,
                       int timeoutMillis) {
+        dial(address, result, s, timeoutMillis, 1);
+    }
+
+    private void dial(InetSocketAddress address, CompletableFuture<ClientConnection> result, ConnectionSettings s,
+                      int timeoutMillis, int protocolSwitches) {
         ClientConnection[] created = new ClientConnection[1];
         transport.connect(address, fc -> {
             ClientConnection cc = new ClientConnection(s, fc, authority, this);
@@ -320,6 +327,8 @@ public final class ChannelImpl {
                     result.complete(c);
                 } else if (cc.upgradeFailedAfterServerMoved() && !s.upgraders().isEmpty()) {
                     redialWithoutUpgrade(address, result, s, timeoutMillis);
+                } else if (cc.switchesProtocol() && protocolSwitches > 0) {
+                    redial(address, result, s, timeoutMillis, protocolSwitches - 1);
                 } else {
                     result.completeExceptionally(e);
                 }
@@ -334,8 +343,13 @@ public final class ChannelImpl {
 
     private void redialWithoutUpgrade(InetSocketAddress address, CompletableFuture<ClientConnection> result, ConnectionSettings s,
                                       int timeoutMillis) {
+        redial(address, result, s.withoutUpgraders(), timeoutMillis, 0);
+    }
+
+    private void redial(InetSocketAddress address, CompletableFuture<ClientConnection> result, ConnectionSettings s,
+                        int timeoutMillis, int protocolSwitches) {
         try {
-            dial(address, result, s.withoutUpgraders(), timeoutMillis);
+            dial(address, result, s, timeoutMillis, protocolSwitches);
         } catch (RuntimeException e) {
             result.completeExceptionally(Status.UNAVAILABLE.withDescription("cannot connect to " + authority + ": " + describe(e))
                     .withCause(e).asException());
@@ -376,7 +390,7 @@ public final class ChannelImpl {
             k.stop();
         }
         metrics.connectionClosed(c.out.transportName());
-        if (c.upgradeFailedAfterServerMoved()) {
+        if (c.upgradeFailedAfterServerMoved() || c.switchesProtocol()) {
             return; // never ready, and replaced at once (see dial): not a loss of the channel's connection
         }
         java.util.function.Consumer<Status> l = closedListener;

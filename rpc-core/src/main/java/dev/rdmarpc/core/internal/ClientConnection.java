@@ -13,6 +13,7 @@ import dev.rdmarpc.core.protocol.LimitsCapability;
 import dev.rdmarpc.core.protocol.MetadataTooLargeException;
 import dev.rdmarpc.core.protocol.ProtocolException;
 import dev.rdmarpc.core.spi.FrameConnection;
+import dev.rdmarpc.core.spi.ProtocolSwitchException;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
@@ -33,6 +34,7 @@ final class ClientConnection extends Connection {
     private int nextStreamId = 1;
     private volatile boolean draining;
     private volatile Status closeStatus;
+    private volatile boolean switchesProtocol;
     /** What the server's HELLO advertised; no limit until it arrives. */
     private volatile LimitsCapability peerLimits = LimitsCapability.NONE;
     /** Streams waiting for one of the server's concurrent-stream slots, in the order they asked; guarded by this. */
@@ -302,8 +304,14 @@ final class ClientConnection extends Connection {
         return nextStreamId;
     }
 
+    /** Whether the transport closed this connection to dial the server again in the protocol it answered with. */
+    boolean switchesProtocol() {
+        return switchesProtocol;
+    }
+
     @Override
     void connectionClosed(String reason, Throwable cause) {
+        switchesProtocol = cause instanceof ProtocolSwitchException && !ready.isDone();
         Status s = unavailable("connection to", authority, reason);
         if (cause != null && !(cause instanceof ProtocolException)) {
             s = s.withCause(cause);

@@ -13,8 +13,8 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 
 /**
- * rdmarpc frames as bytes, made for core on behalf of an HTTP/2 client: what an {@link H2Bridge} hands to the
- * connection's frame decoder in place of the client's HTTP/2 frames. Control frames come from core's own encoders.
+ * rdmarpc frames as bytes, made for core on behalf of an HTTP/2 peer: what an {@link H2Bridge} (or on a client an
+ * {@link H2ClientBridge}) hands to the connection's frame decoder in place of the peer's HTTP/2 frames. Control frames come from core's own encoders.
  */
 final class CoreFrames {
     private final SlabPool pool;
@@ -43,6 +43,18 @@ final class CoreFrames {
 
     ByteBuf window(int streamId, int increment) {
         return copy(Frames.window(pool, streamId, increment));
+    }
+
+    ByteBuf responseHeaders(int streamId, Metadata md) {
+        return copy(Frames.responseHeaders(pool, streamId, md));
+    }
+
+    ByteBuf trailers(int streamId, Status status, Metadata md) {
+        return copy(Frames.trailers(pool, streamId, status, md));
+    }
+
+    ByteBuf goAway(int lastStreamId, Status status) {
+        return copy(Frames.goAway(pool, lastStreamId, status));
     }
 
     ByteBuf pingAck(long data) {

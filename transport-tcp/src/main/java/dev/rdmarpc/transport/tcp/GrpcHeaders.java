@@ -148,7 +148,7 @@ final class GrpcHeaders {
         return h;
     }
 
-    private static void addMetadata(Http2Headers h, Metadata md) {
+    static void addMetadata(Http2Headers h, Metadata md) {
         if (md == null) {
             return;
         }

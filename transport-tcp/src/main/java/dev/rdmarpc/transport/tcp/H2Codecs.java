@@ -53,4 +53,36 @@ final class H2Codecs {
     static int connectionWindow(Hello coreHello) {
         return (int) Math.min(4L * coreHello.initialWindow(), Http2CodecUtil.MAX_INITIAL_WINDOW_SIZE);
     }
+
+    /**
+     * The codec for a client connection: HTTP/2's default stream window (no larger than any window core may have, so
+     * that the server never sends more than core takes before core's HELLO sets it, see {@link #clientSettings}), no
+     * server push, streams past the server's concurrent-stream limit held back, and the protections against a hostile
+     * server that apply to a client.
+     */
+    static Http2FrameCodec client() {
+        Http2Settings settings = new Http2Settings()
+                .initialWindowSize(Http2CodecUtil.DEFAULT_WINDOW_SIZE)
+                .pushEnabled(false);
+        return Http2FrameCodecBuilder.forClient()
+                .initialSettings(settings)
+                .autoAckPingFrame(true)
+                .autoAckSettingsFrame(true)
+                .validateHeaders(true)
+                .gracefulShutdownTimeoutMillis(0)
+                .encoderEnforceMaxConcurrentStreams(true)
+                .decoderEnforceMaxSmallContinuationFrames(MAX_SMALL_CONTINUATIONS)
+                .decoderEnforceMaxConsecutiveEmptyDataFrames(MAX_EMPTY_DATA_FRAMES)
+                .encoderEnforceMaxQueuedControlFrames(MAX_QUEUED_CONTROL_FRAMES)
+                .build();
+    }
+
+    /** The SETTINGS a client sends once core's HELLO is known: core's stream window and metadata limit. */
+    static Http2Settings clientSettings(Hello coreHello) {
+        LimitsCapability limits = LimitsCapability.of(coreHello);
+        return new Http2Settings()
+                .initialWindowSize(Math.min(coreHello.initialWindow(), Http2CodecUtil.MAX_INITIAL_WINDOW_SIZE))
+                .maxHeaderListSize((long) Math.min((long) limits.maxMetadataBytes() + HEADER_LIST_ALLOWANCE,
+                        Http2CodecUtil.MAX_HEADER_LIST_SIZE));
+    }
 }

@@ -3,6 +3,7 @@ package dev.rdmarpc.transport.tcp;
 import dev.rdmarpc.core.spi.FrameConnection;
 import dev.rdmarpc.core.spi.FrameHandler;
 import dev.rdmarpc.core.spi.FrameHandlerFactory;
+import dev.rdmarpc.core.spi.ProtocolSwitchException;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -25,8 +26,9 @@ import javax.net.ssl.SSLSession;
 
 /**
  * The last handler in a connection's pipeline: binds core's {@link FrameHandler} when the channel
- * becomes active (with TLS: when the handshake has completed and agreed on ALPN {@code rdmarpc/1}, so core never
- * sees a byte of an unauthenticated peer), feeds reads to the {@link FrameDecoder}, ends read bursts with one flush, and
+ * becomes active (with TLS: when the handshake has completed and agreed on ALPN {@code rdmarpc/1}, or {@code h2} where
+ * HTTP/2 is spoken, so core never sees a byte of an unauthenticated peer; on a client speaking gRPC over HTTP/2 behind
+ * an {@link H2ClientBridge} it adds first), feeds reads to the {@link FrameDecoder}, ends read bursts with one flush, and
  * turns writability changes, errors and the channel's close into {@link TcpFrameConnection} events.
  */
 final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
@@ -41,6 +43,8 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
     private Http2Refusal http2;
     /** Where a server's {@link H2Bridge} takes buffers; null when HTTP/2 clients are refused (and on clients). */
     private final SlabPool http2Pool;
+    /** On a client: which protocol the connection speaks; null on a server. */
+    private final ClientProtocol client;
     private boolean firstRead = true;
     /** Set on TLS connections: what the first bytes said; null for plaintext. */
     private final TlsHandshakeState tls;
@@ -50,7 +54,7 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
     private Throwable earlyTlsError;
 
     TcpChannelHandler(FrameHandlerFactory handlers, CompletableFuture<FrameConnection> connected, OpenConnections open) {
-        this(handlers, connected, open, null, null);
+        this(handlers, connected, open, null, (SlabPool) null);
     }
 
     /**
@@ -59,11 +63,23 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
      */
     TcpChannelHandler(FrameHandlerFactory handlers, CompletableFuture<FrameConnection> connected, OpenConnections open,
                       TlsHandshakeState tls, SlabPool http2Pool) {
+        this(handlers, connected, open, tls, http2Pool, null);
+    }
+
+    /** A client's handler (behind an {@code SslHandler} when {@code tls} is not null) for a connection speaking {@code client}. */
+    TcpChannelHandler(FrameHandlerFactory handlers, CompletableFuture<FrameConnection> connected, OpenConnections open,
+                      TlsHandshakeState tls, ClientProtocol client) {
+        this(handlers, connected, open, tls, null, client);
+    }
+
+    private TcpChannelHandler(FrameHandlerFactory handlers, CompletableFuture<FrameConnection> connected, OpenConnections open,
+                              TlsHandshakeState tls, SlabPool http2Pool, ClientProtocol client) {
         this.handlers = handlers;
         this.connected = connected;
         this.open = open;
         this.tls = tls;
         this.http2Pool = http2Pool;
+        this.client = client;
     }
 
     @Override
@@ -72,7 +88,7 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
             ctx.fireChannelActive(); // core is bound when the handshake completes
             return;
         }
-        bind(ctx, null);
+        bind(ctx, null, client != null && client.h2FromStart());
         ctx.fireChannelActive();
     }
 
@@ -82,9 +98,13 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
             if (done.isSuccess()) {
                 SslHandler ssl = ctx.pipeline().get(SslHandler.class);
                 String alpn = ssl.applicationProtocol();
-                if (TlsConfig.ALPN_PROTOCOL.equals(alpn) || http2Pool != null && TlsContexts.ALPN_H2.equals(alpn)) {
+                if (client != null ? client.accepts(alpn)
+                        : TlsConfig.ALPN_PROTOCOL.equals(alpn) || http2Pool != null && TlsContexts.ALPN_H2.equals(alpn)) {
                     handshakeEnded = true;
-                    bind(ctx, ssl.engine().getSession());
+                    bind(ctx, ssl.engine().getSession(), client != null && ClientProtocol.isH2(alpn));
+                } else if (client != null) {
+                    handshakeFailed(ctx, "the peer did not agree to the ALPN protocol " + client.expectedAlpn()
+                            + (alpn == null ? " (none was agreed)" : " (it chose " + alpn + ")"), null);
                 } else {
                     handshakeFailed(ctx, "the peer did not agree to the ALPN protocol " + TlsConfig.ALPN_PROTOCOL
                             + (alpn == null ? " (none was agreed)" : " (it chose " + alpn + ")") + ": it does not speak rdmarpc over TLS", null);
@@ -134,9 +154,12 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
                 : String.valueOf(ctx.channel().remoteAddress());
     }
 
-    private void bind(ChannelHandlerContext ctx, SSLSession session) {
+    private void bind(ChannelHandlerContext ctx, SSLSession session, boolean h2) {
         TcpFrameConnection c = new TcpFrameConnection(ctx.channel(), connected == null);
         c.secure(session);
+        if (h2) {
+            client.addH2(ctx, c, session != null);
+        }
         FrameHandler h;
         try {
             h = handlers.newHandler(c);
@@ -171,6 +194,14 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
         if (http2 != null) {
             http2.read(in);
             return;
+        }
+        if (client != null) {
+            ProtocolSwitchException other = client.check(in);
+            if (other != null) {
+                in.release();
+                c.closeToSwitchProtocol(other);
+                return;
+            }
         }
         if (firstRead) {
             firstRead = false;

@@ -1,6 +1,8 @@
 package dev.rdmarpc.transport.tcp;
 
 import dev.rdmarpc.core.TlsConfig;
+import dev.rdmarpc.core.WireProtocol;
+import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.spi.ClientTransport;
 import dev.rdmarpc.core.spi.FrameConnection;
 import dev.rdmarpc.core.spi.FrameHandlerFactory;
@@ -21,7 +23,9 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Opens TCP connections to rdmarpc servers over Netty, on its own small group of I/O threads; with TLS configured,
- * a connection is handed to core only once its handshake completed.
+ * a connection is handed to core only once its handshake completed. A connection to a standard gRPC server speaks gRPC
+ * over HTTP/2 through an {@link H2ClientBridge}, as the config's {@link WireProtocol} and the server decide
+ * ({@link ClientProtocol}).
  */
 final class TcpClientTransport implements ClientTransport {
     /** I/O threads when the config says 0. */
@@ -34,6 +38,10 @@ final class TcpClientTransport implements ClientTransport {
     /** TLS contexts when the config has TLS; null for plaintext. */
     private final TlsContexts tls;
     private final TlsConfig tlsConfig;
+    private final WireProtocol wireProtocol;
+    private final SlabPool pool;
+    /** Addresses found to be gRPC-over-HTTP/2 servers (AUTO over cleartext). */
+    private final Http2Servers http2Servers = new Http2Servers();
     private volatile boolean closed;
 
     /**
@@ -43,7 +51,9 @@ final class TcpClientTransport implements ClientTransport {
      */
     public TcpClientTransport(TransportConfig config) {
         this.tlsConfig = config.tls();
-        this.tls = tlsConfig == null ? null : new TlsContexts(tlsConfig);
+        this.wireProtocol = config.wireProtocol();
+        this.pool = config.pool();
+        this.tls = tlsConfig == null ? null : new TlsContexts(tlsConfig, wireProtocol);
         this.flavor = IoFlavor.select(config.nativeIo());
         this.group = flavor.newGroup(config.ioThreads() > 0 ? config.ioThreads() : DEFAULT_IO_THREADS);
     }
@@ -60,7 +70,9 @@ final class TcpClientTransport implements ClientTransport {
         Bootstrap b = SocketOptions.client(new Bootstrap(), connectTimeoutMillis)
                 .group(group)
                 .channel(flavor.socketChannel())
-                .handler(tls == null ? new TcpChannelHandler(handlers, result, connections)
+                .handler(tls == null
+                        ? new TcpChannelHandler(handlers, result, connections, null,
+                                new ClientProtocol(wireProtocol, http2Servers, address, pool, false))
                         : secureInitializer(address, handlers, result, connectTimeoutMillis));
         ChannelFuture f;
         try {
@@ -110,8 +122,8 @@ final class TcpClientTransport implements ClientTransport {
                 TlsHandshakeState state = new TlsHandshakeState();
                 SslHandler ssl = context.newHandler(ch.alloc(), host, address.getPort());
                 ssl.setHandshakeTimeoutMillis(connectTimeoutMillis > 0 ? connectTimeoutMillis : DEFAULT_HANDSHAKE_TIMEOUT_MILLIS);
-                ch.pipeline().addLast(new PlaintextPeerDetector(state, false), ssl,
-                        new TcpChannelHandler(handlers, result, connections, state, null));
+                ch.pipeline().addLast(new PlaintextPeerDetector(state, false), ssl, new TcpChannelHandler(handlers, result,
+                        connections, state, new ClientProtocol(wireProtocol, http2Servers, address, pool, true)));
             }
         };
     }

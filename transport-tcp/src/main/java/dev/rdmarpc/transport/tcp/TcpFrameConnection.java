@@ -573,7 +573,10 @@ final class TcpFrameConnection implements FrameConnection {
         return http2 ? "h2" : "tcp";
     }
 
-    /** Marks this connection as carrying a gRPC-over-HTTP/2 client, translated by an {@link H2Bridge}; on the I/O thread, before its HELLO. */
+    /**
+     * Marks this connection as carrying gRPC over HTTP/2, translated by an {@link H2Bridge} (a client's) or an
+     * {@link H2ClientBridge} (to a server); on the I/O thread, before its HELLO.
+     */
     void servesHttp2() {
         this.http2 = true;
     }
@@ -605,6 +608,12 @@ final class TcpFrameConnection implements FrameConnection {
         if (CLOSING.compareAndSet(this, null, new Closing(reason, error, false))) {
             LOG.log(Level.WARNING, "closing connection with {0}: {1}", remote, reason);
         }
+    }
+
+    /** Closes a client connection whose server speaks another protocol; core dials it again in that one (logged at DEBUG). */
+    void closeToSwitchProtocol(dev.rdmarpc.core.spi.ProtocolSwitchException why) {
+        LOG.log(Level.DEBUG, "closing connection with {0}: {1}", remote, why.getMessage());
+        closeWith(why.getMessage(), why, false);
     }
 
     /** Closes because reading or writing the socket failed. */

@@ -1,6 +1,7 @@
 package dev.rdmarpc.transport.tcp;
 
 import dev.rdmarpc.core.TlsConfig;
+import dev.rdmarpc.core.WireProtocol;
 import io.netty.handler.ssl.ApplicationProtocolConfig;
 import io.netty.handler.ssl.ClientAuth;
 import io.netty.handler.ssl.OpenSsl;
@@ -16,31 +17,43 @@ import javax.net.ssl.SSLException;
 /**
  * Builds a transport's Netty {@link SslContext} from core's {@link TlsConfig}: OpenSSL (BoringSSL from
  * netty-tcnative) when it loads, the JDK's provider otherwise ({@code -Drdmarpc.tls.provider=jdk|openssl} chooses);
- * ALPN with {@link TlsConfig#ALPN_PROTOCOL}, and on a server that serves gRPC-over-HTTP/2 clients {@link #ALPN_H2} too. When the config's files change, the next connection gets a
+ * ALPN with {@link TlsConfig#ALPN_PROTOCOL}, and on a server that serves gRPC-over-HTTP/2 clients {@link #ALPN_H2}
+ * too (a client offers what its {@link WireProtocol} lets it speak). When the config's files change, the next connection gets a
  * context built from the new material; connections already open keep theirs.
  */
 final class TlsContexts {
     /** HTTP/2's ALPN protocol id, which gRPC clients offer. */
     static final String ALPN_H2 = "h2";
     private final TlsConfig config;
-    private final boolean offerH2;
+    /** The ALPN protocols offered (client) or agreed to (server), in order of preference. */
+    private final String[] alpn;
     private final SslProvider provider;
     private TlsConfig.Material builtFrom;
     private SslContext context;
 
     /**
+     * Contexts that also agree to {@link #ALPN_H2} when {@code offerH2} (servers that serve gRPC-over-HTTP/2 clients).
      * Builds the first context now, so that unreadable or malformed key material fails when the transport is made.
      *
      * @throws IllegalArgumentException naming what is wrong with the configuration
      */
-    TlsContexts(TlsConfig config) {
-        this(config, false);
+    TlsContexts(TlsConfig config, boolean offerH2) {
+        this(config, offerH2 && config.isServer() ? new String[] {TlsConfig.ALPN_PROTOCOL, ALPN_H2}
+                : new String[] {TlsConfig.ALPN_PROTOCOL});
     }
 
-    /** Contexts that also agree to {@link #ALPN_H2} when {@code offerH2} (servers that serve gRPC-over-HTTP/2 clients). */
-    TlsContexts(TlsConfig config, boolean offerH2) {
+    /** A client's contexts: ALPN offers what {@code protocol} lets it speak ({@code rdmarpc/1}, {@code h2} or both). */
+    TlsContexts(TlsConfig config, WireProtocol protocol) {
+        this(config, switch (protocol) {
+            case AUTO -> new String[] {TlsConfig.ALPN_PROTOCOL, ALPN_H2};
+            case RDMARPC -> new String[] {TlsConfig.ALPN_PROTOCOL};
+            case GRPC -> new String[] {ALPN_H2};
+        });
+    }
+
+    private TlsContexts(TlsConfig config, String[] alpn) {
         this.config = config;
-        this.offerH2 = offerH2 && config.isServer();
+        this.alpn = alpn;
         this.provider = chooseProvider();
         current();
     }
@@ -113,7 +126,7 @@ final class TlsContexts {
                 : ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE;
         b.applicationProtocolConfig(new ApplicationProtocolConfig(ApplicationProtocolConfig.Protocol.ALPN, onNoMatch,
                 ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT,
-                offerH2 ? new String[] {TlsConfig.ALPN_PROTOCOL, ALPN_H2} : new String[] {TlsConfig.ALPN_PROTOCOL}));
+                alpn));
         return b.sslProvider(provider).protocols(config.protocols()).build();
     }
 

@@ -1,0 +1,55 @@
+package dev.rdmarpc.transport.tcp;
+
+import dev.rdmarpc.core.protocol.FrameHeader;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.CompositeByteBuf;
+
+/**
+ * Cuts the bytes core writes to a connection into whole rdmarpc frames, for a bridge that translates each one
+ * (core's sends may split a frame, or put several in one buffer). Used on the connection's I/O thread only.
+ */
+final class CoreFrameSplitter {
+    /** Takes one whole frame; its payload is released after the call. */
+    interface Sink {
+        void frame(int type, int flags, int streamId, int credit, ByteBuf payload);
+    }
+
+    private final ByteBufAllocator alloc;
+    private final CompositeByteBuf pending;
+
+    CoreFrameSplitter(ByteBufAllocator alloc) {
+        this.alloc = alloc;
+        this.pending = alloc.compositeBuffer(Integer.MAX_VALUE);
+    }
+
+    /** Takes {@code bytes} (and owns them) and hands {@code sink} every frame that is now whole. */
+    void add(ByteBuf bytes, Sink sink) {
+        pending.addComponent(true, bytes);
+        while (pending.readableBytes() >= FrameHeader.SIZE) {
+            int start = pending.readerIndex();
+            int length = pending.getIntLE(start);
+            if (pending.readableBytes() - FrameHeader.SIZE < length) {
+                break;
+            }
+            int type = pending.getUnsignedByte(start + 4);
+            int flags = pending.getUnsignedByte(start + 5);
+            int streamId = pending.getIntLE(start + 8);
+            int credit = pending.getIntLE(start + 12);
+            pending.skipBytes(FrameHeader.SIZE);
+            ByteBuf payload = alloc.buffer(length); // a copy: the composite frees its parts as they are read
+            pending.readBytes(payload, length);
+            try {
+                sink.frame(type, flags, streamId, credit, payload);
+            } finally {
+                payload.release();
+            }
+        }
+        pending.discardReadComponents();
+    }
+
+    /** Frees what is held of an unfinished frame. */
+    void release() {
+        pending.release();
+    }
+}

@@ -1,0 +1,93 @@
+package dev.rdmarpc.transport.tcp;
+
+import dev.rdmarpc.core.protocol.FrameFlags;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.CompositeByteBuf;
+
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+
+/**
+ * gRPC's length-prefixed messages (a compressed flag byte, a 4-byte big-endian length) on HTTP/2 DATA, both ways: an
+ * instance reads one stream's DATA into rdmarpc MESSAGE frames for core; {@link #data} puts the prefix before the
+ * bytes of a MESSAGE frame core sent. Used on the connection's I/O thread only.
+ */
+final class GrpcFraming {
+    /** gRPC's message prefix: a compressed flag byte and a 4-byte big-endian length. */
+    static final int PREFIX = 5;
+
+    /** Bytes of the current message's prefix read so far (0..5); 5 while its body is being read. */
+    private int prefixRead;
+    private final byte[] prefix = new byte[PREFIX];
+    /** Body bytes of the current message still to come (valid while {@link #prefixRead} is 5). */
+    private long bodyLeft;
+    /** Whether the current message's first MESSAGE frame (BEGIN) has gone to core. */
+    private boolean begun;
+
+    /** Whether a message is being read (its prefix has begun or its body has bytes to come). */
+    boolean insideMessage() {
+        return prefixRead > 0;
+    }
+
+    /**
+     * Hands the messages in {@code in} to {@code core} as MESSAGE frames of stream {@code coreId}, none with more than
+     * {@code maxPayload} bytes of payload, until {@code in} is read or {@code stop} says the call ended; returns the
+     * MESSAGE payload bytes handed (what counts against core's window).
+     *
+     * @throws IllegalArgumentException when a message's compressed flag is neither 0 nor 1
+     */
+    long read(ByteBuf in, int coreId, int maxPayload, CoreFrames frames, Consumer<ByteBuf> core, BooleanSupplier stop) {
+        long handed = 0;
+        int maxChunk = Math.max(1, maxPayload - 4);
+        while (in.isReadable() && !stop.getAsBoolean()) {
+            if (prefixRead < PREFIX) {
+                int n = Math.min(PREFIX - prefixRead, in.readableBytes());
+                in.readBytes(prefix, prefixRead, n);
+                prefixRead += n;
+                if (prefixRead < PREFIX) {
+                    break;
+                }
+                if ((prefix[0] & ~1) != 0) {
+                    throw new IllegalArgumentException("a message's compressed flag is " + prefix[0] + ", not 0 or 1");
+                }
+                bodyLeft = length();
+                begun = false;
+                if (bodyLeft > 0) {
+                    continue;
+                }
+            }
+            int n = (int) Math.min(bodyLeft, Math.min(in.readableBytes(), begun ? maxChunk + 4 : maxChunk));
+            int flags = begun ? 0 : FrameFlags.BEGIN | (prefix[0] == 1 ? FrameFlags.COMPRESSED : 0);
+            if (n == bodyLeft) {
+                flags |= FrameFlags.END;
+            }
+            core.accept(frames.message(coreId, flags, length(), in, n));
+            handed += n + (begun ? 0 : 4);
+            begun = true;
+            bodyLeft -= n;
+            if (bodyLeft == 0) {
+                prefixRead = 0;
+            }
+        }
+        return handed;
+    }
+
+    private long length() {
+        return ((prefix[1] & 0xffL) << 24) | ((prefix[2] & 0xff) << 16) | ((prefix[3] & 0xff) << 8) | (prefix[4] & 0xff);
+    }
+
+    /** The DATA content of a MESSAGE frame's payload: on a BEGIN frame, gRPC's prefix in place of core's length. */
+    static ByteBuf data(ByteBufAllocator alloc, int flags, ByteBuf payload) {
+        if ((flags & FrameFlags.BEGIN) == 0) {
+            return payload.retainedSlice();
+        }
+        long length = payload.readUnsignedIntLE();
+        ByteBuf prefix = alloc.buffer(PREFIX);
+        prefix.writeByte((flags & FrameFlags.COMPRESSED) != 0 ? 1 : 0).writeInt((int) length);
+        CompositeByteBuf c = alloc.compositeBuffer(2);
+        c.addComponent(true, prefix);
+        c.addComponent(true, payload.retainedSlice());
+        return c;
+    }
+}

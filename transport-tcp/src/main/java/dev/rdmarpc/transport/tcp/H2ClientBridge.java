@@ -1,0 +1,357 @@
+package dev.rdmarpc.transport.tcp;
+
+import dev.rdmarpc.core.Metadata;
+import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.protocol.FrameHeader;
+import dev.rdmarpc.core.protocol.Hello;
+import dev.rdmarpc.core.protocol.LimitsCapability;
+import dev.rdmarpc.core.protocol.ProtocolException;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPromise;
+import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
+import io.netty.handler.codec.http2.DefaultHttp2HeadersFrame;
+import io.netty.handler.codec.http2.DefaultHttp2ResetFrame;
+import io.netty.handler.codec.http2.DefaultHttp2SettingsFrame;
+import io.netty.handler.codec.http2.DefaultHttp2WindowUpdateFrame;
+import io.netty.handler.codec.http2.Http2ChannelDuplexHandler;
+import io.netty.handler.codec.http2.Http2DataFrame;
+import io.netty.handler.codec.http2.Http2Error;
+import io.netty.handler.codec.http2.Http2Exception;
+import io.netty.handler.codec.http2.Http2FrameStream;
+import io.netty.handler.codec.http2.Http2FrameStreamEvent;
+import io.netty.handler.codec.http2.Http2FrameStreamException;
+import io.netty.handler.codec.http2.Http2GoAwayFrame;
+import io.netty.handler.codec.http2.Http2Headers;
+import io.netty.handler.codec.http2.Http2HeadersFrame;
+import io.netty.handler.codec.http2.Http2PingFrame;
+import io.netty.handler.codec.http2.Http2ResetFrame;
+import io.netty.handler.codec.http2.Http2Settings;
+import io.netty.handler.codec.http2.Http2SettingsFrame;
+import io.netty.handler.codec.http2.Http2Stream;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.collection.IntObjectHashMap;
+import io.netty.util.collection.IntObjectMap;
+
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+
+/**
+ * Lets core's client call a standard gRPC server over HTTP/2 by translation, so that core's call path is the same for
+ * both protocols: the mirror of {@link H2Bridge}. It sits in the pipeline between Netty's HTTP/2 codec and the
+ * {@link TcpChannelHandler}: the rdmarpc frames core writes become HTTP/2 frames ({@link H2ClientOutbound}), the
+ * server's HTTP/2 frames become the rdmarpc frames an rdmarpc server would have sent ({@link H2ClientInbound}), fed to
+ * the connection's frame decoder as bytes. Core's HELLO is answered on the server's behalf once the server's first
+ * SETTINGS arrived (its concurrent-stream limit becomes core's); the answer offers no RDMA, so such a connection never
+ * upgrades.
+ */
+final class H2ClientBridge extends Http2ChannelDuplexHandler {
+    static final String NAME = "rdmarpc-h2-client-bridge";
+    static final String CODEC_NAME = "rdmarpc-h2-client-codec";
+
+    private final TcpFrameConnection connection;
+    private final SlabPool pool;
+    private final boolean tls;
+    private final IntObjectMap<H2ClientStream> byCore = new IntObjectHashMap<>();
+    private final IntObjectMap<H2ClientStream> byH2 = new IntObjectHashMap<>();
+    private ChannelHandlerContext ctx;
+    private CoreFrames frames;
+    private H2ClientInbound inbound;
+    private H2ClientOutbound outbound;
+    /** Core's frames until each is whole. */
+    private CoreFrameSplitter fromCore;
+    private Hello coreHello;
+    private Http2Settings serverSettings;
+    private boolean helloAnswered;
+    private boolean released;
+    /** Set while core's frames are translated: frames for core made meanwhile wait for a later task (see {@link #toCore}). */
+    private boolean inCoreWrite;
+
+    H2ClientBridge(TcpFrameConnection connection, SlabPool pool, boolean tls) {
+        this.connection = connection;
+        this.pool = pool;
+        this.tls = tls;
+    }
+
+    @Override
+    protected void handlerAdded0(ChannelHandlerContext context) {
+        this.ctx = context;
+        this.fromCore = new CoreFrameSplitter(context.alloc());
+        this.frames = new CoreFrames(pool, context.alloc());
+        this.inbound = new H2ClientInbound(this, frames);
+        this.outbound = new H2ClientOutbound(this, context, tls);
+    }
+
+    // ---- from the server ----
+
+    @Override
+    public void channelRead(ChannelHandlerContext context, Object msg) {
+        try {
+            if (released) {
+                return;
+            }
+            if (msg instanceof Http2HeadersFrame h) {
+                inbound.headers(h);
+            } else if (msg instanceof Http2DataFrame d) {
+                inbound.data(d);
+            } else if (msg instanceof Http2ResetFrame r) {
+                H2ClientStream s = byH2.get(r.stream().id());
+                if (s != null) {
+                    cancelCore(s, GrpcClientHeaders.reset(r.errorCode()));
+                }
+            } else if (msg instanceof Http2PingFrame p && p.ack()) {
+                toCore(frames.pingAck(p.content()));
+            } else if (msg instanceof Http2SettingsFrame s && serverSettings == null) {
+                serverSettings = s.settings();
+                answerHello();
+            } else if (msg instanceof Http2GoAwayFrame g) {
+                goAway(g);
+            }
+        } finally {
+            ReferenceCountUtil.release(msg);
+        }
+    }
+
+    private void goAway(Http2GoAwayFrame g) {
+        int lastCore = 0;
+        for (H2ClientStream s : byCore.values()) {
+            if (s.h2.id() <= g.lastStreamId() && s.coreId > lastCore) {
+                lastCore = s.coreId;
+            }
+        }
+        Http2Error error = Http2Error.valueOf(g.errorCode());
+        String debug = g.content().toString(StandardCharsets.UTF_8);
+        toCore(frames.goAway(g.lastStreamId() == Integer.MAX_VALUE ? Integer.MAX_VALUE : lastCore,
+                Status.UNAVAILABLE.withDescription("HTTP/2 GOAWAY " + (error == null ? g.errorCode() : error)
+                        + (debug.isEmpty() ? "" : ": " + debug))));
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext context, Object evt) {
+        if (evt instanceof Http2FrameStreamEvent e && e.type() == Http2FrameStreamEvent.Type.State
+                && e.stream().state() == Http2Stream.State.CLOSED) {
+            H2ClientStream s = byH2.get(e.stream().id());
+            if (s != null) { // closed without trailers or a reset: refused by GOAWAY, or the connection is going
+                cancelCore(s, Status.UNAVAILABLE.withDescription("the HTTP/2 stream closed before the server answered"));
+            }
+            return;
+        }
+        context.fireUserEventTriggered(evt);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext context, Throwable cause) {
+        if (cause instanceof Http2FrameStreamException e) { // the codec reset the stream already
+            H2ClientStream s = byH2.get(e.stream().id());
+            if (s != null) {
+                cancelCore(s, Status.INTERNAL.withDescription("HTTP/2 stream error: " + e.getCause().getMessage()));
+            }
+            return;
+        }
+        if (cause instanceof Http2Exception) { // the codec sends GOAWAY with the error's code, then closes
+            connection.closingOnError(new ProtocolException("HTTP/2 protocol error: " + cause.getMessage()));
+            return;
+        }
+        context.fireExceptionCaught(cause);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext context) {
+        release();
+        context.fireChannelInactive();
+    }
+
+    @Override
+    protected void handlerRemoved0(ChannelHandlerContext context) {
+        release();
+    }
+
+    private void release() {
+        if (released) {
+            return;
+        }
+        released = true;
+        if (fromCore != null) {
+            fromCore.release();
+        }
+        byCore.clear();
+        byH2.clear();
+    }
+
+    // ---- from core ----
+
+    @Override
+    public void write(ChannelHandlerContext context, Object msg, ChannelPromise promise) {
+        if (!(msg instanceof ByteBuf bytes)) {
+            context.write(msg, promise);
+            return;
+        }
+        if (released) {
+            bytes.release();
+            promise.trySuccess();
+            return;
+        }
+        promise.trySuccess();
+        inCoreWrite = true;
+        try {
+            fromCore.add(bytes, outbound::frame);
+        } finally {
+            inCoreWrite = false;
+        }
+    }
+
+    // ---- for H2ClientInbound and H2ClientOutbound ----
+
+    /** Core's HELLO: its window and metadata limit become this side's SETTINGS; it is answered once the server's came. */
+    void coreHello(Hello hello) {
+        if (coreHello != null) {
+            return;
+        }
+        coreHello = hello;
+        write(new DefaultHttp2SettingsFrame(H2Codecs.clientSettings(hello)));
+        int window = H2Codecs.connectionWindow(hello);
+        if (window > 65_535) {
+            write(new DefaultHttp2WindowUpdateFrame(window - 65_535));
+        }
+        ctx.flush();
+        answerHello();
+    }
+
+    /** Gives core the server's HELLO as HTTP/2 let this side know it: its concurrent-stream limit, no RDMA. */
+    private void answerHello() {
+        if (helloAnswered || coreHello == null || serverSettings == null) {
+            return;
+        }
+        helloAnswered = true;
+        Long streams = serverSettings.maxConcurrentStreams();
+        int maxStreams = streams == null ? Integer.MAX_VALUE : (int) Math.min(Integer.MAX_VALUE, streams);
+        Hello server = new Hello(Hello.VERSION, H2Bridge.SEND_WINDOW, FrameHeader.DEFAULT_MAX_PAYLOAD, Integer.MAX_VALUE,
+                Map.of(Hello.CAP_LIMITS, new LimitsCapability(Math.max(1, maxStreams), Integer.MAX_VALUE).encode()));
+        toCore(frames.hello(server));
+    }
+
+    /** Opens the HTTP/2 stream of core's stream {@code coreId} with its request headers. */
+    void open(int coreId, boolean endStream, Http2Headers headers) {
+        Http2FrameStream stream = newStream();
+        H2ClientStream s = new H2ClientStream(coreId, stream);
+        s.clientDone = endStream;
+        byCore.put(coreId, s);
+        ctx.write(new DefaultHttp2HeadersFrame(headers, endStream).stream(stream)).addListener((ChannelFuture f) -> {
+            if (!f.isSuccess() && !s.ended) {
+                forget(s);
+                toCoreLater(frames.cancel(s.coreId, Status.UNAVAILABLE.withDescription(
+                        "the HTTP/2 stream could not be opened: " + f.cause().getMessage())));
+            }
+        });
+        if (stream.id() > 0 && !s.ended) {
+            byH2.put(stream.id(), s);
+        }
+    }
+
+    H2ClientStream byCore(int id) {
+        return byCore.get(id);
+    }
+
+    H2ClientStream byH2(int id) {
+        return byH2.get(id);
+    }
+
+    int coreMaxPayload() {
+        return coreHello == null ? FrameHeader.DEFAULT_MAX_PAYLOAD : coreHello.maxFramePayload();
+    }
+
+    /**
+     * Hands one rdmarpc frame to the connection's frame decoder (and so to core): at once while reading, from a later
+     * task while core's own frames are being written, as core must not hear of frames from inside its own sends.
+     */
+    void toCore(ByteBuf frame) {
+        if (inCoreWrite) {
+            toCoreLater(frame);
+        } else {
+            ctx.fireChannelRead(frame);
+        }
+    }
+
+    /** Hands a frame to core from a task of its own, with the end of a read burst after it. */
+    private void toCoreLater(ByteBuf frame) {
+        ctx.executor().execute(() -> {
+            if (released) {
+                frame.release();
+                return;
+            }
+            ctx.fireChannelRead(frame);
+            ctx.fireChannelReadComplete();
+        });
+    }
+
+    /** The server's trailers: core hears TRAILERS; a request stream still open is reset, as gRPC clients do. */
+    void endStream(H2ClientStream s, Status status, Metadata md) {
+        forget(s);
+        toCore(frames.trailers(s.coreId, status, md));
+        if (!s.clientDone) {
+            write(new DefaultHttp2ResetFrame(Http2Error.CANCEL).stream(s.h2));
+            ctx.flush();
+        }
+    }
+
+    /** Ends a call because of what the server sent: core hears CANCEL with {@code status}, the server RST_STREAM. */
+    void fail(H2ClientStream s, Status status) {
+        cancelCore(s, status);
+        write(new DefaultHttp2ResetFrame(Http2Error.CANCEL).stream(s.h2));
+        ctx.flush();
+    }
+
+    /** Core cancelled the call: the server hears RST_STREAM(CANCEL). */
+    void reset(H2ClientStream s) {
+        boolean open = !s.ended;
+        forget(s);
+        if (open) {
+            write(new DefaultHttp2ResetFrame(Http2Error.CANCEL).stream(s.h2));
+        }
+    }
+
+    /** Tells core the call ended on the server's side (or the transport's) with {@code status}. */
+    void cancelCore(H2ClientStream s, Status status) {
+        if (s.ended) {
+            return;
+        }
+        forget(s);
+        toCore(frames.cancel(s.coreId, status));
+    }
+
+    private void forget(H2ClientStream s) {
+        s.ended = true;
+        byCore.remove(s.coreId);
+        byH2.remove(s.h2.id());
+    }
+
+    /** Returns {@code bytes} of the server's flow-control credit on the stream (and the connection). */
+    void returnCredit(Http2FrameStream stream, int bytes) {
+        if (bytes > 0 && stream.state() != Http2Stream.State.CLOSED) {
+            write(new DefaultHttp2WindowUpdateFrame(bytes).stream(stream));
+        }
+    }
+
+    /** Writes a DATA frame; once on the socket, core gets {@code credit} back for the stream, if its call goes on. */
+    void writeData(H2ClientStream s, ByteBuf data, boolean endStream, int credit) {
+        if (endStream) {
+            s.clientDone = true;
+        }
+        ctx.write(new DefaultHttp2DataFrame(data, endStream).stream(s.h2)).addListener((ChannelFuture f) -> {
+            if (f.isSuccess() && credit > 0 && !s.ended && !released) {
+                toCoreLater(frames.window(s.coreId, credit));
+            }
+        });
+    }
+
+    void write(Object frame) {
+        ctx.write(frame).addListener((ChannelFuture f) -> {
+            if (!f.isSuccess()) {
+                TcpFrameConnection.LOG.log(Level.DEBUG, "HTTP/2 write to {0} failed: {1}", ctx.channel(), f.cause());
+            }
+        });
+    }
+}

@@ -1,0 +1,85 @@
+package dev.rdmarpc.transport.tcp;
+
+import dev.rdmarpc.core.protocol.FrameFlags;
+import dev.rdmarpc.core.protocol.FrameType;
+import dev.rdmarpc.core.protocol.Frames;
+import dev.rdmarpc.core.protocol.RequestHeaders;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
+import io.netty.handler.codec.http2.DefaultHttp2PingFrame;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Turns the rdmarpc frames core sends to its server into gRPC over HTTP/2: request HEADERS as HTTP/2 request
+ * headers, MESSAGE frames as length-prefixed DATA, END_STREAM as END_STREAM, WINDOW as returned flow-control credit,
+ * CANCEL as RST_STREAM(CANCEL), PING as PING. Core's HELLO is kept: its limits become the connection's SETTINGS.
+ */
+final class H2ClientOutbound {
+    private final H2ClientBridge bridge;
+    private final ChannelHandlerContext ctx;
+    private final boolean tls;
+
+    H2ClientOutbound(H2ClientBridge bridge, ChannelHandlerContext ctx, boolean tls) {
+        this.bridge = bridge;
+        this.ctx = ctx;
+        this.tls = tls;
+    }
+
+    /** One whole frame from core; {@code payload} is released by the caller. */
+    void frame(int type, int flags, int streamId, int credit, ByteBuf payload) {
+        switch (type) {
+            case FrameType.HELLO -> bridge.coreHello(Frames.decodeHello(segment(payload)));
+            case FrameType.HEADERS -> {
+                RequestHeaders h = Frames.decodeRequestHeaders(segment(payload));
+                bridge.open(streamId, (flags & FrameFlags.END_STREAM) != 0,
+                        GrpcClientHeaders.request(h.path(), h.authority(), tls, h.timeoutNanos(), h.metadata()));
+            }
+            case FrameType.MESSAGE -> message(flags, streamId, payload);
+            case FrameType.END_STREAM -> {
+                H2ClientStream s = bridge.byCore(streamId);
+                if (s != null && !s.ended) {
+                    bridge.writeData(s, Unpooled.EMPTY_BUFFER, true, 0);
+                }
+            }
+            case FrameType.WINDOW -> {
+                H2ClientStream s = bridge.byCore(streamId);
+                if (s != null && !s.ended && credit > 0) {
+                    bridge.returnCredit(s.h2, credit);
+                }
+            }
+            case FrameType.CANCEL -> {
+                H2ClientStream s = bridge.byCore(streamId);
+                if (s != null) {
+                    bridge.reset(s);
+                }
+            }
+            case FrameType.PING -> {
+                if ((flags & FrameFlags.ACK) == 0) {
+                    bridge.write(new DefaultHttp2PingFrame(Frames.decodePing(segment(payload)), false));
+                }
+            }
+            default -> {
+                // GOAWAY and PING ACKs: a client's answers to a server that sends none over HTTP/2; RTS/FIN are RDMA's
+            }
+        }
+    }
+
+    private void message(int flags, int streamId, ByteBuf payload) {
+        H2ClientStream s = bridge.byCore(streamId);
+        if (s == null || s.ended) {
+            return;
+        }
+        int credit = payload.readableBytes();
+        ByteBuf data = GrpcFraming.data(ctx.alloc(), flags, payload);
+        bridge.writeData(s, data, (flags & FrameFlags.END_STREAM) != 0, credit);
+    }
+
+    /** A heap copy of a small control frame's payload, for core's decoders. */
+    private static MemorySegment segment(ByteBuf payload) {
+        return MemorySegment.ofArray(ByteBufUtil.getBytes(payload));
+    }
+}
