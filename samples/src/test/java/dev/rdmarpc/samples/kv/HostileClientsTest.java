@@ -172,6 +172,7 @@ class HostileClientsTest {
                 assertNull(c.readUntil(f -> f.type() == FrameType.PING), "the PING after the second HELLO was not answered");
             }
         });
+        Await.until(() -> kv.closeReasons.stream().anyMatch(r -> r.contains("second HELLO")), () -> "closed: " + kv.closeReasons);
     }
 
     /** A HELLO payload with these (id, length) capability blocks, zero-filled, written by hand: ids may repeat. */
@@ -208,6 +209,8 @@ class HostileClientsTest {
                 assertTrue(many.sync(2), "and the connection carries on");
             }
         });
+        Await.until(() -> kv.closeReasons.stream().anyMatch(r -> r.contains("HELLO repeats capability 99")),
+                () -> "closed: " + kv.closeReasons);
     }
 
     // ------------------------------------------------------------------ rapid reset

@@ -33,9 +33,21 @@ final class KvUnderAttack implements AutoCloseable {
     private final RpcChannel channel;
     private final ManagedChannel grpc;
     private final AtomicInteger goodCalls = new AtomicInteger();
+    /** Why each connection the server closed was closed. */
+    final java.util.Queue<String> closeReasons = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
     KvUnderAttack() throws IOException {
-        server = KvServer.builder(0, store, new HealthService(), 64).slabPool(pool).meterRegistry(meters).build().start();
+        server = KvServer.builder(0, store, new HealthService(), 64).slabPool(pool).meterRegistry(meters)
+                .connectionListener(new dev.rdmarpc.core.PeerConnectionListener() {
+                    @Override
+                    public void connectionOpened(dev.rdmarpc.core.PeerConnection connection) {
+                    }
+
+                    @Override
+                    public void connectionClosed(dev.rdmarpc.core.PeerConnection connection, String reason) {
+                        closeReasons.add(reason);
+                    }
+                }).build().start();
         channel = RpcChannel.forAddress("127.0.0.1", server.getPort()).maxInboundMessageSize(64 << 20).build();
         grpc = NettyChannelBuilder.forAddress("127.0.0.1", server.getPort()).negotiationType(NegotiationType.PLAINTEXT)
                 .maxInboundMessageSize(64 << 20).build();

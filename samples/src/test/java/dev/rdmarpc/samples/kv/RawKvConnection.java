@@ -53,8 +53,6 @@ final class RawKvConnection implements AutoCloseable {
     final Socket socket = new Socket();
     private final OutputStream out;
     private final DataInputStream in;
-    /** Set when a read ended with a reset: the server closed while this client's bytes were still unread. */
-    boolean resetByServer;
 
     /** Connects; {@code receiveBuffer} > 0 makes the socket's receive buffer that small (a client that reads little). */
     RawKvConnection(int port, int receiveBuffer) throws IOException {
@@ -181,11 +179,8 @@ final class RawKvConnection implements AutoCloseable {
             byte[] payload = new byte[len];
             in.readFully(payload);
             return new Frame(type, flags, stream, credit, payload);
-        } catch (EOFException e) {
-            return null;
-        } catch (SocketException e) {
-            resetByServer = true;
-            return null;
+        } catch (EOFException | SocketException e) {
+            return null; // closed, or reset: a reset may overtake (and discard) what the server sent before it
         }
     }
 
