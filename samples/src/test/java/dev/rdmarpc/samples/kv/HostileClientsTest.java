@@ -6,10 +6,9 @@ import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.Trailers;
 import dev.rdmarpc.core.testing.Await;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -35,24 +34,12 @@ class HostileClientsTest {
     /** The default control-frame budget (PROTOCOL.md, "Control frames"): a burst of 10,000, then 1,000 a second. */
     private static final int BURST = 10_000;
     private static final int PER_SECOND = 1_000;
-    /** The default concurrent streams per connection. */
-    private static final int STREAMS = 100;
+    private static final int STREAMS = KvUnderAttack.STREAMS;
     /** The default metadata limit per HEADERS. */
     private static final int METADATA_LIMIT = 8 * 1024;
-    /** Platform threads the JVM may start meanwhile for reasons of its own (a JIT or GC helper, a timer). */
-    private static final int THREAD_SLACK = 8;
 
-    private KvUnderAttack kv;
-
-    @BeforeEach
-    void start() throws IOException {
-        kv = new KvUnderAttack();
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        kv.close();
-    }
+    @RegisterExtension
+    final KvUnderAttack kv = new KvUnderAttack();
 
     private static byte[] concat(List<byte[]> parts) {
         java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
@@ -247,8 +234,7 @@ class HostileClientsTest {
         Await.until(() -> kv.meters.get("rdmarpc.server.calls.active").gauge().value() == 0,
                 "every reset call ended at the server");
         kv.awaitHeldBackTo(held);
-        assertTrue(KvUnderAttack.platformThreads() <= threads + THREAD_SLACK,
-                "platform threads " + threads + " -> " + KvUnderAttack.platformThreads());
+        KvUnderAttack.assertNoThreadPerStream(threads);
     }
 
     @Test
@@ -290,10 +276,8 @@ class HostileClientsTest {
             long held = kv.heldBytes() - base;
             // the decoded metadata is on the heap (at most the limit per stream); the slab pool holds only frames in reading
             long bound = STREAMS * (4L * METADATA_LIMIT) + (2 << 20);
-            System.out.printf("metadata just under the limit on %d streams: the server holds %,d slab bytes (bound %,d)%n",
-                    STREAMS, held, bound);
-            assertTrue(held <= bound, "held " + held + " bytes, bound " + bound);
-            assertTrue(KvUnderAttack.platformThreads() <= threads + THREAD_SLACK, "no thread per waiting stream");
+            KvUnderAttack.assertHeld(String.format("metadata just under the limit on %d streams", STREAMS), held, bound);
+            KvUnderAttack.assertNoThreadPerStream(threads);
             kv.goodClientsServed();
         }
         kv.awaitHeldBackTo(base);
@@ -347,11 +331,8 @@ class HostileClientsTest {
                 kv.goodClientsServed();
             }
             long bound = STREAMS * (8L << 10) + (2 << 20);
-            System.out.printf("one byte at a time on %d streams: the server holds at most %,d slab bytes (bound %,d)%n",
-                    STREAMS, peak, bound);
-            assertTrue(peak <= bound, "held " + peak + " bytes, bound " + bound);
-            assertTrue(KvUnderAttack.platformThreads() <= threads + THREAD_SLACK,
-                    "platform threads " + threads + " -> " + KvUnderAttack.platformThreads());
+            KvUnderAttack.assertHeld(String.format("one byte at a time on %d streams", STREAMS), peak, bound);
+            KvUnderAttack.assertNoThreadPerStream(threads);
         }
         kv.awaitHeldBackTo(base);
     }
@@ -407,8 +388,7 @@ class HostileClientsTest {
                     () -> "the handlers produced " + produced + " bytes, not yet: " + (kv.counter("rdmarpc.server.bytes.sent") - sentBefore));
             long held = kv.heldBytes() - base;
             kv.goodClientsServed();
-            assertTrue(KvUnderAttack.platformThreads() <= threads + THREAD_SLACK,
-                    "no platform thread per stalled stream: " + threads + " -> " + KvUnderAttack.platformThreads());
+            KvUnderAttack.assertNoThreadPerStream(threads);
             return held;
         } finally {
             kv.awaitHeldBackTo(base);
@@ -429,8 +409,7 @@ class HostileClientsTest {
         // payload queued per stream: the limit plus one message; held in blocks of the next power of two (a message
         // of 256 KiB and its key takes a 512 KiB block), and the transport's unsent bytes
         long bound = STREAMS * 2 * (blockLimit + value) + (8 << 20);
-        System.out.printf("Scan on %d streams never read: the server holds %,d slab bytes (bound %,d)%n", STREAMS, held, bound);
-        assertTrue(held <= bound, "held " + held + " bytes, bound " + bound);
+        KvUnderAttack.assertHeld(String.format("Scan on %d streams never read", STREAMS), held, bound);
     }
 
     @Test
@@ -443,8 +422,6 @@ class HostileClientsTest {
         long held = heldForAReaderThatNeverReads(streams, id -> concat(List.of(RawKvConnection.headers(id, RawKvConnection.GET, null),
                 RawKvConnection.message(id, getRequest("big"), true))), (long) streams * value);
         long bound = 64L << 20;
-        System.out.printf("Get of %d MiB on %d streams never read: the server holds %,d slab bytes (target %,d)%n",
-                value >> 20, streams, held, bound);
-        assertTrue(held <= bound, "held " + held + " bytes, bound " + bound);
+        KvUnderAttack.assertHeld(String.format("Get of %d MiB on %d streams never read", value >> 20, streams), held, bound);
     }
 }

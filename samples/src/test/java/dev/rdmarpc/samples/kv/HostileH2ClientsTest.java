@@ -3,9 +3,8 @@ package dev.rdmarpc.samples.kv;
 import com.google.protobuf.ByteString;
 import dev.rdmarpc.core.testing.Await;
 import io.netty.handler.codec.http2.Http2Settings;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -27,23 +26,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * family is {@link HostileClientsTest}.
  */
 class HostileH2ClientsTest {
-    private static final int STREAMS = 100;
-    private static final int THREAD_SLACK = 8;
+    private static final int STREAMS = KvUnderAttack.STREAMS;
     private static final int REFUSED_STREAM = 0x7;
     /** RST_STREAM frames a client may send per 30 s (transport-tcp's H2Codecs). */
     private static final int MAX_RSTS = 200;
 
-    private KvUnderAttack kv;
-
-    @BeforeEach
-    void start() throws IOException {
-        kv = new KvUnderAttack();
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        kv.close();
-    }
+    @RegisterExtension
+    final KvUnderAttack kv = new KvUnderAttack();
 
     private static byte[] get(String key) {
         return RawH2Connection.grpcMessage(GetRequest.newBuilder().setKey(ByteString.copyFromUtf8(key)).build().toByteArray());
@@ -225,11 +214,8 @@ class HostileH2ClientsTest {
                 kv.goodClientsServed();
             }
             long bound = STREAMS * (8L << 10) + (2 << 20);
-            System.out.printf("one byte at a time on %d HTTP/2 streams: the server holds at most %,d slab bytes (bound %,d)%n",
-                    STREAMS, peak, bound);
-            assertTrue(peak <= bound, "held " + peak + " bytes, bound " + bound);
-            assertTrue(KvUnderAttack.platformThreads() <= threads + THREAD_SLACK,
-                    "platform threads " + threads + " -> " + KvUnderAttack.platformThreads());
+            KvUnderAttack.assertHeld(String.format("one byte at a time on %d HTTP/2 streams", STREAMS), peak, bound);
+            KvUnderAttack.assertNoThreadPerStream(threads);
         }
         kv.awaitHeldBackTo(base);
     }
@@ -297,10 +283,8 @@ class HostileH2ClientsTest {
                     "no other stream is refused or answered: " + more);
             long held = kv.heldBytes() - base;
             long bound = 2 << 20;
-            System.out.printf("metadata just under the limit on %d HTTP/2 streams: the server holds %,d slab bytes (bound %,d)%n",
-                    STREAMS, held, bound);
-            assertTrue(held <= bound, "held " + held + " bytes, bound " + bound);
-            assertTrue(KvUnderAttack.platformThreads() <= threads + THREAD_SLACK, "no thread per waiting stream");
+            KvUnderAttack.assertHeld(String.format("metadata just under the limit on %d HTTP/2 streams", STREAMS), held, bound);
+            KvUnderAttack.assertNoThreadPerStream(threads);
             kv.goodClientsServed();
         }
         kv.awaitHeldBackTo(base);
@@ -328,12 +312,10 @@ class HostileH2ClientsTest {
             Await.until(() -> kv.counter("rdmarpc.server.bytes.sent") - sentBefore >= (double) streams * value,
                     () -> "the handlers produced their responses: " + (kv.counter("rdmarpc.server.bytes.sent") - sentBefore));
             long held = kv.heldBytes() - base;
-            long bound = 64L << 20;
-            System.out.printf("Get of %d MiB on %d HTTP/2 streams never read: the server holds %,d slab bytes (bound %,d)%n",
-                    value >> 20, streams, held, bound);
             kv.goodClientsServed();
-            assertTrue(KvUnderAttack.platformThreads() <= threads + THREAD_SLACK, "no platform thread per stalled stream");
-            assertTrue(held <= bound, "held " + held + " bytes, bound " + bound);
+            KvUnderAttack.assertNoThreadPerStream(threads);
+            long bound = 64L << 20;
+            KvUnderAttack.assertHeld(String.format("Get of %d MiB on %d HTTP/2 streams never read", value >> 20, streams), held, bound);
         }
         kv.awaitHeldBackTo(base);
     }

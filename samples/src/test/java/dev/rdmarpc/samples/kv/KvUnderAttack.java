@@ -11,6 +11,9 @@ import io.grpc.netty.NegotiationType;
 import io.grpc.netty.NettyChannelBuilder;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -19,24 +22,32 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The KV sample server with its defaults ({@link KvServer#builder}: 64 MiB requests, every other limit rdmarpc's
  * default), on its own slab pool so that what it holds can be read, and the well-behaved clients — rdmarpc and stock
- * grpc-java over HTTP/2 — whose calls must be answered while a hostile client attacks.
+ * grpc-java over HTTP/2 — whose calls must be answered while a hostile client attacks. A JUnit extension: a fresh
+ * server and clients for each test, closed after it with every server buffer released.
  */
-final class KvUnderAttack implements AutoCloseable {
+final class KvUnderAttack implements BeforeEachCallback, AfterEachCallback {
+    /** The default concurrent streams per connection. */
+    static final int STREAMS = 100;
+    /** Platform threads the JVM may start meanwhile for reasons of its own (a JIT or GC helper, a timer). */
+    private static final int THREAD_SLACK = 8;
+
     final SlabPool pool = new SlabPool(0, true);
     final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     final KeyValueStore store = new KeyValueStore();
-    final RpcServer server;
-    private final RpcChannel channel;
-    private final ManagedChannel grpc;
-    private final AtomicInteger goodCalls = new AtomicInteger();
     /** Why each connection the server closed was closed. */
     final java.util.Queue<String> closeReasons = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final AtomicInteger goodCalls = new AtomicInteger();
+    private RpcServer server;
+    private RpcChannel channel;
+    private ManagedChannel grpc;
 
-    KvUnderAttack() throws IOException {
+    @Override
+    public void beforeEach(ExtensionContext context) throws IOException {
         server = KvServer.builder(0, store, new HealthService(), 64).slabPool(pool).meterRegistry(meters)
                 .connectionListener(new dev.rdmarpc.core.PeerConnectionListener() {
                     @Override
@@ -80,6 +91,18 @@ final class KvUnderAttack implements AutoCloseable {
     /** Live platform threads of this JVM (virtual threads are not counted: they cost no OS thread). */
     static int platformThreads() {
         return ManagementFactory.getThreadMXBean().getThreadCount();
+    }
+
+    /** Checks that the server started no platform thread per stalled stream since {@code before} were counted. */
+    static void assertNoThreadPerStream(int before) {
+        int now = platformThreads();
+        assertTrue(now <= before + THREAD_SLACK, "no platform thread per stalled stream: " + before + " -> " + now);
+    }
+
+    /** Prints what the server held under {@code attack} (for the report) and checks it against {@code bound}. */
+    static void assertHeld(String attack, long held, long bound) {
+        System.out.printf("%s: the server holds %,d slab bytes (bound %,d)%n", attack, held, bound);
+        assertTrue(held <= bound, attack + ": held " + held + " bytes, bound " + bound);
     }
 
     double counter(String name, String... tags) {
@@ -145,7 +168,10 @@ final class KvUnderAttack implements AutoCloseable {
     }
 
     @Override
-    public void close() throws Exception {
+    public void afterEach(ExtensionContext context) throws Exception {
+        if (server == null) {
+            return; // beforeEach failed to start it
+        }
         grpc.shutdownNow();
         channel.shutdownNow();
         grpc.awaitTermination(60, TimeUnit.SECONDS);
