@@ -53,6 +53,27 @@ class HostileH2ClientsTest {
         return frames;
     }
 
+    /** A flood written (not flushed) on a fresh connection. */
+    private interface Flood {
+        void write(RawH2Connection c);
+    }
+
+    /**
+     * Rounds of {@code flood} while the good clients are served: each flooding connection ends with ENHANCE_YOUR_CALM.
+     * Returns the frames the server sent on each before it ended it.
+     */
+    private List<List<RawH2Connection.Frame>> floodsEndWithEnhanceYourCalm(Flood flood) throws Exception {
+        List<List<RawH2Connection.Frame>> answers = new java.util.concurrent.CopyOnWriteArrayList<>();
+        kv.goodClientsServedWhile(() -> {
+            try (RawH2Connection c = RawH2Connection.open(kv.port())) {
+                flood.write(c);
+                c.tryFlush(); // the server may end the connection while the flood is being written
+                answers.add(endedWith(c, RawH2Connection.ENHANCE_YOUR_CALM));
+            }
+        });
+        return answers;
+    }
+
     private static long count(List<RawH2Connection.Frame> frames, Predicate<RawH2Connection.Frame> which) {
         return frames.stream().filter(which).count();
     }
@@ -107,17 +128,14 @@ class HostileH2ClientsTest {
 
     @Test
     void aPingFloodIsTooManyPingsAfterTwoAnswers() throws Exception {
-        kv.goodClientsServedWhile(() -> {
-            try (RawH2Connection c = RawH2Connection.open(kv.port())) {
-                for (int i = 0; i < 1_000; i++) {
-                    c.ping(i);
-                }
-                c.tryFlush();
-                List<RawH2Connection.Frame> frames = endedWith(c, RawH2Connection.ENHANCE_YOUR_CALM);
-                long acks = count(frames, f -> f.type() == RawH2Connection.PING);
-                assertTrue(acks <= 3, acks + " PINGs answered before too_many_pings");
+        for (List<RawH2Connection.Frame> answers : floodsEndWithEnhanceYourCalm(c -> {
+            for (int i = 0; i < 1_000; i++) {
+                c.ping(i);
             }
-        });
+        })) {
+            long acks = count(answers, f -> f.type() == RawH2Connection.PING);
+            assertTrue(acks <= 3, acks + " PINGs answered before too_many_pings");
+        }
     }
 
     @Test
@@ -177,14 +195,10 @@ class HostileH2ClientsTest {
 
     @Test
     void anEmptyDataFloodEndsTheConnection() throws Exception {
-        kv.goodClientsServedWhile(() -> {
-            try (RawH2Connection c = RawH2Connection.open(kv.port())) {
-                c.headers(1, RawH2Connection.request("BatchPut"), false);
-                for (int i = 0; i < 1_000; i++) {
-                    c.data(1, new byte[0], false);
-                }
-                c.tryFlush();
-                endedWith(c, RawH2Connection.ENHANCE_YOUR_CALM);
+        floodsEndWithEnhanceYourCalm(c -> {
+            c.headers(1, RawH2Connection.request("BatchPut"), false);
+            for (int i = 0; i < 1_000; i++) {
+                c.data(1, new byte[0], false);
             }
         });
     }
@@ -245,14 +259,10 @@ class HostileH2ClientsTest {
 
     @Test
     void aContinuationFloodEndsTheConnection() throws Exception {
-        kv.goodClientsServedWhile(() -> {
-            try (RawH2Connection c = RawH2Connection.open(kv.port())) {
-                c.frame(RawH2Connection.HEADERS, 1, 0, new byte[]{(byte) 0x83}); // :method POST, no END_HEADERS
-                for (int i = 0; i < 10_000; i++) {
-                    c.frame(RawH2Connection.CONTINUATION, 1, 0, new byte[]{0x40, 1, 'x', 1, 'y'});
-                }
-                c.tryFlush();
-                endedWith(c, RawH2Connection.ENHANCE_YOUR_CALM);
+        floodsEndWithEnhanceYourCalm(c -> {
+            c.frame(RawH2Connection.HEADERS, 1, 0, new byte[]{(byte) 0x83}); // :method POST, no END_HEADERS
+            for (int i = 0; i < 10_000; i++) {
+                c.frame(RawH2Connection.CONTINUATION, 1, 0, new byte[]{0x40, 1, 'x', 1, 'y'});
             }
         });
     }
