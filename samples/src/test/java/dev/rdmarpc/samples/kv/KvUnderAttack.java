@@ -96,6 +96,7 @@ final class KvUnderAttack implements BeforeEachCallback, AfterEachCallback {
     /** Checks that the server started no platform thread per stalled stream since {@code before} were counted. */
     static void assertNoThreadPerStream(int before) {
         int now = platformThreads();
+        System.out.printf("platform threads: %d before the attack, %d during it%n", before, now);
         assertTrue(now <= before + THREAD_SLACK, "no platform thread per stalled stream: " + before + " -> " + now);
     }
 
