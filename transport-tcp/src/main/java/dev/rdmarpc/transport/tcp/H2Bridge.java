@@ -26,6 +26,7 @@ import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.Http2HeadersFrame;
 import io.netty.handler.codec.http2.Http2PingFrame;
 import io.netty.handler.codec.http2.Http2ResetFrame;
+import io.netty.handler.codec.http2.Http2SettingsFrame;
 import io.netty.handler.codec.http2.Http2Stream;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.collection.IntObjectHashMap;
@@ -58,6 +59,7 @@ final class H2Bridge extends ChannelDuplexHandler {
     private final IntObjectMap<H2Stream> byH2 = new IntObjectHashMap<>();
     private final IntObjectMap<H2Stream> byCore = new IntObjectHashMap<>();
     private final PingPolicy pings = new PingPolicy(System.nanoTime());
+    private final SettingsBudget settings = new SettingsBudget(System.nanoTime());
     private ChannelHandlerContext ctx;
     private CoreFrames frames;
     private H2Inbound inbound;
@@ -155,6 +157,8 @@ final class H2Bridge extends ChannelDuplexHandler {
                 inbound.reset(r);
             } else if (msg instanceof Http2PingFrame p) {
                 ping(p);
+            } else if (msg instanceof Http2SettingsFrame) {
+                settings();
             }
         } finally {
             ReferenceCountUtil.release(msg);
@@ -167,6 +171,15 @@ final class H2Bridge extends ChannelDuplexHandler {
         } else if (!pings.acceptable(System.nanoTime(), !byH2.isEmpty())) {
             goAway(Integer.MAX_VALUE, Http2Error.ENHANCE_YOUR_CALM, "too_many_pings");
             connection.close("too many PINGs from the HTTP/2 client (more than keepalive enforcement permits)");
+        }
+    }
+
+    /** A SETTINGS from the client (the codec has applied and acknowledged it): charged to its budget. */
+    private void settings() {
+        if (!settings.tryTake(System.nanoTime())) {
+            goAway(Integer.MAX_VALUE, Http2Error.ENHANCE_YOUR_CALM, "too_many_settings");
+            connection.close("too many SETTINGS frames from the HTTP/2 client (more than " + SettingsBudget.PER_SECOND
+                    + "/s with a burst of " + SettingsBudget.BURST + ")");
         }
     }
 
