@@ -95,6 +95,7 @@ final class ClientConnection extends Connection {
         }
         base.setMaxInboundPayload(settings.maxFramePayload());
         peerLimits = LimitsCapability.of(hello);
+        takePeerFlow(hello);
         peerHello = hello;
         if (completeClientUpgrade(hello)) {
             ready.complete(this);
@@ -246,7 +247,7 @@ final class ClientConnection extends Connection {
     @Override
     boolean onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory, SlabBuffer holder,
                           long offset, int length) {
-        if (screenControlFrame(type, flags, streamId, credit, length)) {
+        if (screenControlFrame(type, flags, streamId, credit, memory, offset, length)) {
             return false;
         }
         ClientStream<?, ?> s = streams.get(streamId);

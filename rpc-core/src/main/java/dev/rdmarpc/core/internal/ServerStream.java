@@ -224,7 +224,8 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                 return;
             }
             var peer = conn.peerHello;
-            outbound.bind(conn.out, id, peer.initialWindow(), Math.min(conn.out.preferredChunkSize(), peer.maxFramePayload()));
+            outbound.bind(conn.out, conn.sendWindow, id, peer.initialWindow(),
+                    Math.min(conn.out.preferredChunkSize(), peer.maxFramePayload()));
             set(WAS_READY, outbound.isReady());
             if (deadlineTimer != null) {
                 deadlineTimer.arm(deadlineTimer.deadline().remainingNanos(), this::onDeadline);
@@ -467,6 +468,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         boolean run = false;
         synchronized (this) {
             if (id != streamId) {
+                conn.messageDropped(flags, memory, offset, length);
                 return false; // ended and recycled since the connection found it
             }
             requireClientOpenLocked("MESSAGE");
@@ -475,6 +477,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                 set(CLIENT_ENDED);
             }
             if (state != State.OPEN) {
+                conn.messageDropped(flags, memory, offset, length);
                 return false; // closed here: frames in flight are dropped
             }
             if (endStream) {
@@ -483,7 +486,11 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             conn.server.metrics().bytesReceived(length);
             int r = inbound.onFrame(flags, memory, holder, offset, length, requested > inbound.queued());
             kept = inbound.keptHolder();
-            if (r == InboundMessages.TOO_LARGE) {
+            if (r == InboundMessages.OVER_WINDOW) {
+                tooLarge = cancelLocked(Status.RESOURCE_EXHAUSTED.withDescription("request message of "
+                        + inbound.rejectedSize() + " bytes refused: " + inbound.refusal()));
+                conn.server.metrics().limitRefused("connection_memory");
+            } else if (r == InboundMessages.TOO_LARGE) {
                 // cancelled under this lock, so a drain cannot deliver a half-close (END_STREAM came with it) first
                 tooLarge = cancelLocked(Status.RESOURCE_EXHAUSTED.withDescription(inbound.rejectedAttachment()
                         ? Attachments.refused(method().getFullMethodName(), inbound.rejectedSize(), inbound.attachmentLimit())

@@ -45,6 +45,10 @@ final class CoreFrames {
         return copy(Frames.window(pool, streamId, increment));
     }
 
+    ByteBuf connectionWindow(int increment) {
+        return copy(Frames.connectionWindow(pool, increment));
+    }
+
     ByteBuf pingAck(long data) {
         return copy(Frames.ping(pool, data, true));
     }
