@@ -52,7 +52,8 @@ final class ClientConnection extends Connection {
     volatile KeepAlive keepAlive;
 
     ClientConnection(ConnectionSettings settings, FrameConnection base, String authority, ChannelImpl channel) {
-        super(settings, base, ConnectionGuards.DEFAULT.newControlFrameBudget());
+        // a client's queued requests are its own memory: each stream's limit is enough, and no call waits on another's
+        super(settings, base, ConnectionGuards.DEFAULT.newControlFrameBudget(), Long.MAX_VALUE);
         this.authority = authority;
         this.channel = channel;
     }

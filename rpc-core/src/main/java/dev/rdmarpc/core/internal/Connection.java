@@ -31,7 +31,7 @@ abstract class Connection implements FrameHandler {
     final ConnectionSettings settings;
     final FrameConnection base;
     /** The peer's connection window and what this connection's streams have queued to send. */
-    final ConnectionSendWindow sendWindow = new ConnectionSendWindow();
+    final ConnectionSendWindow sendWindow;
     volatile FrameConnection out;
     volatile Hello peerHello;
     private volatile boolean closed;
@@ -63,7 +63,9 @@ abstract class Connection implements FrameHandler {
         }
     }
 
-    Connection(ConnectionSettings settings, FrameConnection base, ControlFrameBudget controlFrames) {
+    /** {@code queueLimit}: bytes queued across the connection's streams past which sending threads wait. */
+    Connection(ConnectionSettings settings, FrameConnection base, ControlFrameBudget controlFrames, long queueLimit) {
+        this.sendWindow = new ConnectionSendWindow(queueLimit);
         this.settings = settings;
         this.base = base;
         this.out = base;
@@ -427,6 +429,7 @@ abstract class Connection implements FrameHandler {
     /** The transport drained below its low-water mark: streams that held back for it send again. */
     @Override
     public void onWritable() {
+        sendWindow.drained();
         streamsWritable();
     }
 

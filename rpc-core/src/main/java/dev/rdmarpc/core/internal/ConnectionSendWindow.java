@@ -8,18 +8,38 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The send side of one connection, shared by its streams' {@link OutboundFlow}s: the peer's connection window (PROTOCOL.md
  * "Flow control"), from which each message takes its whole charge before its first frame goes out and which the peer's
- * connection WINDOW frames refill, and the bytes the connection's streams have queued, past {@link #QUEUE_LIMIT} of
- * which a sending thread waits (as it does past its own stream's limit). Thread-safe.
+ * connection WINDOW frames refill; the bytes the connection's streams have queued, past a limit of which
+ * ({@link #QUEUE_LIMIT} on a server) a sending thread waits (as it does past its own stream's limit); and the bytes of messages already begun
+ * handed to the transport while it was not writable, at most {@link #OVERFLOW_LIMIT} until it drains. Thread-safe.
  */
 final class ConnectionSendWindow {
-    /** Bytes queued across a connection's streams past which a sending thread (not an I/O thread) waits. */
+    /** Bytes queued across a server connection's streams past which a sending thread (not an I/O thread) waits. */
     static final long QUEUE_LIMIT = 8 << 20;
 
+    /**
+     * Bytes of begun messages the connection's streams may hand to a transport that is not writable (past its
+     * high-water mark) before they wait for it to drain: a large message goes on in long bursts, and a peer that does
+     * not read holds at most this much beyond the mark.
+     */
+    static final long OVERFLOW_LIMIT = 4 << 20;
+
+    private final long queueLimit;
     private final AtomicLong queued = new AtomicLong();
+    private final AtomicLong overflow = new AtomicLong();
     /** The peer's connection window, 0 while it advertised none (no limit). */
     private volatile int peerWindow;
     /** What is left of it; guarded by this. */
     private long left;
+
+    /** Without a limit on queued bytes (each stream keeps its own). */
+    ConnectionSendWindow() {
+        this(Long.MAX_VALUE);
+    }
+
+    /** With sending threads waiting past {@code queueLimit} bytes queued across the connection's streams. */
+    ConnectionSendWindow(long queueLimit) {
+        this.queueLimit = queueLimit;
+    }
 
     /** The peer advertised a connection window of {@code window} bytes (0: none). Before any message is sent. */
     synchronized void peerWindow(int window) {
@@ -72,6 +92,23 @@ final class ConnectionSendWindow {
         return peerWindow == 0 ? Long.MAX_VALUE : left;
     }
 
+    /**
+     * A stream would hand {@code bytes} of a begun message to a transport that is not writable: false (it waits for
+     * the transport to drain) once {@link #OVERFLOW_LIMIT} has been handed since the transport was last writable.
+     */
+    boolean tryOverflow(int bytes) {
+        if (overflow.addAndGet(bytes) <= OVERFLOW_LIMIT) {
+            return true;
+        }
+        overflow.addAndGet(-bytes);
+        return false;
+    }
+
+    /** The transport drained below its low-water mark: what was handed to it beyond the mark has gone. */
+    void drained() {
+        overflow.set(0);
+    }
+
     /** Adds {@code bytes} (negative: removes) to what the connection's streams have queued. */
     void addQueued(long bytes) {
         if (bytes != 0) {
@@ -87,6 +124,6 @@ final class ConnectionSendWindow {
     /** Whether a sender must wait before queueing {@code size} more bytes on the connection. */
     boolean mustWait(int size) {
         long q = queued.get();
-        return q > 0 && q + size > QUEUE_LIMIT;
+        return q > 0 && q + size > queueLimit;
     }
 }

@@ -1,10 +1,10 @@
 package dev.rdmarpc.core.internal;
 
 import dev.rdmarpc.core.protocol.FlowCapability;
-import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.ProtocolException;
 
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntConsumer;
 
 /**
  * The receive side of one connection's window (PROTOCOL.md "Flow control"): what the peer's messages hold on this side
@@ -25,7 +25,8 @@ final class ConnectionWindow {
     }
 
     private final int window;
-    private final Connection connection;
+    /** Sends a connection WINDOW with the increment it is given. */
+    private final IntConsumer credits;
     private final MemoryShare share;
     /** Bytes charged and not yet released. */
     private final AtomicLong held = new AtomicLong();
@@ -37,9 +38,10 @@ final class ConnectionWindow {
     /** Whether {@link #charge} last refused for the memory share rather than the window; reading thread only. */
     private boolean refusedForShare;
 
-    ConnectionWindow(int window, Connection connection, MemoryShare share) {
+    /** A window of {@code window} bytes whose credit {@code credits} sends, within {@code share} (null: no budget). */
+    ConnectionWindow(int window, IntConsumer credits, MemoryShare share) {
         this.window = window;
-        this.connection = connection;
+        this.credits = credits;
         this.share = share;
     }
 
@@ -144,9 +146,7 @@ final class ConnectionWindow {
             long take = owed.getAndSet(0);
             if (take > 0) {
                 outstanding.addAndGet(-take);
-                if (!connection.isClosed()) {
-                    connection.send(Frames.connectionWindow(connection.settings.pool(), (int) take), true);
-                }
+                credits.accept((int) take);
             }
         }
     }

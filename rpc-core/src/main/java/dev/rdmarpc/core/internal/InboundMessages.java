@@ -56,6 +56,8 @@ final class InboundMessages {
     private final ConnectionWindow connection;
     /** What the message being received (or dropped) is charged to {@link #connection}. */
     private int assemblingCharge;
+    /** The cost of the message being received: its frames' payload bytes, as its BEGIN announced them. */
+    private long assemblingCost;
     private String refusal;
     private final int maxMessageSize;
     /** What this side advertised for the connection: -1, none (the ATTACHMENT flag is a protocol error). */
@@ -190,6 +192,7 @@ final class InboundMessages {
             rejectedAttachment = total <= maxMessageSize && attachment >= 0
                     && (attachment > streamAttachmentLimit || total + attachment > SlabPool.MAX_BLOCK);
             long cost = dataOffset + total + Math.max(attachment, 0);
+            assemblingCost = cost;
             if (!chargeConnection(connection == null ? 0 : connection.strict()
                     ? FlowCapability.messageCharge(cost, len, connection.window())
                     : Math.max(len, FlowCapability.MIN_MESSAGE_CHARGE))) {
@@ -245,9 +248,10 @@ final class InboundMessages {
         }
         if (data > 0 || end) { // a BEGIN with only the length prefix takes no buffer yet
             ensureCapacity(assembled + (int) data);
-            if (chargedAsBytesArrive() && assembling.capacity() > assemblingCharge
-                    && !chargeConnection(assembling.capacity() - assemblingCharge)) {
-                // charged what the message's buffer takes when that is more than its bytes (it grows ahead of them)
+            long ahead = Math.min(assembling.capacity(), assemblingCost) - assemblingCharge;
+            if (chargedAsBytesArrive() && ahead > 0 && !chargeConnection((int) ahead)) {
+                // charged what the message's buffer takes when that is more than its bytes (it grows ahead of them),
+                // up to the message's whole cost
                 rejectedSize = expected;
                 return dropForWindow(len, end);
             }

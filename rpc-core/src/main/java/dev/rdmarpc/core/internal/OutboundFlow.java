@@ -16,7 +16,8 @@ import java.util.ArrayDeque;
  * (with any control frame that must follow it, such as TRAILERS) until WINDOW frames arrive or, while
  * the connection is not writable (its transport holds more than its high-water mark), until the
  * connection drains: a stream starts no new message on a connection that cannot take more (one
- * already begun goes on within its window). A message also takes its whole charge from the peer's connection window
+ * already begun goes on within its window, the connection's streams together up to
+ * {@link ConnectionSendWindow#OVERFLOW_LIMIT} past the mark). A message also takes its whole charge from the peer's connection window
  * before its first frame goes out ({@link ConnectionSendWindow}), and waits for a connection WINDOW when that has not
  * enough left. A message that fits goes out with no allocation. Not thread-safe: the owning stream locks.
  */
@@ -250,6 +251,9 @@ final class OutboundFlow {
             if (payload <= 0) {
                 return unflushed;
             }
+            if (!conn.isWritable() && !shared.tryOverflow(payload)) {
+                return true; // resumed once the transport drains (onConnectionWritable)
+            }
             boolean last = payload == remaining && attLeft == 0;
             SlabBuffer head = pool.allocate(FrameHeader.SIZE);
             MessageFramer.writeHeader(head.segment(), 0, payload, MessageFramer.flags(false, last, last && p.endStream), streamId);
@@ -284,6 +288,9 @@ final class OutboundFlow {
         int payload = Math.min(attLeft, Math.min(window, maxChunk));
         if (payload <= 0) {
             return -1;
+        }
+        if (!conn.isWritable() && !shared.tryOverflow(payload)) {
+            return -1; // resumed once the transport drains (onConnectionWritable)
         }
         if (!att.isAlive()) {
             discard();

@@ -72,9 +72,9 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     }
 
     ServerConnection(ServerImpl server, ConnectionSettings settings, FrameConnection base) {
-        super(settings, base, server.guards().newControlFrameBudget());
+        super(settings, base, server.guards().newControlFrameBudget(), ConnectionSendWindow.QUEUE_LIMIT);
         this.server = server;
-        this.window = new ConnectionWindow(server.connectionWindow(), this,
+        this.window = new ConnectionWindow(server.connectionWindow(), this::sendConnectionCredit,
                 (held, more) -> server.withinShare(held + sendWindow.queued(), more));
         this.parts = new StreamParts(settings.pool(), settings.maxMessageSize(), settings.maxAttachmentBytes(),
                 settings.initialWindow(), window);
@@ -131,6 +131,12 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
         server.connectionOpened(this);
         if (keepAlive != null) {
             keepAlive.start();
+        }
+    }
+
+    private void sendConnectionCredit(int increment) {
+        if (!isClosed()) {
+            send(Frames.connectionWindow(settings.pool(), increment), true);
         }
     }
 

@@ -311,8 +311,20 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     @Override
     public void sendMessage(RespT message) {
+        awaitRoomBeforeFraming(method().getResponseMarshaller().serializedSize(message));
         send(gzipResponses ? Gzip.frame(pool(), method().getResponseMarshaller(), message)
                 : MessageFramer.frame(pool(), method().getResponseMarshaller(), message), null);
+    }
+
+    /**
+     * Waits, before a response of {@code size} bytes is serialized, while the stream or its connection has too much
+     * queued ({@link OutboundFlow#awaitRoom}): a handler that waits holds no buffer, so what a client that does not
+     * read makes the server hold is the queue, not a response per stream.
+     */
+    private synchronized void awaitRoomBeforeFraming(int size) {
+        if (outbound != null && state != State.CANCELLED && outbound.mustAwaitRoom(size + MessageFramer.PREFIX)) {
+            outbound.awaitRoom(this, size + MessageFramer.PREFIX, () -> cancelled);
+        }
     }
 
     @Override
