@@ -253,6 +253,31 @@ class ConnectionWindowTest {
     }
 
     @Test
+    void emptyMessagesFromAnHttp2ClientAreHeldWithinTheBound() throws Exception {
+        start(b -> b);
+        try (RawH2Client h2 = new RawH2Client(server.getPort())) {
+            h2.framesUntil(f -> f.type() == RawH2Client.SETTINGS); // the connection is set up
+            h2.frame(RawH2Client.SETTINGS, 0, 1, new byte[0]); // acknowledged: the server's 2 MiB stream windows apply
+            byte[] data = new byte[16_380]; // 3,276 empty gRPC messages (flag 0, length 0) in one DATA frame
+            for (int i = 0; i < 8; i++) {
+                int stream = 1 + 2 * i;
+                h2.headers(stream, RawH2Client.request("Sit").path("/" + SIT), false);
+                for (int k = 0; k < 64; k++) { // 1 MiB per stream: 8 streams within the 8 MiB HTTP/2 connection window
+                    h2.frame(RawH2Client.DATA, stream, 0, data);
+                }
+                h2.flush();
+            }
+            h2.frame(RawH2Client.PING, 0, 0, new byte[8]).flush();
+            List<RawH2Client.Frame> answer = h2.framesUntil(f -> f.type() == RawH2Client.PING && (f.flags() & 1) != 0);
+            assertEquals(RawH2Client.PING, answer.getLast().type(), "the connection stayed open: " + answer.size() + " frames");
+            assertHeldWithinTheBound("8 HTTP/2 streams of empty messages");
+            assertTrue(refusals("connection_memory") > 0, "the messages past the window were refused");
+            releaseSitting();
+        }
+        assertAllReleasedAfterClose();
+    }
+
+    @Test
     void emptyMessagesFromAChannelWaitForCreditAndAllArrive() throws Exception {
         start(b -> b);
         RpcChannel channel = RpcChannel.forAddress("127.0.0.1", server.getPort()).build();
