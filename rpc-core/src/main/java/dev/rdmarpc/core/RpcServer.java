@@ -30,6 +30,8 @@ public final class RpcServer implements AutoCloseable {
     public static final int DEFAULT_MAX_CONNECTIONS = ServerImpl.DEFAULT_MAX_CONNECTIONS;
     /** Default of {@link Builder#memoryBudget}. */
     public static final long DEFAULT_MEMORY_BUDGET = ServerImpl.DEFAULT_MEMORY_BUDGET;
+    /** Default of {@link Builder#connectionFlowControlWindow}. */
+    public static final int DEFAULT_CONNECTION_FLOW_CONTROL_WINDOW = ServerImpl.DEFAULT_CONNECTION_WINDOW;
 
     private final ServerImpl impl;
 
@@ -123,6 +125,7 @@ public final class RpcServer implements AutoCloseable {
         /** Attachments every method accepts; -1 (the default): only methods that enable them do. */
         private int maxInboundAttachmentSize = ServerMethodDefinition.SERVER_ATTACHMENT_LIMIT;
         private int flowControlWindow = ConnectionSettings.DEFAULT_WINDOW;
+        private int connectionFlowControlWindow = ServerImpl.DEFAULT_CONNECTION_WINDOW;
         private Object meterRegistry;
         private TransportMode transportMode = TransportMode.AUTO;
         private Duration handshakeTimeout = Duration.ofSeconds(20);
@@ -220,6 +223,22 @@ public final class RpcServer implements AutoCloseable {
                 throw new IllegalArgumentException("flowControlWindow must be at least 64 KiB");
             }
             this.flowControlWindow = bytes;
+            return this;
+        }
+
+        /**
+         * Bytes of requests one connection may have the server hold at once, all its streams together (default 16 MiB):
+         * its connection window (PROTOCOL.md "Flow control"), advertised to clients, which wait for the server's credit
+         * rather than send past it. A message counts its bytes (at least 128) from its first frame until the handler takes
+         * it. The window is raised to what the largest accepted message needs (the message limit plus the largest
+         * attachment limit plus 8). A client that does not know connection windows (an HTTP/2 client, or an rdmarpc
+         * client of an earlier release) and sends past it has the call that went over it failed with RESOURCE_EXHAUSTED.
+         */
+        public Builder connectionFlowControlWindow(int bytes) {
+            if (bytes < 64 * 1024) {
+                throw new IllegalArgumentException("connectionFlowControlWindow must be at least 64 KiB");
+            }
+            this.connectionFlowControlWindow = bytes;
             return this;
         }
 
@@ -457,6 +476,7 @@ public final class RpcServer implements AutoCloseable {
                     handshakeTimeout.toMillis());
             impl.setFallback(lookup);
             impl.setLimits(maxConnections, memoryBudget);
+            impl.setConnectionWindow(connectionFlowControlWindow);
             impl.setAttachmentLimit(maxInboundAttachmentSize);
             impl.setConnectionListener(connectionListener);
             impl.setConnectionGuards(new ConnectionGuards(controlFramesPerSecond, controlFrameBurst, keepAliveTime.toNanos(),

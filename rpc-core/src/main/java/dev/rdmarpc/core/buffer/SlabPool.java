@@ -313,6 +313,14 @@ public final class SlabPool {
         return inUseBytes.get();
     }
 
+    /**
+     * The most bytes in use at once since the last trim tick, or since the pool was made when it trims only when
+     * asked (a trim interval of 0).
+     */
+    public long peakInUseBytes() {
+        return peakInUseBytes.get();
+    }
+
     /** Bytes of all slabs the pool holds. */
     public long reservedBytes() {
         return reservedBytes;

@@ -54,7 +54,8 @@ final class ClientConnection extends Connection {
     volatile KeepAlive keepAlive;
 
     ClientConnection(ConnectionSettings settings, FrameConnection base, String authority, ChannelImpl channel) {
-        super(settings, base, ConnectionGuards.DEFAULT.newControlFrameBudget());
+        // a client's queued requests are its own memory: each stream's limit is enough, and no call waits on another's
+        super(settings, base, ConnectionGuards.DEFAULT.newControlFrameBudget(), Long.MAX_VALUE);
         this.authority = authority;
         this.channel = channel;
     }
@@ -97,6 +98,7 @@ final class ClientConnection extends Connection {
         }
         base.setMaxInboundPayload(settings.maxFramePayload());
         peerLimits = LimitsCapability.of(hello);
+        takePeerFlow(hello);
         peerHello = hello;
         if (completeClientUpgrade(hello)) {
             ready.complete(this);
@@ -248,7 +250,7 @@ final class ClientConnection extends Connection {
     @Override
     boolean onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory, SlabBuffer holder,
                           long offset, int length) {
-        if (screenControlFrame(type, flags, streamId, credit, length)) {
+        if (screenControlFrame(type, flags, streamId, credit, memory, offset, length)) {
             return false;
         }
         ClientStream<?, ?> s = streams.get(streamId);

@@ -404,7 +404,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                     this.conn = c;
                     moveTo(State.OPEN);
                     var peer = c.peerSettings();
-                    outbound.bind(c.out, id, peer.initialWindow(), Math.min(c.out.preferredChunkSize(), peer.maxFramePayload()));
+                    outbound.bind(c.out, c.sendWindow, id, peer.initialWindow(),
+                            Math.min(c.out.preferredChunkSize(), peer.maxFramePayload()));
                     boolean refused = has(HALF_CLOSE_REQUESTED) && sendHalfClose();
                     run = updateReadinessLocked() || refused;
                 } else {

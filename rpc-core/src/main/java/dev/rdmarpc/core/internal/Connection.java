@@ -3,6 +3,7 @@ package dev.rdmarpc.core.internal;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.TransportMode;
 import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.protocol.FlowCapability;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.Frames;
@@ -29,6 +30,8 @@ abstract class Connection implements FrameHandler {
 
     final ConnectionSettings settings;
     final FrameConnection base;
+    /** The peer's connection window and what this connection's streams have queued to send. */
+    final ConnectionSendWindow sendWindow;
     volatile FrameConnection out;
     volatile Hello peerHello;
     private volatile boolean closed;
@@ -60,7 +63,9 @@ abstract class Connection implements FrameHandler {
         }
     }
 
-    Connection(ConnectionSettings settings, FrameConnection base, ControlFrameBudget controlFrames) {
+    /** {@code queueLimit}: bytes queued across the connection's streams past which sending threads wait. */
+    Connection(ConnectionSettings settings, FrameConnection base, ControlFrameBudget controlFrames, long queueLimit) {
+        this.sendWindow = new ConnectionSendWindow(queueLimit);
         this.settings = settings;
         this.base = base;
         this.out = base;
@@ -94,15 +99,22 @@ abstract class Connection implements FrameHandler {
     }
 
     /**
-     * Screens a stream frame before it is routed: a WINDOW on stream 0 (connection credit, which only the RDMA
-     * transport uses and consumes) and an empty MESSAGE continuation count against the control-frame limit, and a
+     * Screens a stream frame before it is routed: a connection WINDOW (stream 0, 4-byte payload) refills the peer's
+     * connection window and lets waiting streams send; an empty WINDOW on stream 0 (the RDMA transport's credit frame,
+     * which that transport consumes) and an empty MESSAGE continuation count against the control-frame limit, and a
      * stream WINDOW granting nothing is a protocol error. Returns true when the frame needs nothing more.
      */
-    final boolean screenControlFrame(int type, int flags, int streamId, int credit, int length) {
+    final boolean screenControlFrame(int type, int flags, int streamId, int credit, MemorySegment memory, long offset,
+                                     int length) {
         if (type == FrameType.WINDOW) {
             if (streamId == 0) {
-                // connection credit belongs to the RDMA transport, which consumes it: over TCP it does nothing
-                chargeControlFrame(type, "a WINDOW on stream 0");
+                if (length == 0) {
+                    // the RDMA transport's credit frame, which that transport consumes: over TCP it does nothing
+                    chargeControlFrame(type, "an empty WINDOW on stream 0");
+                    return true;
+                }
+                sendWindow.grant(Frames.decodeConnectionWindow(memory.asSlice(offset, length)));
+                streamsWritable();
                 return true;
             }
             if (credit <= 0) {
@@ -192,7 +204,21 @@ abstract class Connection implements FrameHandler {
         }
         caps.put(Hello.CAP_LIMITS, new LimitsCapability(clientSide ? 0 : settings.maxConcurrentStreams(),
                 settings.maxMetadataBytes(), settings.maxAttachmentBytes()).encode());
+        caps.put(Hello.CAP_FLOW, new FlowCapability(true, advertisedConnectionWindow()).encode());
         return new Hello(Hello.VERSION, settings.initialWindow(), settings.maxFramePayload(), settings.maxMessageSize(), caps);
+    }
+
+    /** The connection window this side advertises in its HELLO; 0 (none) unless a subclass keeps one. */
+    int advertisedConnectionWindow() {
+        return 0;
+    }
+
+    /** The peer's HELLO: when it keeps connection-level flow control, this side's sends honour its window. */
+    final void takePeerFlow(Hello hello) {
+        FlowCapability flow = FlowCapability.of(hello);
+        if (flow != null) {
+            sendWindow.peerWindow(flow.connectionWindow());
+        }
     }
 
     /**
@@ -403,6 +429,7 @@ abstract class Connection implements FrameHandler {
     /** The transport drained below its low-water mark: streams that held back for it send again. */
     @Override
     public void onWritable() {
+        sendWindow.drained();
         streamsWritable();
     }
 

@@ -2,6 +2,7 @@ package dev.rdmarpc.core.internal;
 
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.protocol.FlowCapability;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.ProtocolException;
 
@@ -21,8 +22,10 @@ import java.nio.ByteOrder;
  * frame (with its length prefix, or after a BEGIN that carried only the prefix) whose transport owns the buffer
  * holding it is kept in that buffer (a retained slice, no copy) when it fills at least half of it; so is an attachment
  * whose bytes all arrive in one frame after its message's own (the message then queues in its own buffer, the
- * attachment beside it). Every other message is copied once, into its own buffer. Not thread-safe:
- * the owning stream locks.
+ * attachment beside it). Every other message is copied once, into its own buffer. Each message is also charged to the
+ * connection's window when there is one ({@link ConnectionWindow}), and released from it when taken or dropped; a
+ * message the connection window refuses is dropped ({@link #OVER_WINDOW}). The queue of waiting messages shrinks back
+ * once drained. Not thread-safe: the owning stream locks.
  */
 final class InboundMessages {
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -33,6 +36,13 @@ final class InboundMessages {
     static final int COMPLETED = 1;
     /** Result of {@link #onFrame}: the announced message is larger than allowed; see {@link #rejectedSize()}. */
     static final int TOO_LARGE = 2;
+    /**
+     * Result of {@link #onFrame}: the connection window refused the message (its peer does not keep the window and
+     * went past it, or the connection is over its memory share); see {@link #refusal()}. Its later frames are dropped.
+     */
+    static final int OVER_WINDOW = 3;
+    /** Slots of the ring of queued messages kept once it is empty again; a larger ring is let go when drained. */
+    static final int KEPT_SLOTS = 64;
 
     /**
      * A message buffer is at most this many times the bytes received for it so far (before the pool rounds it up to
@@ -42,6 +52,13 @@ final class InboundMessages {
     static final int GROWTH_FACTOR = 4;
 
     private final SlabPool pool;
+    /** The connection's window the messages are charged to, or null for none. */
+    private final ConnectionWindow connection;
+    /** What the message being received (or dropped) is charged to {@link #connection}. */
+    private int assemblingCharge;
+    /** The cost of the message being received: its frames' payload bytes, as its BEGIN announced them. */
+    private long assemblingCost;
+    private String refusal;
     private final int maxMessageSize;
     /** What this side advertised for the connection: -1, none (the ATTACHMENT flag is a protocol error). */
     private final int maxAttachmentSize;
@@ -77,6 +94,7 @@ final class InboundMessages {
     /** The oldest whole message waiting for the application and its deferred credit; null when none waits. */
     private SlabBuffer first;
     private int firstCredit;
+    private int firstCharge;
     private boolean firstCompressed;
     /** Whether the message {@link #poll} returned last arrived compressed. */
     private boolean polledCompressed;
@@ -86,17 +104,27 @@ final class InboundMessages {
      */
     private SlabBuffer[] later;
     private int[] laterCredit;
+    private int[] laterCharge;
     private boolean[] laterCompressed;
     private int laterHead;
     private int laterCount;
 
     InboundMessages(SlabPool pool, int maxMessageSize, int window) {
-        this(pool, maxMessageSize, -1, window);
+        this(pool, maxMessageSize, -1, window, null);
     }
 
     /** With {@code maxAttachmentSize} bytes of attachment accepted per message (-1: none, the flag is refused). */
     InboundMessages(SlabPool pool, int maxMessageSize, int maxAttachmentSize, int window) {
+        this(pool, maxMessageSize, maxAttachmentSize, window, null);
+    }
+
+    /**
+     * With {@code maxAttachmentSize} bytes of attachment accepted per message (-1: none, the flag is refused), charging
+     * messages to {@code connection} (null: none).
+     */
+    InboundMessages(SlabPool pool, int maxMessageSize, int maxAttachmentSize, int window, ConnectionWindow connection) {
         this.pool = pool;
+        this.connection = connection;
         this.maxMessageSize = maxMessageSize;
         this.maxAttachmentSize = maxAttachmentSize;
         this.streamAttachmentLimit = maxAttachmentSize;
@@ -163,7 +191,16 @@ final class InboundMessages {
             }
             rejectedAttachment = total <= maxMessageSize && attachment >= 0
                     && (attachment > streamAttachmentLimit || total + attachment > SlabPool.MAX_BLOCK);
+            long cost = dataOffset + total + Math.max(attachment, 0);
+            assemblingCost = cost;
+            if (!chargeConnection(connection == null ? 0 : connection.strict()
+                    ? FlowCapability.messageCharge(cost, len, connection.window())
+                    : Math.max(len, FlowCapability.MIN_MESSAGE_CHARGE))) {
+                rejectedSize = cost;
+                return dropForWindow(len, end);
+            }
             if (total > maxMessageSize || rejectedAttachment) {
+                releaseCharge(); // the message is dropped: it holds nothing
                 rejectedSize = rejectedAttachment ? attachment : total;
                 discarding = !end;
                 pendingCredit += len;
@@ -189,6 +226,9 @@ final class InboundMessages {
             throw new ProtocolException("COMPRESSED flag on a MESSAGE continuation (it belongs on BEGIN)");
         } else if ((flags & FrameFlags.ATTACHMENT) != 0) {
             throw new ProtocolException("ATTACHMENT flag on a MESSAGE continuation (it belongs on BEGIN)");
+        } else if (chargedAsBytesArrive() && !chargeConnection(len)) {
+            rejectedSize = expected;
+            return dropForWindow(len, end);
         }
         long data = len - dataOffset;
         boolean keepable = end && holder != null && worthKeeping(len, holder);
@@ -208,6 +248,13 @@ final class InboundMessages {
         }
         if (data > 0 || end) { // a BEGIN with only the length prefix takes no buffer yet
             ensureCapacity(assembled + (int) data);
+            long ahead = Math.min(assembling.capacity(), assemblingCost) - assemblingCharge;
+            if (chargedAsBytesArrive() && ahead > 0 && !chargeConnection((int) ahead)) {
+                // charged what the message's buffer takes when that is more than its bytes (it grows ahead of them),
+                // up to the message's whole cost
+                rejectedSize = expected;
+                return dropForWindow(len, end);
+            }
         }
         if (data > 0) {
             MemorySegment.copy(memory, offset + dataOffset, assembling.segment(), assembled, data);
@@ -243,9 +290,73 @@ final class InboundMessages {
      */
     private int complete(SlabBuffer message, int frameLength, SlabBuffer attachment) {
         inMessage = false;
-        enqueue(message, frameLength + withheldPartial, assemblingCompressed, assemblingSplit, attachment);
+        enqueue(message, frameLength + withheldPartial, assemblingCharge, assemblingCompressed, assemblingSplit, attachment);
         withheldPartial = 0;
+        assemblingCharge = 0;
         return COMPLETED;
+    }
+
+    /**
+     * What a BEGIN frame of {@code len} bytes at {@code offset} charges a connection window of {@code window} bytes
+     * whose peer keeps it (PROTOCOL.md "Flow control"); 0 for a frame that is not a BEGIN or has no length prefix.
+     */
+    static int beginCharge(int flags, MemorySegment memory, long offset, int len, int window) {
+        if ((flags & FrameFlags.BEGIN) == 0 || len < 4) {
+            return 0;
+        }
+        long cost = 4 + Integer.toUnsignedLong(memory.get(INT, offset));
+        if ((flags & FrameFlags.ATTACHMENT) != 0 && len >= 8) {
+            cost += 4 + Integer.toUnsignedLong(memory.get(INT, offset + 4));
+        }
+        return FlowCapability.messageCharge(cost, len, window);
+    }
+
+    /** Whether messages are charged to the connection's window as their bytes arrive (its peer does not keep it). */
+    private boolean chargedAsBytesArrive() {
+        return connection != null && !connection.strict();
+    }
+
+    /**
+     * Drops the message being received, which the connection window refused with a frame of {@code len} bytes: frees
+     * what it holds and drops its later frames; returns {@link #OVER_WINDOW}.
+     */
+    private int dropForWindow(int len, boolean end) {
+        releaseCharge();
+        if (assembling != null) {
+            assembling.release();
+            assembling = null;
+        }
+        inMessage = false;
+        discarding = !end;
+        pendingCredit += len + withheldPartial;
+        withheldPartial = 0;
+        return OVER_WINDOW;
+    }
+
+    /** Charges {@code bytes} of the message being received to the connection's window; false when it refuses them. */
+    private boolean chargeConnection(int bytes) {
+        if (connection == null) {
+            return true;
+        }
+        if (!connection.charge(bytes)) {
+            refusal = connection.describeRefusal();
+            return false;
+        }
+        assemblingCharge += bytes;
+        return true;
+    }
+
+    /** Releases what the message being received was charged to the connection's window. */
+    private void releaseCharge() {
+        if (connection != null) {
+            connection.release(assemblingCharge);
+        }
+        assemblingCharge = 0;
+    }
+
+    /** Why the connection window refused the last message ({@link #OVER_WINDOW}). */
+    String refusal() {
+        return refusal;
     }
 
     /**
@@ -286,10 +397,11 @@ final class InboundMessages {
         return assembling == null ? 0 : assembling.capacity();
     }
 
-    private void enqueue(SlabBuffer message, int credit, boolean compressed, int split, SlabBuffer attachment) {
+    private void enqueue(SlabBuffer message, int credit, int charge, boolean compressed, int split, SlabBuffer attachment) {
         if (first == null) {
             first = message;
             firstCredit = credit;
+            firstCharge = charge;
             firstCompressed = compressed;
             firstSplit = split;
             firstAttachment = attachment;
@@ -301,6 +413,7 @@ final class InboundMessages {
         int i = (laterHead + laterCount) % later.length;
         later[i] = message;
         laterCredit[i] = credit;
+        laterCharge[i] = charge;
         laterCompressed[i] = compressed;
         laterSplit[i] = split;
         laterAttachment[i] = attachment;
@@ -311,6 +424,7 @@ final class InboundMessages {
         int n = later == null ? 4 : later.length * 2;
         SlabBuffer[] buffers = new SlabBuffer[n];
         int[] credits = new int[n];
+        int[] charges = new int[n];
         boolean[] flags = new boolean[n];
         int[] splits = new int[n];
         SlabBuffer[] attachments = new SlabBuffer[n];
@@ -318,6 +432,7 @@ final class InboundMessages {
             int i = (laterHead + k) % later.length;
             buffers[k] = later[i];
             credits[k] = laterCredit[i];
+            charges[k] = laterCharge[i];
             flags[k] = laterCompressed[i];
             splits[k] = laterSplit[i];
             attachments[k] = laterAttachment[i];
@@ -326,6 +441,7 @@ final class InboundMessages {
         laterAttachment = attachments;
         later = buffers;
         laterCredit = credits;
+        laterCharge = charges;
         laterCompressed = flags;
         laterHead = 0;
     }
@@ -379,6 +495,9 @@ final class InboundMessages {
             return null;
         }
         pendingCredit += firstCredit;
+        if (connection != null) {
+            connection.release(firstCharge);
+        }
         polledCompressed = firstCompressed;
         polledSplit = firstSplit;
         polledAttachment = firstAttachment;
@@ -386,6 +505,7 @@ final class InboundMessages {
         if (laterCount > 0) {
             first = later[laterHead];
             firstCredit = laterCredit[laterHead];
+            firstCharge = laterCharge[laterHead];
             firstCompressed = laterCompressed[laterHead];
             firstSplit = laterSplit[laterHead];
             firstAttachment = laterAttachment[laterHead];
@@ -396,7 +516,26 @@ final class InboundMessages {
         } else {
             first = null;
         }
+        if (laterCount == 0 && later != null && later.length > KEPT_SLOTS) {
+            dropRing(); // drained after a burst: the queue shrinks back instead of keeping its peak for the stream's life
+        }
         return b;
+    }
+
+    /** Lets the ring of later messages go (it is empty); the next one queued starts a small one again. */
+    private void dropRing() {
+        later = null;
+        laterCredit = null;
+        laterCharge = null;
+        laterCompressed = null;
+        laterSplit = null;
+        laterAttachment = null;
+        laterHead = 0;
+    }
+
+    /** Slots of the ring of later messages (0 when it has none), for tests. */
+    int queueCapacity() {
+        return later == null ? 0 : later.length;
     }
 
     /**
@@ -420,15 +559,18 @@ final class InboundMessages {
 
     /** Frees every buffered and partial message. */
     void releaseAll() {
+        long charged = 0;
         if (first != null) {
             first.release();
             first = null;
+            charged += firstCharge;
         }
         if (firstAttachment != null) {
             firstAttachment.release();
             firstAttachment = null;
         }
         for (; laterCount > 0; laterCount--) {
+            charged += laterCharge[laterHead];
             later[laterHead].release();
             later[laterHead] = null;
             if (laterAttachment[laterHead] != null) {
@@ -443,14 +585,22 @@ final class InboundMessages {
             assembling = null;
         }
         inMessage = false;
+        if (connection != null) {
+            connection.release(charged + assemblingCharge);
+        }
+        assemblingCharge = 0;
     }
 
     /**
      * Frees what is held and returns to the state of a new instance, for the next stream that takes it from
-     * {@link StreamParts}. The ring arrays, once grown, are kept.
+     * {@link StreamParts}. The ring arrays are kept up to {@link #KEPT_SLOTS} slots.
      */
     void reset() {
         releaseAll();
+        if (later != null && later.length > KEPT_SLOTS) {
+            dropRing();
+        }
+        refusal = null;
         recvWindow = window;
         pendingCredit = 0;
         withheldPartial = 0;
@@ -460,6 +610,7 @@ final class InboundMessages {
         rejectedSize = 0;
         discarding = false;
         firstCredit = 0;
+        firstCharge = 0;
         firstCompressed = false;
         polledCompressed = false;
         rejectedAttachment = false;

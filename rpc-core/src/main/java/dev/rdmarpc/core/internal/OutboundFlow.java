@@ -16,8 +16,10 @@ import java.util.ArrayDeque;
  * (with any control frame that must follow it, such as TRAILERS) until WINDOW frames arrive or, while
  * the connection is not writable (its transport holds more than its high-water mark), until the
  * connection drains: a stream starts no new message on a connection that cannot take more (one
- * already begun goes on within its window). A message that fits
- * goes out with no allocation. Not thread-safe: the owning stream locks.
+ * already begun goes on within its window, the connection's streams together up to
+ * {@link ConnectionSendWindow#OVERFLOW_LIMIT} past the mark). A message also takes its whole charge from the peer's connection window
+ * before its first frame goes out ({@link ConnectionSendWindow}), and waits for a connection WINDOW when that has not
+ * enough left. A message that fits goes out with no allocation. Not thread-safe: the owning stream locks.
  */
 final class OutboundFlow {
     /** Queued bytes below which the stream counts as ready for more. */
@@ -51,6 +53,8 @@ final class OutboundFlow {
     /** What waits to be sent; created when something first has to wait (a unary call never queues). */
     private ArrayDeque<Pending> queue;
     private FrameConnection conn;
+    /** The connection's shared send side; null until bound. */
+    private ConnectionSendWindow shared;
     private int streamId;
     private int window;
     private int maxChunk;
@@ -66,7 +70,14 @@ final class OutboundFlow {
 
     /** Binds to the connection and stream once the stream is open, then sends what was queued. */
     void bind(FrameConnection connection, int id, int initialWindow, int chunk) {
+        bind(connection, new ConnectionSendWindow(), id, initialWindow, chunk);
+    }
+
+    /** Binds as {@link #bind(FrameConnection, int, int, int)} does, sharing the connection's send side {@code sendWindow}. */
+    void bind(FrameConnection connection, ConnectionSendWindow sendWindow, int id, int initialWindow, int chunk) {
         this.conn = connection;
+        this.shared = sendWindow;
+        sendWindow.addQueued(queuedBytes);
         this.streamId = id;
         this.window = initialWindow;
         this.maxChunk = Math.max(64, chunk);
@@ -95,14 +106,15 @@ final class OutboundFlow {
             return;
         }
         queue().add(new Pending(framed, attachment, false, endStream, flush));
-        queuedBytes += framed.length() - FrameHeader.SIZE + (long) attachment.size();
+        addQueued(framed.length() - FrameHeader.SIZE + (long) attachment.size());
         drain();
     }
 
     /** Sends (or queues) a buffer from {@link MessageFramer#frame}; takes ownership. */
     void message(SlabBuffer framed, boolean endStream, boolean flush) {
         int payload = framed.length() - FrameHeader.SIZE;
-        if (conn != null && isEmpty() && payload <= window && payload <= maxChunk && conn.isWritable()) {
+        if (conn != null && isEmpty() && payload <= window && payload <= maxChunk && conn.isWritable()
+                && shared.tryTake(payload, payload)) {
             MessageFramer.writeHeader(framed.segment(), 0, payload,
                     MessageFramer.flags(true, true, endStream) | MessageFramer.compressedFlag(framed), streamId);
             window -= payload;
@@ -110,7 +122,7 @@ final class OutboundFlow {
             return;
         }
         queue().add(new Pending(framed, false, endStream, flush));
-        queuedBytes += payload;
+        addQueued(payload);
         drain();
     }
 
@@ -203,12 +215,15 @@ final class OutboundFlow {
                     // whole in one frame that the receiver can keep without copying
                     payload = 4;
                 }
+                if (!shared.tryTake(4L + dataLen + attLeft, payload)) {
+                    return unflushed; // resumed by the peer's connection WINDOW (onConnectionWritable)
+                }
                 int data = payload - 4;
                 boolean last = data == dataLen && attLeft == 0;
                 MessageFramer.writeHeader(p.buf.segment(), 0, payload,
                         MessageFramer.flags(true, last, last && p.endStream) | MessageFramer.compressedFlag(p.buf), streamId);
                 window -= payload;
-                queuedBytes -= payload;
+                addQueued(-payload);
                 if (last) {
                     queue.poll();
                     conn.send(p.buf, null, p.flush || queue.isEmpty());
@@ -236,13 +251,16 @@ final class OutboundFlow {
             if (payload <= 0) {
                 return unflushed;
             }
+            if (!conn.isWritable() && !shared.tryOverflow(payload)) {
+                return true; // resumed once the transport drains (onConnectionWritable)
+            }
             boolean last = payload == remaining && attLeft == 0;
             SlabBuffer head = pool.allocate(FrameHeader.SIZE);
             MessageFramer.writeHeader(head.segment(), 0, payload, MessageFramer.flags(false, last, last && p.endStream), streamId);
             head.setLength(FrameHeader.SIZE);
             SlabBuffer tail = p.buf.retainedSlice(MessageFramer.PREFIX + p.sent, payload);
             window -= payload;
-            queuedBytes -= payload;
+            addQueued(-payload);
             p.sent += payload;
             if (last) {
                 queue.poll();
@@ -271,6 +289,9 @@ final class OutboundFlow {
         if (payload <= 0) {
             return -1;
         }
+        if (!conn.isWritable() && !shared.tryOverflow(payload)) {
+            return -1; // resumed once the transport drains (onConnectionWritable)
+        }
         if (!att.isAlive()) {
             discard();
             attachmentFailure = Attachments.CLOSED_WHILE_SENDING;
@@ -283,7 +304,7 @@ final class OutboundFlow {
         MemorySegment body = att.segment().asSlice(att.sent, payload);
         att.sent += payload;
         window -= payload;
-        queuedBytes -= payload;
+        addQueued(-payload);
         if (last) {
             queue.poll();
             p.buf.release();
@@ -324,8 +345,7 @@ final class OutboundFlow {
      */
     void awaitRoom(Object monitor, int size, java.util.function.BooleanSupplier ended) {
         boolean interrupted = false;
-        while (!ended.getAsBoolean() && queuedBytes > 0 && queuedBytes + size > BLOCK_LIMIT
-                && (conn == null || !conn.inIoThread())) {
+        while (!ended.getAsBoolean() && mustAwaitRoom(size) && (conn == null || !conn.inIoThread())) {
             waiters++;
             try {
                 monitor.wait(100);
@@ -363,9 +383,20 @@ final class OutboundFlow {
         return queue == null || queue.isEmpty();
     }
 
-    /** True when a sender would have to wait in {@link #awaitRoom} before queueing {@code size} more bytes. */
+    /**
+     * True when a sender would have to wait in {@link #awaitRoom} before queueing {@code size} more bytes: past
+     * {@link #BLOCK_LIMIT} on this stream, or past {@link ConnectionSendWindow#QUEUE_LIMIT} on its connection.
+     */
     boolean mustAwaitRoom(int size) {
-        return queuedBytes > 0 && queuedBytes + size > BLOCK_LIMIT;
+        return (queuedBytes > 0 && queuedBytes + size > BLOCK_LIMIT) || (shared != null && shared.mustWait(size));
+    }
+
+    /** Adds {@code bytes} (negative: removes) to what this stream and its connection have queued. */
+    private void addQueued(long bytes) {
+        queuedBytes += bytes;
+        if (shared != null) {
+            shared.addQueued(bytes);
+        }
     }
 
     /** True when no sender waits in {@link #awaitRoom} and nothing is queued: the flow can serve another stream. */
@@ -377,6 +408,7 @@ final class OutboundFlow {
     void reset() {
         discard();
         conn = null;
+        shared = null;
         streamId = 0;
         window = 0;
         maxChunk = 0;
@@ -393,6 +425,6 @@ final class OutboundFlow {
                 p.attachment.release();
             }
         }
-        queuedBytes = 0;
+        addQueued(-queuedBytes);
     }
 }

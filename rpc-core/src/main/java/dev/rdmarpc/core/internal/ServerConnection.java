@@ -5,6 +5,7 @@ import dev.rdmarpc.core.ServerMethodDefinition;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.protocol.DecodedHeaders;
+import dev.rdmarpc.core.protocol.FlowCapability;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.FrameTooLargeException;
@@ -62,6 +63,8 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     private final KeepAlive keepAlive;
     /** Flow-control parts recycled between this connection's calls. */
     final StreamParts parts;
+    /** What the client's messages hold on this server, within the connection window and the connection's memory share. */
+    final ConnectionWindow window;
 
     /** The limits the client advertised in its HELLO. */
     LimitsCapability peerLimits() {
@@ -69,10 +72,12 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     }
 
     ServerConnection(ServerImpl server, ConnectionSettings settings, FrameConnection base) {
-        super(settings, base, server.guards().newControlFrameBudget());
+        super(settings, base, server.guards().newControlFrameBudget(), ConnectionSendWindow.QUEUE_LIMIT);
         this.server = server;
+        this.window = new ConnectionWindow(server.connectionWindow(), this::sendConnectionCredit,
+                (held, more) -> server.withinShare(held + sendWindow.queued(), more));
         this.parts = new StreamParts(settings.pool(), settings.maxMessageSize(), settings.maxAttachmentBytes(),
-                settings.initialWindow());
+                settings.initialWindow(), window);
         ConnectionGuards guards = server.guards();
         this.keepAlive = guards.keepAliveTimeNanos() > 0
                 ? new KeepAlive(this, guards.keepAliveTimeNanos(), guards.keepAliveTimeoutNanos(), server.metrics())
@@ -112,6 +117,11 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
                     : "this server requires the RDMA transport, and the client cannot use it");
         }
         peerLimits = LimitsCapability.of(hello);
+        takePeerFlow(hello);
+        FlowCapability flow = FlowCapability.of(hello);
+        if (flow != null && flow.keepsPeerWindow()) {
+            window.peerKeepsWindow();
+        }
         peerHello = hello;
         send(Frames.hello(settings.pool(), localHello(false, offer, chosen[0])), true);
         if (pendingUpgrade != null) {
@@ -122,6 +132,24 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
         if (keepAlive != null) {
             keepAlive.start();
         }
+    }
+
+    private void sendConnectionCredit(int increment) {
+        if (!isClosed()) {
+            send(Frames.connectionWindow(settings.pool(), increment), true);
+        }
+    }
+
+    /** A MESSAGE frame for a stream that has ended is dropped: what its message was charged goes back to the client. */
+    void messageDropped(int flags, MemorySegment memory, long offset, int length) {
+        if (window.strict()) {
+            window.dropped(InboundMessages.beginCharge(flags, memory, offset, length, window.window()));
+        }
+    }
+
+    @Override
+    int advertisedConnectionWindow() {
+        return window.window();
     }
 
     @Override
@@ -199,7 +227,7 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
             onHeaders(flags, streamId, memory, offset, length);
             return false;
         }
-        if (screenControlFrame(type, flags, streamId, credit, length)) {
+        if (screenControlFrame(type, flags, streamId, credit, memory, offset, length)) {
             return false;
         }
         if (type != FrameType.WINDOW && type != FrameType.MESSAGE && type != FrameType.END_STREAM && type != FrameType.CANCEL) {
@@ -215,6 +243,8 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
             // the client sent this before it learnt
             if (type != FrameType.MESSAGE) {
                 chargeLateFrame(type, streamId);
+            } else {
+                messageDropped(flags, memory, offset, length);
             }
             return false;
         }
@@ -276,12 +306,12 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
                     + open + " open, the server's limit is " + settings.maxConcurrentStreams() + ")"));
             return;
         }
-        long inUse = settings.pool().inUseBytes();
-        long budget = server.memoryBudgetBytes();
-        if (inUse > budget) {
+        long held = window.held() + sendWindow.queued();
+        if (!server.withinShare(held, 0)) {
             refuseStream(streamId, "memory_budget", Status.RESOURCE_EXHAUSTED.withDescription(
-                    "server memory budget exhausted: " + inUse + " bytes of buffers in use, the budget is " + budget
-                            + " bytes; retry later"));
+                    "server memory budget exhausted: " + settings.pool().inUseBytes() + " bytes of buffers in use, the"
+                            + " budget is " + server.memoryBudgetBytes() + " bytes, and this connection holds " + held
+                            + " bytes, more than its share; retry later"));
             return;
         }
         ServerMethodDefinition<?, ?> def = server.lookup(rh.path());

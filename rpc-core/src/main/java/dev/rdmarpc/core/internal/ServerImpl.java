@@ -36,6 +36,7 @@ public final class ServerImpl {
     private volatile ConnectionGuards guards = ConnectionGuards.DEFAULT;
     private volatile int maxConnections = DEFAULT_MAX_CONNECTIONS;
     private volatile long memoryBudgetBytes = DEFAULT_MEMORY_BUDGET;
+    private volatile int connectionWindow = DEFAULT_CONNECTION_WINDOW;
     /** Attachment bytes a method without its own limit accepts (-1: none); see {@link #attachmentLimit}. */
     private volatile int attachmentLimit = ServerMethodDefinition.SERVER_ATTACHMENT_LIMIT;
     private final java.util.concurrent.atomic.AtomicLong refusedConnections = new java.util.concurrent.atomic.AtomicLong();
@@ -54,6 +55,12 @@ public final class ServerImpl {
      * out of native memory.
      */
     public static final long DEFAULT_MEMORY_BUDGET = 1L << 30;
+    /**
+     * Bytes of messages one connection may hold on a server at once by default (its connection window, PROTOCOL.md
+     * "Flow control"): 16 MiB, sixteen 1 MiB requests in flight on one connection, and what keeps one connection's
+     * memory under the bound of PROTOCOL.md "Limits". Raised to what the largest accepted message needs.
+     */
+    public static final int DEFAULT_CONNECTION_WINDOW = 16 << 20;
 
     public ServerImpl(InetSocketAddress address, List<ServiceDefinition> services, ServerTransport transport,
                       ConnectionSettings settings, Executor executor, Object meterRegistry, long handshakeTimeoutMillis) {
@@ -71,6 +78,7 @@ public final class ServerImpl {
         this.executor = executor;
         this.metrics = meterRegistry == null ? CallMetrics.NOOP : MicrometerCallMetrics.create(meterRegistry, "server", settings.pool());
         this.handshakeTimeoutMillis = handshakeTimeoutMillis;
+        setConnectionWindow(DEFAULT_CONNECTION_WINDOW);
     }
 
     public synchronized void start() throws IOException {
@@ -135,6 +143,33 @@ public final class ServerImpl {
     public void setLimits(int maxConnections, long memoryBudgetBytes) {
         this.maxConnections = maxConnections;
         this.memoryBudgetBytes = memoryBudgetBytes;
+    }
+
+    /**
+     * Sets the connection window of connections accepted from now on; it is raised to what the largest message the
+     * server accepts costs (its message limit, with the largest attachment it accepts), so that any message fits.
+     */
+    public void setConnectionWindow(int bytes) {
+        long needed = 8L + settings.maxMessageSize() + Math.max(0, settings.maxAttachmentBytes());
+        this.connectionWindow = (int) Math.min(Integer.MAX_VALUE, Math.max(bytes, needed));
+    }
+
+    /** The connection window of new connections. */
+    int connectionWindow() {
+        return connectionWindow;
+    }
+
+    /**
+     * Whether a connection holding {@code held} bytes of messages (and queued responses) may take {@code more}: always
+     * while the server's slab bytes in use are within the memory budget; over it, only while the connection stays
+     * within its share, the budget divided among the open connections.
+     */
+    boolean withinShare(long held, long more) {
+        long budget = memoryBudgetBytes;
+        if (settings.pool().inUseBytes() <= budget) {
+            return true;
+        }
+        return held + more <= budget / Math.max(1, connections.size());
     }
 
     /** Sets the attachment limit of methods that set none of their own (-1: they accept no attachments). */

@@ -225,7 +225,8 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                 return;
             }
             var peer = conn.peerHello;
-            outbound.bind(conn.out, id, peer.initialWindow(), Math.min(conn.out.preferredChunkSize(), peer.maxFramePayload()));
+            outbound.bind(conn.out, conn.sendWindow, id, peer.initialWindow(),
+                    Math.min(conn.out.preferredChunkSize(), peer.maxFramePayload()));
             set(WAS_READY, outbound.isReady());
             if (deadlineTimer != null) {
                 deadlineTimer.arm(deadlineTimer.deadline().remainingNanos(), this::onDeadline);
@@ -311,8 +312,20 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     @Override
     public void sendMessage(RespT message) {
+        awaitRoomBeforeFraming(method().getResponseMarshaller().serializedSize(message));
         send(gzipResponses ? Gzip.frame(pool(), method().getResponseMarshaller(), message)
                 : MessageFramer.frame(pool(), method().getResponseMarshaller(), message), null);
+    }
+
+    /**
+     * Waits, before a response of {@code size} bytes is serialized, while the stream or its connection has too much
+     * queued ({@link OutboundFlow#awaitRoom}): a handler that waits holds no buffer, so what a client that does not
+     * read makes the server hold is the queue, not a response per stream.
+     */
+    private synchronized void awaitRoomBeforeFraming(int size) {
+        if (outbound != null && state != State.CANCELLED && outbound.mustAwaitRoom(size + MessageFramer.PREFIX)) {
+            outbound.awaitRoom(this, size + MessageFramer.PREFIX, () -> cancelled);
+        }
     }
 
     @Override
@@ -473,6 +486,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         boolean run = false;
         synchronized (this) {
             if (id != streamId) {
+                conn.messageDropped(flags, memory, offset, length);
                 return false; // ended and recycled since the connection found it
             }
             requireClientOpenLocked("MESSAGE");
@@ -481,6 +495,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                 set(CLIENT_ENDED);
             }
             if (state != State.OPEN) {
+                conn.messageDropped(flags, memory, offset, length);
                 return false; // closed here: frames in flight are dropped
             }
             if (endStream) {
@@ -489,7 +504,11 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             conn.server.metrics().bytesReceived(length);
             int r = inbound.onFrame(flags, memory, holder, offset, length, requested > inbound.queued());
             kept = inbound.keptHolder();
-            if (r == InboundMessages.TOO_LARGE) {
+            if (r == InboundMessages.OVER_WINDOW) {
+                tooLarge = cancelLocked(Status.RESOURCE_EXHAUSTED.withDescription("request message of "
+                        + inbound.rejectedSize() + " bytes refused: " + inbound.refusal()));
+                conn.server.metrics().limitRefused("connection_memory");
+            } else if (r == InboundMessages.TOO_LARGE) {
                 // cancelled under this lock, so a drain cannot deliver a half-close (END_STREAM came with it) first
                 tooLarge = cancelLocked(Status.RESOURCE_EXHAUSTED.withDescription(inbound.rejectedAttachment()
                         ? Attachments.refused(method().getFullMethodName(), inbound.rejectedSize(), inbound.attachmentLimit())

@@ -19,12 +19,21 @@ final class StreamParts {
     private final int maxMessageSize;
     private final int maxAttachmentBytes;
     private final int initialWindow;
+    /** The connection's window its streams' messages are charged to, or null for none. */
+    private final ConnectionWindow connectionWindow;
     private final InboundMessages[] inbound = new InboundMessages[CAPACITY];
     private final OutboundFlow[] outbound = new OutboundFlow[CAPACITY];
     private int inboundCount;
     private int outboundCount;
 
     StreamParts(SlabPool pool, int maxMessageSize, int maxAttachmentBytes, int initialWindow) {
+        this(pool, maxMessageSize, maxAttachmentBytes, initialWindow, null);
+    }
+
+    /** Parts whose messages are charged to {@code connectionWindow} (null: none). */
+    StreamParts(SlabPool pool, int maxMessageSize, int maxAttachmentBytes, int initialWindow,
+                ConnectionWindow connectionWindow) {
+        this.connectionWindow = connectionWindow;
         this.pool = pool;
         this.maxMessageSize = maxMessageSize;
         this.maxAttachmentBytes = maxAttachmentBytes;
@@ -40,7 +49,7 @@ final class StreamParts {
                 return m;
             }
         }
-        return new InboundMessages(pool, maxMessageSize, maxAttachmentBytes, initialWindow);
+        return new InboundMessages(pool, maxMessageSize, maxAttachmentBytes, initialWindow, connectionWindow);
     }
 
     /** A send side for a new stream: a recycled one, unbound, or a new one. */

@@ -477,6 +477,27 @@ public final class Frames {
         return b;
     }
 
+    /**
+     * Connection WINDOW: grants the peer {@code increment} more bytes of the connection window, in a 4-byte payload on
+     * stream 0 (an empty WINDOW on stream 0 is the RDMA transport's credit frame).
+     */
+    public static SlabBuffer connectionWindow(SlabPool pool, int increment) {
+        SlabBuffer b = frame(pool, CONNECTION_WINDOW_SIZE, FrameType.WINDOW, 0, 0);
+        payload(b).i32(increment);
+        return b;
+    }
+
+    /** Payload size of a connection WINDOW. */
+    public static final int CONNECTION_WINDOW_SIZE = 4;
+
+    /** The increment of a connection WINDOW's payload; a payload of another size is a protocol error. */
+    public static int decodeConnectionWindow(MemorySegment payload) {
+        WireReader r = new WireReader(payload, "connection WINDOW");
+        int v = r.i32();
+        r.end();
+        return v;
+    }
+
     public static SlabBuffer ping(SlabPool pool, long data, boolean ack) {
         SlabBuffer b = frame(pool, 8, FrameType.PING, ack ? FrameFlags.ACK : 0, 0);
         payload(b).i64(data);

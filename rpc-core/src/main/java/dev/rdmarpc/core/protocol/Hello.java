@@ -17,6 +17,8 @@ public record Hello(int version, int initialWindow, int maxFramePayload, int max
     public static final int CAP_RDMA = 1;
     /** Capability id of the limits block (max concurrent streams, max metadata bytes): {@link LimitsCapability}. */
     public static final int CAP_LIMITS = 2;
+    /** Capability id of the connection-level flow-control block (connection window): {@link FlowCapability}. */
+    public static final int CAP_FLOW = 3;
     private static final int FIXED_SIZE = 4 + 2 + 2 + 4 + 4 + 4 + 2;
 
     public Hello {

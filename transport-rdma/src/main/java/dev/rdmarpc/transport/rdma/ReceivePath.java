@@ -4,6 +4,7 @@ import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameHeader;
 import dev.rdmarpc.core.protocol.FrameType;
+import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.ProtocolException;
 import dev.rdmarpc.core.spi.FrameHandler;
 import dev.rdmarpc.transport.rdma.InboundQueue.Item;
@@ -84,8 +85,11 @@ final class ReceivePath {
                 switch (type) {
                     case FrameType.WINDOW -> {
                         if (streamId == 0) {
-                            if (len != 0) {
-                                throw new ProtocolException("a credit frame (WINDOW on stream 0) with a payload");
+                            if (len == Frames.CONNECTION_WINDOW_SIZE) {
+                                frame(buffer, off, type, flags, streamId, 0, len); // core's connection WINDOW
+                            } else if (len != 0) {
+                                throw new ProtocolException("a WINDOW on stream 0 with a " + len + "-byte payload (a credit"
+                                        + " frame has none, a connection WINDOW " + Frames.CONNECTION_WINDOW_SIZE + ")");
                             }
                         } else {
                             frame(buffer, off, type, flags, streamId, coreCredit, len);

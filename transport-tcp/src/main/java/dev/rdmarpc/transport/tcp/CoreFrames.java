@@ -57,6 +57,10 @@ final class CoreFrames {
         return copy(Frames.goAway(pool, lastStreamId, status));
     }
 
+    ByteBuf connectionWindow(int increment) {
+        return copy(Frames.connectionWindow(pool, increment));
+    }
+
     ByteBuf pingAck(long data) {
         return copy(Frames.ping(pool, data, true));
     }

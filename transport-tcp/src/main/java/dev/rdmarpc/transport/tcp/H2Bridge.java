@@ -2,6 +2,7 @@ package dev.rdmarpc.transport.tcp;
 
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.protocol.FlowCapability;
 import dev.rdmarpc.core.protocol.FrameHeader;
 import dev.rdmarpc.core.protocol.Hello;
 import dev.rdmarpc.core.protocol.LimitsCapability;
@@ -50,9 +51,19 @@ final class H2Bridge extends ChannelDuplexHandler {
     static final int MAX_EARLY_BYTES = 1 << 20;
     /** The window core may send into per stream before DATA written to the socket returns credit. */
     static final int SEND_WINDOW = 1 << 20;
-    /** The HELLO this bridge gives core on the client's behalf: no attachments, no RDMA, no metadata limit of its own. */
+    /**
+     * The connection window core may send into, all streams together, before DATA written to the socket returns
+     * credit: what waits for the client's HTTP/2 windows in the codec stays under it however many streams stall.
+     */
+    static final int SEND_CONNECTION_WINDOW = 4 << 20;
+    /**
+     * The HELLO this bridge gives core on the client's behalf: no attachments, no RDMA, no metadata limit of its own; a
+     * connection window for core's responses, and core's own connection window not kept when handing it requests
+     * (HTTP/2 counts bytes, not messages: core charges such a client as bytes arrive and refuses what goes past it).
+     */
     private static final Hello CLIENT_HELLO = new Hello(Hello.VERSION, SEND_WINDOW, FrameHeader.DEFAULT_MAX_PAYLOAD,
-            Integer.MAX_VALUE, Map.of(Hello.CAP_LIMITS, new LimitsCapability(0, Integer.MAX_VALUE).encode()));
+            Integer.MAX_VALUE, Map.of(Hello.CAP_LIMITS, new LimitsCapability(0, Integer.MAX_VALUE).encode(),
+                    Hello.CAP_FLOW, new FlowCapability(false, SEND_CONNECTION_WINDOW).encode()));
 
     private final TcpFrameConnection connection;
     private final SlabPool pool;
@@ -338,9 +349,26 @@ final class H2Bridge extends ChannelDuplexHandler {
     }
 
     private void forget(H2Stream s) {
+        if (s.sendCharge > 0) { // a response message begun and never finished: its charge goes back to core
+            returnConnectionCredit(s.sendCharge);
+            s.sendCharge = 0;
+        }
         s.ended = true;
         byH2.remove(s.h2.id());
         byCore.remove(s.coreId);
+    }
+
+    /**
+     * Gives core back {@code charge} bytes of this bridge's connection window for a response message that will not
+     * reach the socket (its stream ended); after the frame core is writing, not inside it.
+     */
+    void returnConnectionCredit(int charge) {
+        ctx.executor().execute(() -> {
+            if (!released) {
+                toCore(frames.connectionWindow(charge));
+                ctx.fireChannelReadComplete();
+            }
+        });
     }
 
     /** Returns {@code bytes} of the client's flow-control credit on the stream (and the connection). */
@@ -354,11 +382,22 @@ final class H2Bridge extends ChannelDuplexHandler {
         }
     }
 
-    /** Writes a DATA frame; once on the socket, core gets {@code credit} back for the stream, if its call goes on. */
-    void writeData(H2Stream s, Http2DataFrame data, int credit) {
+    /**
+     * Writes a DATA frame; once on the socket, core gets {@code credit} back for the stream, if its call goes on, and
+     * {@code connectionCredit} (a finished message's charge, or 0) for the connection.
+     */
+    void writeData(H2Stream s, Http2DataFrame data, int credit, int connectionCredit) {
         ctx.write(data).addListener((ChannelFuture f) -> {
-            if (f.isSuccess() && !s.ended && !released) {
+            if (!f.isSuccess() || released) {
+                return;
+            }
+            if (!s.ended) {
                 toCore(frames.window(s.coreId, credit));
+            }
+            if (connectionCredit > 0) {
+                toCore(frames.connectionWindow(connectionCredit));
+            }
+            if (!s.ended || connectionCredit > 0) {
                 ctx.fireChannelReadComplete();
             }
         });

@@ -1,6 +1,7 @@
 package dev.rdmarpc.transport.tcp;
 
 import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.protocol.FlowCapability;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.Frames;
@@ -75,13 +76,20 @@ final class H2Outbound {
 
     private void message(int flags, int streamId, ByteBuf payload) {
         H2Stream s = bridge.byCore(streamId);
+        int credit = payload.readableBytes();
         if (s == null || s.ended) {
+            if ((flags & FrameFlags.BEGIN) != 0) { // a message for a call already over: core took its charge all the same
+                bridge.returnConnectionCredit(FlowCapability.messageCharge(4 + payload.getUnsignedIntLE(payload.readerIndex()),
+                        credit, H2Bridge.SEND_CONNECTION_WINDOW));
+            }
             return;
         }
-        int credit = payload.readableBytes();
         ByteBuf data;
         if ((flags & FrameFlags.BEGIN) != 0) {
-            long length = payload.readUnsignedIntLE();
+            long length = payload.getUnsignedIntLE(payload.readerIndex());
+            // what core took from this bridge's connection window for the message, as PROTOCOL.md "Flow control" says
+            s.sendCharge = FlowCapability.messageCharge(4 + length, credit, H2Bridge.SEND_CONNECTION_WINDOW);
+            payload.skipBytes(4);
             ByteBuf prefix = ctx.alloc().buffer(H2Stream.PREFIX);
             prefix.writeByte((flags & FrameFlags.COMPRESSED) != 0 ? 1 : 0).writeInt((int) length);
             CompositeByteBuf c = ctx.alloc().compositeBuffer(2);
@@ -91,7 +99,12 @@ final class H2Outbound {
         } else {
             data = payload.retainedSlice();
         }
-        bridge.writeData(s, new DefaultHttp2DataFrame(data, false).stream(s.h2), credit);
+        int connectionCredit = 0;
+        if ((flags & FrameFlags.END) != 0) {
+            connectionCredit = s.sendCharge;
+            s.sendCharge = 0;
+        }
+        bridge.writeData(s, new DefaultHttp2DataFrame(data, false).stream(s.h2), credit, connectionCredit);
         bridge.sentHeadersOrData();
     }
 

@@ -26,6 +26,8 @@ final class H2Stream {
     boolean headersSent;
     /** Whether the call has ended for core: its TRAILERS went out, or core heard a CANCEL. */
     boolean ended;
+    /** The connection-window charge of the response message core has begun and not finished sending, or 0. */
+    int sendCharge;
     /** Whether the client half-closed (END_STREAM). */
     boolean clientDone;
 
