@@ -5,15 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.ByteString;
 import dev.rdmarpc.core.TransportMode;
-import io.grpc.CallOptions;
-import io.grpc.Channel;
-import io.grpc.ClientCall;
-import io.grpc.ClientInterceptor;
-import io.grpc.ForwardingClientCall;
-import io.grpc.ForwardingClientCallListener;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
-import io.grpc.MethodDescriptor;
 import io.grpc.Server;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
@@ -108,7 +101,8 @@ class MixedProtocolsOverRdmaTest {
 
         ManagedChannel rdma = RdmaChannelBuilder.forAddress("127.0.0.1", server.getPort())
                 .transportMode(TransportMode.RDMA).connectTimeout(timeoutMillis(), TimeUnit.MILLISECONDS)
-                .intercept(clientTransportRecorder()).build();
+                .intercept(new CallAttributesRecorder(a -> seenByRdmaClient.add(String.valueOf(a.get(RdmaAttributes.TRANSPORT)))))
+                .build();
         channels.add(rdma);
         ManagedChannel h2 = NettyChannelBuilder.forAddress("127.0.0.1", server.getPort()).usePlaintext().build();
         channels.add(h2);
@@ -186,27 +180,5 @@ class MixedProtocolsOverRdmaTest {
         SimpleRequest expected = request(prefix + i, i % 2 == 0 ? 0 : 64 << 10);
         assertEquals(expected.getPayload().getBody().size(), r.getPayload().getBody().size(), prefix + i + ": its size");
         assertTrue(expected.getPayload().getBody().equals(r.getPayload().getBody()), prefix + i + ": its own bytes");
-    }
-
-    /** Records the transport of the rdmarpc client's calls as its side sees it. */
-    private ClientInterceptor clientTransportRecorder() {
-        return new ClientInterceptor() {
-            @Override
-            public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
-                return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
-                    @Override
-                    public void start(Listener<R> listener, Metadata headers) {
-                        ClientCall<Q, R> call = this;
-                        super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
-                            @Override
-                            public void onHeaders(Metadata h) {
-                                seenByRdmaClient.add(String.valueOf(call.getAttributes().get(RdmaAttributes.TRANSPORT)));
-                                super.onHeaders(h);
-                            }
-                        }, headers);
-                    }
-                };
-            }
-        };
     }
 }

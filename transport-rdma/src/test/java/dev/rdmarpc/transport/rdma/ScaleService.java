@@ -7,7 +7,7 @@ import dev.rdmarpc.core.ServiceDefinition;
 
 /**
  * What the scale harness ({@link ScaleMain}) calls: {@code Ping} echoes its request (64 B calls), {@code Sink} answers
- * a request of any size (1 MiB calls, by rendezvous) with its length in 4 bytes.
+ * a request of any size (1 MiB calls, by rendezvous) with its length in 4 bytes ({@link RdmaPerfMain} has the same two).
  */
 final class ScaleService {
     static final String NAME = "rdma.scale.Scale";
@@ -25,15 +25,21 @@ final class ScaleService {
     }
 
     static ServiceDefinition definition() {
-        return ServiceDefinition.builder(NAME)
-                .addMethod(PING, ServerCalls.asyncUnaryCall((req, obs) -> {
+        return withPingAndSink(ServiceDefinition.builder(NAME), PING, SINK).build();
+    }
+
+    /** Adds {@code ping} (echoes its request) and {@code sink} (answers with the request's length) to {@code service}. */
+    static ServiceDefinition.Builder withPingAndSink(ServiceDefinition.Builder service,
+                                                     MethodDescriptor<byte[], byte[]> ping,
+                                                     MethodDescriptor<byte[], byte[]> sink) {
+        return service
+                .addMethod(ping, ServerCalls.asyncUnaryCall((req, obs) -> {
                     obs.onNext(req);
                     obs.onCompleted();
                 }))
-                .addMethod(SINK, ServerCalls.asyncUnaryCall((req, obs) -> {
+                .addMethod(sink, ServerCalls.asyncUnaryCall((req, obs) -> {
                     obs.onNext(Bytes.ofInts(req.length));
                     obs.onCompleted();
-                }))
-                .build();
+                }));
     }
 }
