@@ -3,7 +3,7 @@
 # (Soft-RoCE rxe0, and rxe1 on a second interface) inside a throwaway QEMU guest, for machines without an
 # RDMA NIC. Also CI's entry point.
 #
-#   scripts/rdma-vm-test.sh [--perf] [--samples] [--cmd 'shell command'] [--modules "m1 m2"] [--no-build] [-h]
+#   scripts/rdma-vm-test.sh [--perf] [--scale] [--samples] [--cmd 'shell command'] [--modules "m1 m2"] [--no-build] [-h]
 #
 # What it does, in order:
 #   1. installs the Debian packages it needs (apt-get update first; needs root on a fresh machine),
@@ -20,6 +20,12 @@
 #      compared with ib_read_bw -t 1 (one READ in flight, as with calls made one at a time); each throughput
 #      figure is the median of three measured windows, with ib_read_bw run again before, between and after them,
 #      and its ratio to those runs (each window over the mean of the runs on either side) is printed too;
+#      --scale then runs, in the same boot, the scale harness (transport-rdma's ScaleMain): one RDMA server JVM and 4
+#      client JVMs opening 1, 8, 64 and 256 connections to it over rxe0, each forced to RDMA; at each count the server's
+#      RDMA connections and queue pairs are checked, what it holds is printed (registered slab bytes, heap after GC,
+#      native memory by NMT, RSS), then calls/s at 64 B and 1 MiB (a warm-up window, then the median of three; event
+#      mode unless RDMA_SCALE_JAVA_OPTS says otherwise), with the CPU share of the server's completion poller; output
+#      in target/rdma-vm/scale.txt, the table and the goals' checks printed at the end;
 #      --samples (or --kv) builds the samples jar and runs the two storage samples over rxe0 (192.168.77.1),
 #      each server and client with --transport RDMA: the key-value sample (then prints the server's RDMA meters),
 #      and the block store, whose server maps a file on the guest's tmpfs and answers reads with slices of that
@@ -41,7 +47,7 @@
 #      <module>/target/rdma-reports-first-attempt/.
 #
 # Modules: RDMA_TEST_MODULES (default "transport-rdma grpc-compat"); --modules "" runs no tests (with --perf,
-# --samples or --cmd only).
+# --scale, --samples or --cmd only).
 # env: RDMA_TEST_TIMEOUT_SCALE (default 30: multiplies the tests' timeouts in the guest)
 #      RDMA_VM_TIMEOUT (seconds for the whole guest run, default 2400)
 #      RDMA_VM_JAVA_OPTS (extra JVM options for the test JVMs in the guest)
@@ -57,6 +63,9 @@
 #      PERF_RTT_CALLS (1000), PERF_MIB (128): RdmaPerfMain's measured round trips and MiB per throughput window (each
 #      measurement first warms up until the JIT compilers have settled); with --perf the guest has one vCPU unless
 #      RXE_VM_CPUS says otherwise (run-rxe.sh)
+#      RDMA_SCALE_JAVA_OPTS (default -Drdmarpc.rdma.spinMicros=0): extra options of --scale's server JVM, which passes its
+#      -Drdmarpc.* on to the client JVMs (e.g. -Drdmarpc.scale.counts=1,8,64,256 -Drdmarpc.scale.calls64=4096
+#      -Drdmarpc.scale.calls1m=256, see ScaleMain)
 #      plus run-rxe.sh's ACCEL, CPU, RXE_VM_CACHE
 set -euo pipefail
 
@@ -66,17 +75,19 @@ START=$(date +%s)
 
 MODULES=${RDMA_TEST_MODULES-transport-rdma grpc-compat}
 PERF=0
+SCALE_RUN=0
 KV=0
 USER_CMD=
 BUILD=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --perf) PERF=1; shift;;
+    --scale) SCALE_RUN=1; shift;;
     --samples|--kv) KV=1; shift;;
     --cmd) USER_CMD=$2; shift 2;;
     --modules) MODULES=$2; shift 2;;
     --no-build) BUILD=0; shift;;
-    -h|--help) sed -n '2,49p' "$0"; exit 0;;
+    -h|--help) sed -n '2,69p' "$0"; exit 0;;
     *) echo "rdma-vm-test: unknown argument $1 (see --help)" >&2; exit 2;;
   esac
 done
@@ -134,9 +145,9 @@ say "JDK: $JAVA_HOME ($("$JAVA_BIN" -version 2>&1 | head -1))"
 # ---------- 3. build outside the guest ----------
 # shellcheck disable=SC2206
 MODS=($MODULES)
-[ ${#MODS[@]} -gt 0 ] || [ "$PERF" = 1 ] || [ "$KV" = 1 ] || [ -n "$USER_CMD" ] || die "no modules given"
+[ ${#MODS[@]} -gt 0 ] || [ "$PERF" = 1 ] || [ "$SCALE_RUN" = 1 ] || [ "$KV" = 1 ] || [ -n "$USER_CMD" ] || die "no modules given"
 BUILD_MODS=("${MODS[@]}")     # modules whose test class path is staged
-if { [ "$PERF" = 1 ] || [ -n "$USER_CMD" ]; } && [[ " ${MODS[*]} " != *" transport-rdma "* ]]; then
+if { [ "$PERF" = 1 ] || [ "$SCALE_RUN" = 1 ] || [ -n "$USER_CMD" ]; } && [[ " ${MODS[*]} " != *" transport-rdma "* ]]; then
   BUILD_MODS+=(transport-rdma)
 fi
 MVN=(./mvnw -B -q)
@@ -212,7 +223,7 @@ for m in "${MODS[@]}"; do
   rm -rf "$m/target/rdma-reports" "$m/target/rdma-reports-first-attempt" "$m/target/rdma-reports-unprivileged" \
     "$m/target/rdma-reports-event-mode"
 done
-rm -f "$WORK"/perf-*.txt "$WORK"/kv-*.txt "$WORK"/blocks-*.txt
+rm -f "$WORK"/perf-*.txt "$WORK"/kv-*.txt "$WORK"/blocks-*.txt "$WORK"/scale.txt
 # What the launcher runs in a module: every staged test class, or only those of RDMA_TEST_CLASSES found there.
 selection() {
   if [ -z "${RDMA_TEST_CLASSES:-}" ]; then
@@ -384,6 +395,18 @@ echo "rdma-vm-guest: RdmaPerfMain: exit code \$rc in \$(( \$(date +%s) - t0 )) s
 perftests -after
 GUESTPERF
   fi
+  if [ "$SCALE_RUN" = 1 ]; then
+    cat <<GUESTSCALE
+echo "rdma-vm-guest: === rdmarpc: ScaleMain (1 to 256 RDMA connections to one server) ==="
+t0=\$(date +%s)
+$GUEST_JAVA -Xmx768m -XX:NativeMemoryTracking=summary ${RDMA_SCALE_JAVA_OPTS:--Drdmarpc.rdma.spinMicros=0} \\
+  -cp "\$RDMA_CP_transport_rdma" dev.rdmarpc.transport.rdma.ScaleMain > "$WORK/scale.txt" 2>&1
+rc=\$?
+grep '^rdmarpc-scale' "$WORK/scale.txt" | tail -60
+echo "rdma-vm-guest: ScaleMain: exit code \$rc in \$(( \$(date +%s) - t0 )) s"
+[ \$rc = 0 ] || overall=\$rc
+GUESTSCALE
+  fi
   if [ "$KV" = 1 ]; then
     cat <<GUESTKV
 echo "rdma-vm-guest: === KV sample over rxe0: KvServer --transport RDMA, KvClient --transport RDMA -t 192.168.77.1 ==="
@@ -437,6 +460,7 @@ if [ "$PERF" = 1 ] && [ -z "${RXE_VM_CPUS:-}" ]; then
   export RXE_VM_CPUS=1
   what="$what (one vCPU: RXE_VM_CPUS=1)"
 fi
+[ "$SCALE_RUN" = 0 ] || what="$what + scale (vCPUs: ${RXE_VM_CPUS:-$(nproc)})"
 [ -z "$USER_CMD" ] || what="$what + --cmd"
 say "booting the rxe guest for: $what"
 GUEST_START=$(date +%s)
@@ -535,6 +559,12 @@ if [ "$PERF" = 1 ]; then
       [ -z "$beside" ] || say "    against ib_read_bw run beside each of its windows (median of the windows' ratios) = $beside"
     done
   fi
+fi
+if [ "$SCALE_RUN" = 1 ]; then
+  say "  scale harness (ScaleMain, output in $WORK/scale.txt):"
+  grep -E '^rdmarpc-scale: (\||per additional|goal|FAILURE|OK|FAILED)' "$WORK/scale.txt" 2>/dev/null | sed 's/^/      /' \
+    || say "      (no figures; see $WORK/scale.txt)"
+  grep -q '^rdmarpc-scale: OK' "$WORK/scale.txt" 2>/dev/null || bad=1
 fi
 if [ "$KV" = 1 ]; then
   say "  KV sample over rxe0: $(grep -m1 'connected over' "$WORK/kv-client.txt" 2>/dev/null || echo 'client did not connect')," \

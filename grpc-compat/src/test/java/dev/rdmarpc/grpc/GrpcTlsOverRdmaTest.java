@@ -8,17 +8,11 @@ import dev.rdmarpc.core.RdmaUnderTls;
 import dev.rdmarpc.core.TransportMode;
 import io.grpc.Attributes;
 import io.grpc.CallCredentials;
-import io.grpc.CallOptions;
-import io.grpc.Channel;
-import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
 import io.grpc.CompositeChannelCredentials;
-import io.grpc.ForwardingClientCall;
-import io.grpc.ForwardingClientCallListener;
 import io.grpc.Grpc;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
-import io.grpc.MethodDescriptor;
 import io.grpc.SecurityLevel;
 import io.grpc.Server;
 import io.grpc.ServerCall;
@@ -122,25 +116,8 @@ class GrpcTlsOverRdmaTest {
                         response.onCompleted();
                     }
                 }, recorder)).build().start();
-        ClientInterceptor clientRecorder = new ClientInterceptor() {
-            @Override
-            public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
-                return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
-                    @Override
-                    public void start(Listener<R> listener, Metadata headers) {
-                        ClientCall<Q, R> call = this;
-                        super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
-                            @Override
-                            public void onHeaders(Metadata h) {
-                                Attributes a = call.getAttributes();
-                                client.add(seen(a, a.get(io.grpc.internal.GrpcAttributes.ATTR_SECURITY_LEVEL)));
-                                super.onHeaders(h);
-                            }
-                        }, headers);
-                    }
-                };
-            }
-        };
+        ClientInterceptor clientRecorder = new CallAttributesRecorder(
+                a -> client.add(seen(a, a.get(io.grpc.internal.GrpcAttributes.ATTR_SECURITY_LEVEL))));
         c = RdmaChannelBuilder.forAddress("127.0.0.1", s.getPort(), CompositeChannelCredentials.create(
                         TlsChannelCredentials.newBuilder()
                                 .keyManager(TlsTesting.loadCert("client.pem"), TlsTesting.loadCert("client.key"))

@@ -14,17 +14,18 @@ import java.util.ArrayList;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
- * The device context's one I/O thread, a duty cycle: run queued tasks, poll the shared CQ and dispatch each completion
- * (receive → that QP's {@link ReceivePath}, send-queue → its {@link SendPath}); when a cycle finds nothing it keeps
- * spinning for {@code spinMicros}, then arms the CQ, polls once more (completions that landed before arming raise
- * no event) and blocks on the completion channel and a wakeup eventfd. Nothing here allocates in steady state.
+ * The device context's one I/O thread, a duty cycle: run queued tasks, poll the context's CQs (one, or a few where the
+ * device's CQs are too small for every queue pair) and dispatch each completion (receive → that QP's
+ * {@link ReceivePath}, send-queue → its {@link SendPath}); when a cycle finds nothing it keeps spinning for
+ * {@code spinMicros}, then arms every CQ, polls once more (completions that landed before arming raise no event) and
+ * blocks on the completion channel they share and a wakeup eventfd. Nothing here allocates in steady state.
  */
 final class CompletionPoller implements Runnable {
     private static final int BATCH = 32;
     private static final long IDLE_WAIT_MILLIS = 1000;
 
     private final RdmaDeviceContext context;
-    private final CompletionQueue cq;
+    private final CompletionQueue[] cqs;
     private final CompletionChannel channel;
     private final ReceiveQueue receives;
     private final WorkCompletionBatch batch;
@@ -41,10 +42,10 @@ final class CompletionPoller implements Runnable {
     private int touchedCount;
     private int refillsOwed;
 
-    CompletionPoller(RdmaDeviceContext context, CompletionQueue cq, CompletionChannel channel, ReceiveQueue receives,
+    CompletionPoller(RdmaDeviceContext context, CompletionQueue[] cqs, CompletionChannel channel, ReceiveQueue receives,
                      Arena arena, long spinMicros) {
         this.context = context;
-        this.cq = cq;
+        this.cqs = cqs.clone();
         this.channel = channel;
         this.receives = receives;
         this.batch = new WorkCompletionBatch(arena, BATCH);
@@ -101,7 +102,9 @@ final class CompletionPoller implements Runnable {
                     continue;
                 }
                 sleeping = true;
-                cq.requestNotify(false);
+                for (CompletionQueue cq : cqs) {
+                    cq.requestNotify(false);
+                }
                 if (pollOnce() > 0 || !tasks.isEmpty()) {
                     sleeping = false;
                     lastWork = System.nanoTime();
@@ -189,7 +192,16 @@ final class CompletionPoller implements Runnable {
         inReadBurst.clear();
     }
 
+    /** Polls every CQ once, each batch dispatched and followed through before the next CQ's. */
     private int pollOnce() {
+        int n = 0;
+        for (CompletionQueue cq : cqs) {
+            n += pollOnce(cq);
+        }
+        return n;
+    }
+
+    private int pollOnce(CompletionQueue cq) {
         int n = cq.poll(batch);
         if (n == 0) {
             return 0;

@@ -49,7 +49,16 @@ final class RdmaDeviceContext {
     private final List<AutoCloseable> opened = new ArrayList<>();
     private ProtectionDomain pd;
     private CompletionChannel channel;
-    private CompletionQueue cq;
+    /**
+     * The context's CQs, on one completion channel and one poller: as many as the device needs for
+     * {@code maxConnections} queue pairs (one where its {@code max_cqe} is large enough; Soft-RoCE's 32,767 holds 123
+     * queue pairs of the default send-queue depth). Each queue pair sends and receives on one of them.
+     */
+    private CompletionQueue[] cqs;
+    /** Queue pairs on each CQ of {@link #cqs}; guarded by itself. */
+    private int[] cqLoad;
+    /** Queue pairs one CQ has room for. */
+    private int queuePairsPerCq;
     private SharedReceiveQueue srq;
     private MemoryRegistry registry;
     /** Registrations of application memory (attachments), shared by every connection of this protection domain. */
@@ -141,13 +150,23 @@ final class RdmaDeviceContext {
                     + a.maxQpWr());
         }
         int srqDepth = Math.min(config.srqDepth(), a.maxSrqWr());
+        // a CQ holds every receive completion of the SRQ (they land on the CQ of the queue pair that took the buffer)
+        // and, per queue pair on it, a whole send queue's completions and its drain marker
         int perQp = sqDepth + 1;
-        int cqe = (int) Math.min(a.maxCqe(), (long) srqDepth + (long) config.maxConnections() * perQp + 64);
-        maxEndpoints = Math.max(1, (cqe - srqDepth - 64) / perQp);
+        int fits = Math.max(1, (a.maxCqe() - srqDepth - 64) / perQp);
+        int cqCount = Math.max(1, Math.min(a.maxCq() > 1 ? a.maxCq() - 1 : 1,
+                Math.ceilDiv(config.maxConnections(), fits)));
+        queuePairsPerCq = Math.min(fits, Math.ceilDiv(config.maxConnections(), cqCount));
+        int cqe = (int) Math.min(a.maxCqe(), (long) srqDepth + (long) queuePairsPerCq * perQp + 64);
+        maxEndpoints = Math.min(config.maxConnections(), cqCount * queuePairsPerCq);
 
         pd = track(device.allocProtectionDomain());
         channel = track(device.createCompletionChannel());
-        cq = track(device.createCompletionQueue(cqe, channel, 0));
+        cqs = new CompletionQueue[cqCount];
+        cqLoad = new int[cqCount];
+        for (int i = 0; i < cqCount; i++) {
+            cqs[i] = track(device.createCompletionQueue(cqe, channel, 0));
+        }
         srq = track(pd.createSharedReceiveQueue(srqDepth, 1));
         int access = AccessFlags.LOCAL_WRITE | (windows ? AccessFlags.MW_BIND : 0);
         registry = new MemoryRegistry(pd, access);
@@ -161,19 +180,20 @@ final class RdmaDeviceContext {
         }
         receives.armLimit();
         RdmaMetrics.resetLowWaterMark();
-        poller = new CompletionPoller(this, cq, channel, receives, arena, config.spinMicros());
+        poller = new CompletionPoller(this, cqs, channel, receives, arena, config.spinMicros());
         events = new AsyncEventLoop(this, device);
         poller.start();
         events.start();
         counters.open.set(1);
         counters.opened.increment();
         Fallbacks.LOG.log(Level.INFO, "RDMA transport on {0} port {1} ({2}, GID[{3}] {4}, MTU {5}): SRQ {6} x {7} B, "
-                        + "{8} credits, inline {9}, rendezvous by {10}, {11} µs spin; on-demand paging: {12}, attachments {13}",
+                        + "{8} credits, inline {9}, rendezvous by {10}, {11} µs spin; on-demand paging: {12}, attachments {13}; "
+                        + "{14} queue pairs on {15} CQ(s) of {16} entries",
                 device.deviceName(), port,
                 portAttributes.isEthernet() ? "RoCE" : "InfiniBand", gidIndex, gid,
                 PortAttributes.mtuBytes(portAttributes.activeMtu()), srqDepth, config.receiveBufferSize(),
                 credits(), config.maxInline(), windows ? "memory windows" : "memory regions", config.spinMicros(), odp,
-                attachmentsOnDemand ? "registered on demand" : "pinned");
+                attachmentsOnDemand ? "registered on demand" : "pinned", maxEndpoints, cqs.length, cqe);
     }
 
     private <T extends AutoCloseable> T track(T resource) {
@@ -343,7 +363,7 @@ final class RdmaDeviceContext {
         return maxEndpoints;
     }
 
-    /** Reserves room on the shared CQ for one more queue pair; false when the context is full or closed. */
+    /** Reserves room on the CQs for one more queue pair; false when the context is full or closed. */
     boolean tryReserve() {
         int n = reserved.incrementAndGet();
         if (n <= 0 || n > maxEndpoints) {
@@ -353,11 +373,51 @@ final class RdmaDeviceContext {
         return true;
     }
 
-    /** A queue pair and everything it held are gone; the last one lets the context close ({@link DeviceContexts}). */
+    /** A reservation that got no queue pair is given back; the last one lets the context close ({@link DeviceContexts}). */
     void unreserve() {
         if (reserved.decrementAndGet() == 0) {
             DeviceContexts.idle(this);
         }
+    }
+
+    /** A queue pair and everything it held are gone: its CQ has room again, and its reservation is given back. */
+    void unreserve(QueuePair qp) {
+        releaseCq(qp.config().sendCq());
+        unreserve();
+    }
+
+    /** The CQ with the fewest queue pairs, counted for one more (the reservation guarantees it has room). */
+    private CompletionQueue takeCq() {
+        synchronized (cqLoad) {
+            int best = 0;
+            for (int i = 1; i < cqLoad.length; i++) {
+                if (cqLoad[i] < cqLoad[best]) {
+                    best = i;
+                }
+            }
+            cqLoad[best]++;
+            return cqs[best];
+        }
+    }
+
+    private void releaseCq(CompletionQueue cq) {
+        synchronized (cqLoad) {
+            for (int i = 0; i < cqs.length; i++) {
+                if (cqs[i] == cq) {
+                    cqLoad[i]--;
+                    return;
+                }
+            }
+        }
+    }
+
+    /** The CQs queue pairs are spread over, and how many each has room for (tests, the scale harness). */
+    int completionQueues() {
+        return cqs.length;
+    }
+
+    int queuePairsPerCq() {
+        return queuePairsPerCq;
     }
 
     /** Whether the context has closed (a connection that reserved nothing yet must open it again). */
@@ -395,9 +455,10 @@ final class RdmaDeviceContext {
         return reserved.get();
     }
 
-    /** A new RC queue pair on the shared CQ and SRQ, in INIT (peers may RDMA-READ through it). */
+    /** A new RC queue pair on the least used CQ and the shared SRQ, in INIT (peers may RDMA-READ through it). */
     QueuePair createQueuePair() {
         int inline = grantedInline >= 0 ? grantedInline : config.maxInline();
+        CompletionQueue cq = takeCq();
         QueuePair qp;
         while (true) {
             try {
@@ -405,9 +466,13 @@ final class RdmaDeviceContext {
                 break;
             } catch (VerbsException e) {
                 if (e.errno() != Errno.EINVAL || inline == 0) {
+                    releaseCq(cq);
                     throw e;
                 }
                 inline = inline > 64 ? 64 : 0; // the device refused that much inline data: ask for less
+            } catch (RuntimeException e) {
+                releaseCq(cq);
+                throw e;
             }
         }
         grantedInline = qp.caps().maxInlineData();
@@ -415,6 +480,7 @@ final class RdmaDeviceContext {
             qp.toInit(port, AccessFlags.REMOTE_READ);
         } catch (RuntimeException e) {
             qp.close();
+            releaseCq(cq);
             throw e;
         }
         return qp;

@@ -282,7 +282,7 @@ final class RdmaEndpoint implements FrameConnection, SendEvents {
             arena.close();
             context.connectionClosed();
         } finally {
-            context.unreserve(); // last: the context may close once nothing of this queue pair is left
+            context.unreserve(qp); // last: the context may close once nothing of this queue pair is left
         }
     }
 

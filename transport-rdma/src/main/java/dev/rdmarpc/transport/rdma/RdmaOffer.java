@@ -89,7 +89,7 @@ final class RdmaOffer implements ConnectionUpgrader.Offer {
             try {
                 qp.close();
             } finally {
-                context.unreserve();
+                context.unreserve(qp);
             }
             Fallbacks.record(Fallbacks.QP_FAILED, "connecting the queue pair failed: " + e.getMessage());
             if (PeerFallbacks.PROCESS.remember(peerHost)) {
@@ -122,7 +122,7 @@ final class RdmaOffer implements ConnectionUpgrader.Offer {
         try {
             qp.close();
         } finally {
-            context.unreserve();
+            context.unreserve(qp);
         }
     }
 }

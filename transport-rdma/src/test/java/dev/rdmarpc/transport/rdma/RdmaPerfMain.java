@@ -73,15 +73,7 @@ public final class RdmaPerfMain {
         }
         byte[] block = Bytes.pattern(MIB, 7);
         byte[] warmBlock = Arrays.copyOf(block, WARM_SIZE);
-        ServiceDefinition perf = ServiceDefinition.builder(SERVICE)
-                .addMethod(PING, ServerCalls.asyncUnaryCall((req, obs) -> {
-                    obs.onNext(req);
-                    obs.onCompleted();
-                }))
-                .addMethod(SINK, ServerCalls.asyncUnaryCall((req, obs) -> {
-                    obs.onNext(Bytes.ofInts(req.length));
-                    obs.onCompleted();
-                }))
+        ServiceDefinition perf = ScaleService.withPingAndSink(ServiceDefinition.builder(SERVICE), PING, SINK)
                 .addMethod(ATTACHED, dev.rdmarpc.core.AttachmentCalls.server(ServerCalls.<dev.rdmarpc.core.WithAttachment<byte[]>,
                         dev.rdmarpc.core.WithAttachment<byte[]>>asyncUnaryCall((req, obs) -> {
                     long size = req.attachment() == null ? 0 : req.attachment().size();
