@@ -145,6 +145,8 @@ class GrpcServerCallsTest {
     @Test
     void deadlineExceededReachesTheServerAsACancellation() throws Exception {
         RpcChannel ch = channel(WireProtocol.AUTO);
+        // connected first, so that the deadline runs while the call is at the server, not while the channel connects
+        assertArrayEquals(new byte[1], ClientCalls.blockingUnaryCall(ch, TestService.ECHO, options(), new byte[1]));
         StatusException e = assertThrows(StatusException.class, () -> ClientCalls.blockingUnaryCall(ch, TestService.HANG,
                 CallOptions.DEFAULT.withDeadlineAfter(300, TimeUnit.MILLISECONDS), new byte[1]));
         assertEquals(Status.Code.DEADLINE_EXCEEDED, e.getStatus().getCode());
@@ -234,6 +236,27 @@ class GrpcServerCallsTest {
             assertArrayEquals(new byte[4], ClientCalls.blockingUnaryCall(ch, TestService.ECHO, options(), new byte[4]));
             assertEquals("tcp", ch.currentTransport());
             assertEquals(1, proxy.accepted(), "one connection: no second dial");
+        } finally {
+            channel.shutdownNow();
+            channel.awaitTermination(60, TimeUnit.SECONDS);
+            rdmarpc.shutdownNow();
+            rdmarpc.awaitTermination(60, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void grpcChannelsCallAnRdmarpcServerOverItsHttp2Side() throws Exception {
+        TestService service = new TestService();
+        dev.rdmarpc.core.RpcServer rdmarpc = dev.rdmarpc.core.RpcServer.forPort(0).addService(service.definition()).build().start();
+        try {
+            RpcChannel ch = channel(WireProtocol.GRPC, rdmarpc.getPort());
+            byte[] big = Bytes.pattern(3 << 20, 5);
+            assertArrayEquals(big, ClientCalls.blockingUnaryCall(ch, TestService.ECHO, options(), big));
+            assertEquals("h2", ch.currentTransport());
+            StatusException e = assertThrows(StatusException.class, () -> ClientCalls.blockingUnaryCall(ch, TestService.HANG,
+                    CallOptions.DEFAULT.withDeadlineAfter(1, TimeUnit.SECONDS), new byte[1]));
+            assertEquals(Status.Code.DEADLINE_EXCEEDED, e.getStatus().getCode());
+            assertTrue(service.hangCancelled.await(60, TimeUnit.SECONDS), "the server saw the call cancelled");
         } finally {
             channel.shutdownNow();
             channel.awaitTermination(60, TimeUnit.SECONDS);

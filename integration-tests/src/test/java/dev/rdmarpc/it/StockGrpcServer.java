@@ -52,6 +52,11 @@ final class StockGrpcServer implements AutoCloseable {
                     public <ReqT, RespT> io.grpc.ServerCall.Listener<ReqT> interceptCall(io.grpc.ServerCall<ReqT, RespT> call,
                             Metadata headers, io.grpc.ServerCallHandler<ReqT, RespT> next) {
                         lastHeaders = headers;
+                        if (call.getMethodDescriptor().getBareMethodName().equals("Hang")) {
+                            // the call's context ends with its cancellation (by the client or the deadline), whether
+                            // or not the handler has run yet
+                            io.grpc.Context.current().addListener(c -> hangCancelled.countDown(), Runnable::run);
+                        }
                         if (call.getMethodDescriptor().getBareMethodName().equals("Meta")) {
                             call = new io.grpc.ForwardingServerCall.SimpleForwardingServerCall<>(call) {
                                 @Override
@@ -138,7 +143,7 @@ final class StockGrpcServer implements AutoCloseable {
                             }
                         }))
                 .addMethod(method("Hang", MethodDescriptor.MethodType.UNARY), ServerCalls.asyncUnaryCall((req, out) ->
-                        ((ServerCallStreamObserver<byte[]>) out).setOnCancelHandler(hangCancelled::countDown)))
+                        ((ServerCallStreamObserver<byte[]>) out).setOnCancelHandler(() -> { })))
                 .addMethod(method("Throw", MethodDescriptor.MethodType.UNARY), ServerCalls.asyncUnaryCall((req, out) ->
                         out.onError(Status.NOT_FOUND.withDescription(ERROR_DESCRIPTION).asRuntimeException())))
                 .build();
