@@ -64,8 +64,8 @@
 #      measurement first warms up until the JIT compilers have settled); with --perf the guest has one vCPU unless
 #      RXE_VM_CPUS says otherwise (run-rxe.sh)
 #      RDMA_SCALE_JAVA_OPTS (default -Drdmarpc.rdma.spinMicros=0): extra options of --scale's server JVM, which passes its
-#      -Drdmarpc.* on to the client JVMs (e.g. -Drdmarpc.scale.counts=1,8,64,256 -Drdmarpc.scale.calls64=4096
-#      -Drdmarpc.scale.calls1m=256, see ScaleMain)
+#      -Drdmarpc.* on to the client JVMs (e.g. -Drdmarpc.scale.counts=1,8,64,256 -Drdmarpc.scale.calls64=512
+#      -Drdmarpc.scale.calls1m=32, see ScaleMain)
 #      plus run-rxe.sh's ACCEL, CPU, RXE_VM_CACHE
 set -euo pipefail
 
