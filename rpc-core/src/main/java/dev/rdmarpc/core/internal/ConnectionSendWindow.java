@@ -25,6 +25,8 @@ final class ConnectionSendWindow {
 
     private final long queueLimit;
     private final AtomicLong queued = new AtomicLong();
+    /** Room taken by responses being serialized, not yet queued ({@link #tryReserve}). */
+    private final AtomicLong reserved = new AtomicLong();
     private final AtomicLong overflow = new AtomicLong();
     /** The peer's connection window, 0 while it advertised none (no limit). */
     private volatile int peerWindow;
@@ -123,7 +125,31 @@ final class ConnectionSendWindow {
 
     /** Whether a sender must wait before queueing {@code size} more bytes on the connection. */
     boolean mustWait(int size) {
-        long q = queued.get();
+        long q = queued.get() + reserved.get();
         return q > 0 && q + size > queueLimit;
+    }
+
+    /**
+     * Takes room for a message of {@code size} bytes about to be serialized and queued, unless the connection must
+     * wait ({@link #mustWait}); false then. Atomic, so senders checking at the same moment cannot all pass: the queue
+     * holds at most its limit, or one message when it was empty. The taker calls {@link #unreserve} once the message
+     * is queued (or was not sent).
+     */
+    boolean tryReserve(int size) {
+        while (true) {
+            long r = reserved.get();
+            long q = queued.get() + r;
+            if (q > 0 && q + size > queueLimit) {
+                return false;
+            }
+            if (reserved.compareAndSet(r, r + size)) {
+                return true;
+            }
+        }
+    }
+
+    /** Gives back room taken by {@link #tryReserve}, after the message was queued (its bytes now count as queued). */
+    void unreserve(int size) {
+        reserved.addAndGet(-size);
     }
 }

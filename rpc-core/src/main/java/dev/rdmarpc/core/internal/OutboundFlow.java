@@ -361,6 +361,49 @@ final class OutboundFlow {
         }
     }
 
+    /**
+     * With the owning stream's monitor held: waits as {@link #awaitRoom} does, then takes room for {@code size} bytes
+     * on the connection ({@link ConnectionSendWindow#tryReserve}) in the same step as the check, so that handlers
+     * serializing responses at the same moment cannot all pass it. True when room was taken: the caller gives it back
+     * with {@link #unreserve} once the message is queued. False when the call ended, on an I/O thread (which never
+     * waits) or without a connection-wide limit.
+     */
+    boolean reserveRoom(Object monitor, int size, java.util.function.BooleanSupplier ended) {
+        boolean interrupted = false;
+        try {
+            while (!ended.getAsBoolean()) {
+                boolean streamFull = queuedBytes > 0 && queuedBytes + size > BLOCK_LIMIT;
+                if (!streamFull && (shared == null || shared.tryReserve(size))) {
+                    return shared != null;
+                }
+                if (conn == null || conn.inIoThread()) {
+                    return false;
+                }
+                waiters++;
+                try {
+                    monitor.wait(100);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    return false;
+                } finally {
+                    waiters--;
+                }
+            }
+            return false;
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Gives back room taken by {@link #reserveRoom}. */
+    void unreserve(int size) {
+        if (shared != null) {
+            shared.unreserve(size);
+        }
+    }
+
     /** With the owning stream's monitor held: wakes senders waiting in {@link #awaitRoom}. */
     void wakeWaiters(Object monitor) {
         if (waiters > 0) {

@@ -215,7 +215,9 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
 
     @Override
     void onGoAway(Frames.GoAway goAway) {
-        // A client going away closes its connection itself; nothing to do until it does.
+        // A client going away closes its connection itself; until it does, each GOAWAY costs the control-frame budget
+        // (a client has no reason to send more than one or two, and a flood of them must end as a PING flood does).
+        chargeControlFrame(FrameType.GOAWAY, "a GOAWAY");
     }
 
     @Override

@@ -312,20 +312,32 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     @Override
     public void sendMessage(RespT message) {
-        awaitRoomBeforeFraming(method().getResponseMarshaller().serializedSize(message));
-        send(gzipResponses ? Gzip.frame(pool(), method().getResponseMarshaller(), message)
-                : MessageFramer.frame(pool(), method().getResponseMarshaller(), message), null);
+        int size = method().getResponseMarshaller().serializedSize(message) + MessageFramer.PREFIX;
+        OutboundFlow reservedOn = reserveRoomBeforeFraming(size);
+        try {
+            send(gzipResponses ? Gzip.frame(pool(), method().getResponseMarshaller(), message)
+                    : MessageFramer.frame(pool(), method().getResponseMarshaller(), message), null);
+        } finally {
+            if (reservedOn != null) {
+                synchronized (this) {
+                    reservedOn.unreserve(size);
+                }
+            }
+        }
     }
 
     /**
      * Waits, before a response of {@code size} bytes is serialized, while the stream or its connection has too much
-     * queued ({@link OutboundFlow#awaitRoom}): a handler that waits holds no buffer, so what a client that does not
-     * read makes the server hold is the queue, not a response per stream.
+     * queued, and takes room for it on the connection in the same step ({@link OutboundFlow#reserveRoom}): a handler
+     * that waits holds no buffer, and handlers checking at the same moment cannot all pass, so what a client that
+     * does not read makes the server hold is the queue, not a response per stream. Returns the flow the room was
+     * taken on (to give it back once the response is queued), or null.
      */
-    private synchronized void awaitRoomBeforeFraming(int size) {
-        if (outbound != null && state != State.CANCELLED && outbound.mustAwaitRoom(size + MessageFramer.PREFIX)) {
-            outbound.awaitRoom(this, size + MessageFramer.PREFIX, () -> cancelled);
+    private synchronized OutboundFlow reserveRoomBeforeFraming(int size) {
+        if (outbound != null && state != State.CANCELLED && outbound.reserveRoom(this, size, () -> cancelled)) {
+            return outbound;
         }
+        return null;
     }
 
     @Override

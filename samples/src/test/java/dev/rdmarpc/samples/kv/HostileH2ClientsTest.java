@@ -302,9 +302,6 @@ class HostileH2ClientsTest {
     // ------------------------------------------------------------------ slow reading of large responses
 
     @Test
-    @org.junit.jupiter.api.Disabled("defect: a response message is queued whole whatever the client reads - 8 Gets of a 16 MiB"
-            + " value never read hold 256 MiB (32 MiB blocks); PROTOCOL.md's 1 MiB HTTP/2 send window bounds only what is"
-            + " written to the codec; the connection-level bound of issue 27 item 1 fixes it")
     void largeResponsesToAClientThatNeverReadsHoldAtMostTheConnectionBound() throws Exception {
         int value = 16 << 20;
         int streams = 8;
@@ -318,11 +315,13 @@ class HostileH2ClientsTest {
                 c.headers(2 * i + 1, RawH2Connection.request("Get"), false).data(2 * i + 1, get("big"), true);
             }
             c.flush();
-            Await.until(() -> kv.counter("rdmarpc.server.bytes.sent") - sentBefore >= (double) streams * value,
-                    () -> "the handlers produced their responses: " + (kv.counter("rdmarpc.server.bytes.sent") - sentBefore));
-            long held = kv.heldBytes() - base;
+            // one response is serialized at once (a handler waits for room in the connection's queue first)
+            Await.until(() -> kv.counter("rdmarpc.server.bytes.sent") - sentBefore + kv.heldBytes() - base >= value,
+                    () -> "a handler produced its response: sent " + (kv.counter("rdmarpc.server.bytes.sent") - sentBefore)
+                            + ", held " + (kv.heldBytes() - base));
             kv.goodClientsServed();
             KvUnderAttack.assertNoThreadPerStream(threads);
+            long held = kv.peakHeldBytes() - base;
             long bound = 64L << 20;
             KvUnderAttack.assertHeld(String.format("Get of %d MiB on %d HTTP/2 streams never read", value >> 20, streams), held, bound);
         }

@@ -88,6 +88,11 @@ final class KvUnderAttack implements BeforeEachCallback, AfterEachCallback {
         return pool.inUseBytes();
     }
 
+    /** The most slab bytes the server has held at once since it started (a fresh server per test). */
+    long peakHeldBytes() {
+        return pool.peakInUseBytes();
+    }
+
     /** Live platform threads of this JVM (virtual threads are not counted: they cost no OS thread). */
     static int platformThreads() {
         return ManagementFactory.getThreadMXBean().getThreadCount();
