@@ -368,7 +368,7 @@ final class OutboundFlow {
      * with {@link #unreserve} once the message is queued. False when the call ended, on an I/O thread (which never
      * waits) or without a connection-wide limit.
      */
-    boolean reserveRoom(Object monitor, int size, java.util.function.BooleanSupplier ended) {
+    boolean awaitRoomAndReserve(Object monitor, int size, java.util.function.BooleanSupplier ended) {
         boolean interrupted = false;
         try {
             while (!ended.getAsBoolean()) {
@@ -397,7 +397,7 @@ final class OutboundFlow {
         }
     }
 
-    /** Gives back room taken by {@link #reserveRoom}. */
+    /** Gives back room taken by {@link #awaitRoomAndReserve}. */
     void unreserve(int size) {
         if (shared != null) {
             shared.unreserve(size);

@@ -316,7 +316,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         OutboundFlow reservedOn = reserveRoomBeforeFraming(size);
         try {
             send(gzipResponses ? Gzip.frame(pool(), method().getResponseMarshaller(), message)
-                    : MessageFramer.frame(pool(), method().getResponseMarshaller(), message), null);
+                    : MessageFramer.frame(pool(), method().getResponseMarshaller(), message), null, reservedOn != null);
         } finally {
             if (reservedOn != null) {
                 synchronized (this) {
@@ -328,13 +328,13 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     /**
      * Waits, before a response of {@code size} bytes is serialized, while the stream or its connection has too much
-     * queued, and takes room for it on the connection in the same step ({@link OutboundFlow#reserveRoom}): a handler
+     * queued, and takes room for it on the connection in the same step ({@link OutboundFlow#awaitRoomAndReserve}): a handler
      * that waits holds no buffer, and handlers checking at the same moment cannot all pass, so what a client that
      * does not read makes the server hold is the queue, not a response per stream. Returns the flow the room was
      * taken on (to give it back once the response is queued), or null.
      */
     private synchronized OutboundFlow reserveRoomBeforeFraming(int size) {
-        if (outbound != null && state != State.CANCELLED && outbound.reserveRoom(this, size, () -> cancelled)) {
+        if (outbound != null && state != State.CANCELLED && outbound.awaitRoomAndReserve(this, size, () -> cancelled)) {
             return outbound;
         }
         return null;
@@ -366,11 +366,14 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                     : Attachments.tooLarge("response", att.size(), peerMax) + "; the client refuses it, not sent"));
             return;
         }
-        send(Attachments.frame(pool(), method().getResponseMarshaller(), message, att), att);
+        send(Attachments.frame(pool(), method().getResponseMarshaller(), message, att), att, false);
     }
 
-    /** Sends a framed response, with its attachment or null; takes ownership of both. */
-    private void send(SlabBuffer framed, OutgoingAttachment att) {
+    /**
+     * Sends a framed response, with its attachment or null; takes ownership of both. {@code roomTaken}: the caller took
+     * room for it ({@link #reserveRoomBeforeFraming}), so it does not wait for room again (its own room would count).
+     */
+    private void send(SlabBuffer framed, OutgoingAttachment att, boolean roomTaken) {
         conn.server.metrics().bytesSent(framed.length() - MessageFramer.PREFIX + (att == null ? 0 : att.size()));
         boolean run;
         synchronized (this) {
@@ -387,7 +390,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                 outbound.control(Frames.responseHeaders(pool(), id, null), false);
             }
             int need = framed.length() + (att == null ? 0 : att.size());
-            if (outbound.mustAwaitRoom(need)) {
+            if (!roomTaken && outbound.mustAwaitRoom(need)) {
                 outbound.awaitRoom(this, need, () -> cancelled);
             }
             if (state == State.CANCELLED) {
