@@ -126,10 +126,10 @@ final class H2Bridge extends ChannelDuplexHandler {
         if (released || !ctx.channel().isActive()) {
             return;
         }
-        codec = H2Codecs.server(coreHello);
+        codec = H2Codecs.server(coreHello, pings::reset);
         ctx.pipeline().addBefore(ctx.name(), CODEC_NAME, codec);
         ChannelHandlerContext codecCtx = ctx.pipeline().context(codec);
-        int window = H2Codecs.connectionWindow(coreHello);
+        int window = H2Codecs.serverConnectionWindow();
         if (window > 65_535) {
             write(new DefaultHttp2WindowUpdateFrame(window - 65_535));
         }
@@ -409,11 +409,6 @@ final class H2Bridge extends ChannelDuplexHandler {
                 TcpFrameConnection.LOG.log(Level.DEBUG, "HTTP/2 write to {0} failed: {1}", ctx.channel(), f.cause());
             }
         });
-    }
-
-    /** This side sent HEADERS or DATA: PINGs the client sends now may be measuring, as grpc's keepalive rules allow. */
-    void sentHeadersOrData() {
-        pings.reset();
     }
 
     /** GOAWAY naming the HTTP/2 stream of core's stream {@code lastCoreStream} (or all streams for 2^31-1). */

@@ -71,7 +71,6 @@ final class H2Outbound {
         s.headersSent = true;
         Http2Headers h = GrpcHeaders.response(Frames.decodeResponseHeaders(segment(payload)));
         bridge.write(new DefaultHttp2HeadersFrame(h, false).stream(s.h2));
-        bridge.sentHeadersOrData();
     }
 
     private void message(int flags, int streamId, ByteBuf payload) {
@@ -105,7 +104,6 @@ final class H2Outbound {
             s.sendCharge = 0;
         }
         bridge.writeData(s, new DefaultHttp2DataFrame(data, false).stream(s.h2), credit, connectionCredit);
-        bridge.sentHeadersOrData();
     }
 
     private void trailers(int streamId, ByteBuf payload) {
