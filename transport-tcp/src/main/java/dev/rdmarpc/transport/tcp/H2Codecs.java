@@ -15,6 +15,12 @@ import io.netty.handler.codec.http2.Http2Settings;
 final class H2Codecs {
     /** Header bytes allowed beyond core's metadata limit for the pseudo-headers, content type, timeout, user agent. */
     static final int HEADER_LIST_ALLOWANCE = 4096;
+    /**
+     * A server stream's HTTP/2 receive window: HTTP/2's default. It bounds what a stream whose message waits for
+     * admission (or for room in core's stream window) makes the bridge hold; an admitted message's bytes get their
+     * credit back as they are handed to core.
+     */
+    static final int STREAM_WINDOW = Http2CodecUtil.DEFAULT_WINDOW_SIZE;
     /** RST_STREAM frames a client may send per window before the connection ends (Netty's default, stated). */
     static final int MAX_RSTS_PER_WINDOW = 200;
     static final int RST_WINDOW_SECONDS = 30;
@@ -35,7 +41,7 @@ final class H2Codecs {
     static Http2FrameCodec server(Hello coreHello, Runnable headersOrDataSent) {
         LimitsCapability limits = LimitsCapability.of(coreHello);
         Http2Settings settings = new Http2Settings()
-                .initialWindowSize(Math.min(coreHello.initialWindow(), Http2CodecUtil.MAX_INITIAL_WINDOW_SIZE))
+                .initialWindowSize(STREAM_WINDOW)
                 .maxConcurrentStreams(limits.maxConcurrentStreams())
                 .maxHeaderListSize((long) Math.min((long) limits.maxMetadataBytes() + HEADER_LIST_ALLOWANCE,
                         Http2CodecUtil.MAX_HEADER_LIST_SIZE));

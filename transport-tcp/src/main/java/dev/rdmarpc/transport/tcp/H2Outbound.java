@@ -40,12 +40,8 @@ final class H2Outbound {
             case FrameType.HEADERS -> headers(streamId, payload);
             case FrameType.MESSAGE -> message(flags, streamId, payload);
             case FrameType.TRAILERS -> trailers(streamId, payload);
-            case FrameType.WINDOW -> {
-                H2Stream s = bridge.byCore(streamId);
-                if (s != null && credit > 0) {
-                    bridge.returnCredit(s, credit);
-                }
-            }
+            case FrameType.WINDOW -> bridge.coreWindow(streamId, credit,
+                    streamId == 0 && payload.readableBytes() == Frames.CONNECTION_WINDOW_SIZE ? Frames.decodeConnectionWindow(segment(payload)) : 0);
             case FrameType.PING -> {
                 if ((flags & FrameFlags.ACK) == 0) {
                     bridge.write(new DefaultHttp2PingFrame(Frames.decodePing(segment(payload)), false));
