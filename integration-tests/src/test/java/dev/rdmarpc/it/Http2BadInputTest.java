@@ -17,11 +17,13 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -32,6 +34,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class Http2BadInputTest {
     private static final int ENHANCE_YOUR_CALM = 0xb;
+    private static final int WINDOW_UPDATE = 0x8;
+    /** grpc's keepalive enforcement tolerates 2 strikes. */
+    private static final int MAX_PING_STRIKES = 2;
     private static final int FLOW_CONTROL_ERROR = 0x3;
     private static final int PROTOCOL_ERROR = 0x1;
 
@@ -132,6 +137,41 @@ class Http2BadInputTest {
                 // closed while the flood was being written
             }
             assertEndedWith(c, ENHANCE_YOUR_CALM, "too_many_pings");
+        }
+    }
+
+    @Test
+    void bdpPingsWhileResponseDataArrivesAreNoStrikes() throws IOException {
+        try (RawH2Client c = new RawH2Client(server.getPort())) {
+            // Stream: 4 messages of 256 KiB, sent as the client's 64 KiB windows allow. Like grpc-java's BDP pings, the
+            // client PINGs on reading DATA when no PING of its own is unanswered: each PING follows a DATA frame the
+            // server wrote after answering the one before, which is what resets the strikes
+            byte[] request = {0, 0, 0, 0, 8, 0, 0, 0, 4, 0, 4, 0, 0};
+            c.headers(1, RawH2Client.request("Stream"), false).frame(RawH2Client.DATA, 1, 1, request).flush();
+            int pings = 0;
+            boolean outstanding = false;
+            while (true) {
+                List<RawH2Client.Frame> next = c.framesUntil(f -> true);
+                assertFalse(next.isEmpty(), "the server closed the connection");
+                RawH2Client.Frame f = next.getFirst();
+                assertTrue(f.type() != RawH2Client.GOAWAY, () -> "GOAWAY: " + f.goAwayDebug());
+                if (f.type() == RawH2Client.HEADERS && (f.flags() & 1) != 0) {
+                    break; // the trailers
+                }
+                if (f.type() == RawH2Client.PING && (f.flags() & 1) != 0) {
+                    outstanding = false;
+                } else if (f.type() == RawH2Client.DATA && f.payload().length > 0) {
+                    byte[] increment = ByteBuffer.allocate(4).putInt(f.payload().length).array();
+                    c.frame(WINDOW_UPDATE, 0, 0, increment).frame(WINDOW_UPDATE, 1, 0, increment);
+                    if (!outstanding) {
+                        c.frame(RawH2Client.PING, 0, 0, new byte[8]);
+                        outstanding = true;
+                        pings++;
+                    }
+                    c.flush();
+                }
+            }
+            assertTrue(pings > MAX_PING_STRIKES + 1, "enough PINGs to be too many if they were strikes: " + pings);
         }
     }
 

@@ -32,6 +32,7 @@ final class StockGrpc {
     static final MethodDescriptor<byte[], byte[]> ECHO = method("Echo", MethodDescriptor.MethodType.UNARY);
     static final MethodDescriptor<byte[], byte[]> STREAM = method("Stream", MethodDescriptor.MethodType.SERVER_STREAMING);
     static final MethodDescriptor<byte[], byte[]> HOLD = method("Hold", MethodDescriptor.MethodType.UNARY);
+    static final MethodDescriptor<byte[], byte[]> CHAT = method("Chat", MethodDescriptor.MethodType.BIDI_STREAMING);
 
     private StockGrpc() {
     }

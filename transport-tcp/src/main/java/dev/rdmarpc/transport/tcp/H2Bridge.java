@@ -8,6 +8,7 @@ import dev.rdmarpc.core.protocol.Hello;
 import dev.rdmarpc.core.protocol.LimitsCapability;
 import dev.rdmarpc.core.protocol.ProtocolException;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.ChannelDuplexHandler;
@@ -34,6 +35,7 @@ import io.netty.util.collection.IntObjectHashMap;
 import io.netty.util.collection.IntObjectMap;
 
 import java.lang.System.Logger.Level;
+import java.util.ArrayDeque;
 import java.util.Map;
 
 /**
@@ -58,17 +60,19 @@ final class H2Bridge extends ChannelDuplexHandler {
     static final int SEND_CONNECTION_WINDOW = 4 << 20;
     /**
      * The HELLO this bridge gives core on the client's behalf: no attachments, no RDMA, no metadata limit of its own; a
-     * connection window for core's responses, and core's own connection window not kept when handing it requests
-     * (HTTP/2 counts bytes, not messages: core charges such a client as bytes arrive and refuses what goes past it).
+     * connection window for core's responses, and core's own connection window kept when handing it requests (each
+     * message is admitted, its whole charge taken, before its first frame goes to core; see {@link #admit}).
      */
     private static final Hello CLIENT_HELLO = new Hello(Hello.VERSION, SEND_WINDOW, FrameHeader.DEFAULT_MAX_PAYLOAD,
             Integer.MAX_VALUE, Map.of(Hello.CAP_LIMITS, new LimitsCapability(0, Integer.MAX_VALUE).encode(),
-                    Hello.CAP_FLOW, new FlowCapability(false, SEND_CONNECTION_WINDOW).encode()));
+                    Hello.CAP_FLOW, new FlowCapability(true, SEND_CONNECTION_WINDOW).encode()));
 
     private final TcpFrameConnection connection;
     private final SlabPool pool;
     private final IntObjectMap<H2Stream> byH2 = new IntObjectHashMap<>();
     private final IntObjectMap<H2Stream> byCore = new IntObjectHashMap<>();
+    /** Streams whose message waits for connection credit to be admitted, first come first admitted. */
+    private final ArrayDeque<H2Stream> waiting = new ArrayDeque<>();
     private final PingPolicy pings = new PingPolicy(System.nanoTime());
     private final SettingsBudget settings = new SettingsBudget(System.nanoTime());
     private ChannelHandlerContext ctx;
@@ -81,6 +85,9 @@ final class H2Bridge extends ChannelDuplexHandler {
     private CompositeByteBuf fromCore;
     private Http2FrameCodec codec;
     private Hello coreHello;
+    /** Core's connection window, and what is left of it for messages not yet admitted. */
+    private int coreConnectionWindow;
+    private long connectionCredit;
     /** The highest HTTP/2 stream id seen, and the id of core's last stream's HTTP/2 stream (for GOAWAY). */
     private int lastH2Id;
     private int lastCoreId;
@@ -119,6 +126,9 @@ final class H2Bridge extends ChannelDuplexHandler {
             return;
         }
         coreHello = hello;
+        FlowCapability flow = FlowCapability.of(hello);
+        coreConnectionWindow = flow == null ? Integer.MAX_VALUE : flow.connectionWindow();
+        connectionCredit = coreConnectionWindow;
         ctx.executor().execute(this::addCodec);
     }
 
@@ -126,10 +136,10 @@ final class H2Bridge extends ChannelDuplexHandler {
         if (released || !ctx.channel().isActive()) {
             return;
         }
-        codec = H2Codecs.server(coreHello);
+        codec = H2Codecs.server(coreHello, pings::reset);
         ctx.pipeline().addBefore(ctx.name(), CODEC_NAME, codec);
         ChannelHandlerContext codecCtx = ctx.pipeline().context(codec);
-        int window = H2Codecs.connectionWindow(coreHello);
+        int window = H2Codecs.serverConnectionWindow();
         if (window > 65_535) {
             write(new DefaultHttp2WindowUpdateFrame(window - 65_535));
         }
@@ -244,6 +254,10 @@ final class H2Bridge extends ChannelDuplexHandler {
             early = null;
         }
         fromCore.release();
+        for (H2Stream s : byH2.values()) {
+            s.releaseHeld();
+        }
+        waiting.clear();
         byH2.clear();
         byCore.clear();
     }
@@ -286,6 +300,95 @@ final class H2Bridge extends ChannelDuplexHandler {
     }
 
     // ---- for H2Inbound and H2Outbound ----
+
+    ByteBufAllocator alloc() {
+        return ctx.alloc();
+    }
+
+    /** Core's window for each stream's requests (its HELLO's initial window). */
+    int coreStreamWindow() {
+        return coreHello.initialWindow();
+    }
+
+    /**
+     * Admits the message stream {@code s} is to hand core next, whose cost is {@code cost} (PROTOCOL.md "Connection
+     * window") and whose BEGIN frame will carry at most {@code beginPayload} bytes: takes its charge from core's
+     * connection window if enough is left and no stream waits before it, else queues the stream (false). An admitted
+     * message always completes, however many others wait, so waiting cannot deadlock.
+     */
+    boolean admit(H2Stream s, long cost, int beginPayload) {
+        int charge = FlowCapability.messageCharge(cost, beginPayload, coreConnectionWindow);
+        if ((waiting.isEmpty() || waiting.peekFirst() == s) && charge <= connectionCredit) {
+            if (s.waiting) {
+                waiting.pollFirst();
+                s.waiting = false;
+            }
+            connectionCredit -= charge;
+            s.charge = charge;
+            s.admitted = true;
+            return true;
+        }
+        if (!s.waiting) {
+            s.waiting = true;
+            waiting.addLast(s);
+        }
+        return false;
+    }
+
+    /**
+     * The admitted message of {@code s} goes to core with a BEGIN frame of {@code beginPayload} bytes: core takes the
+     * charge from it (which for a message larger than the whole window is the frame's, at most the estimate).
+     */
+    void begun(H2Stream s, int beginPayload) {
+        int charge = FlowCapability.messageCharge(4 + s.bodyLeft, beginPayload, coreConnectionWindow);
+        connectionCredit += s.charge - charge;
+        s.charge = 0;
+    }
+
+    /** Core returned {@code increment} bytes of its connection window: waiting messages are admitted in turn. */
+    private void connectionCreditReturned(int increment) {
+        connectionCredit += increment;
+        admitWaiting();
+    }
+
+    private void admitWaiting() {
+        H2Stream head;
+        while (!released && (head = waiting.peekFirst()) != null) {
+            if (head.ended) {
+                waiting.pollFirst();
+                continue;
+            }
+            inbound.resume(head);
+            if (waiting.peekFirst() == head) {
+                break; // still not enough credit
+            }
+        }
+        ctx.fireChannelReadComplete();
+        ctx.flush(); // the client's credit for what was handed
+    }
+
+    /**
+     * Core's WINDOW: on stream 0 connection credit, else room in a stream's window. Handled after the frame core is
+     * writing, not inside it, as the bytes it lets through go to core.
+     */
+    void coreWindow(int streamId, int credit, int connectionIncrement) {
+        ctx.executor().execute(() -> {
+            if (released) {
+                return;
+            }
+            if (streamId == 0) {
+                connectionCreditReturned(connectionIncrement);
+                return;
+            }
+            H2Stream s = byCore.get(streamId);
+            if (s != null && credit > 0) {
+                s.coreWindow += credit;
+                inbound.resume(s);
+                ctx.fireChannelReadComplete();
+                ctx.flush(); // the client's credit for what was handed
+            }
+        });
+    }
 
     /** Hands one rdmarpc frame to the connection's frame decoder (and so to core). */
     void toCore(ByteBuf frame) {
@@ -354,6 +457,17 @@ final class H2Bridge extends ChannelDuplexHandler {
             s.sendCharge = 0;
         }
         s.ended = true;
+        returnCredit(s.h2, s.unreturned()); // the client's bytes this side held are dropped
+        s.releaseHeld();
+        if (s.waiting) {
+            waiting.remove(s);
+            s.waiting = false;
+        }
+        if (s.charge > 0) { // admitted, and its BEGIN never went to core
+            connectionCredit += s.charge;
+            s.charge = 0;
+            ctx.executor().execute(this::admitWaiting);
+        }
         byH2.remove(s.h2.id());
         byCore.remove(s.coreId);
     }
@@ -409,11 +523,6 @@ final class H2Bridge extends ChannelDuplexHandler {
                 TcpFrameConnection.LOG.log(Level.DEBUG, "HTTP/2 write to {0} failed: {1}", ctx.channel(), f.cause());
             }
         });
-    }
-
-    /** This side sent HEADERS or DATA: PINGs the client sends now may be measuring, as grpc's keepalive rules allow. */
-    void sentHeadersOrData() {
-        pings.reset();
     }
 
     /** GOAWAY naming the HTTP/2 stream of core's stream {@code lastCoreStream} (or all streams for 2^31-1). */

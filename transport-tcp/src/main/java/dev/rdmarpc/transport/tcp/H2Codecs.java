@@ -15,6 +15,12 @@ import io.netty.handler.codec.http2.Http2Settings;
 final class H2Codecs {
     /** Header bytes allowed beyond core's metadata limit for the pseudo-headers, content type, timeout, user agent. */
     static final int HEADER_LIST_ALLOWANCE = 4096;
+    /**
+     * A server stream's HTTP/2 receive window: HTTP/2's default. It bounds what a stream whose message waits for
+     * admission (or for room in core's stream window) makes the bridge hold; an admitted message's bytes get their
+     * credit back as they are handed to core.
+     */
+    static final int STREAM_WINDOW = Http2CodecUtil.DEFAULT_WINDOW_SIZE;
     /** RST_STREAM frames a client may send per window before the connection ends (Netty's default, stated). */
     static final int MAX_RSTS_PER_WINDOW = 200;
     static final int RST_WINDOW_SECONDS = 30;
@@ -28,16 +34,20 @@ final class H2Codecs {
     private H2Codecs() {
     }
 
-    /** The codec for a connection whose core answered with {@code coreHello}. */
-    static Http2FrameCodec server(Hello coreHello) {
+    /**
+     * The codec for a connection whose core answered with {@code coreHello}; {@code headersOrDataSent} runs each time
+     * it writes a HEADERS or DATA frame to the socket.
+     */
+    static Http2FrameCodec server(Hello coreHello, Runnable headersOrDataSent) {
         LimitsCapability limits = LimitsCapability.of(coreHello);
         Http2Settings settings = new Http2Settings()
-                .initialWindowSize(Math.min(coreHello.initialWindow(), Http2CodecUtil.MAX_INITIAL_WINDOW_SIZE))
+                .initialWindowSize(STREAM_WINDOW)
                 .maxConcurrentStreams(limits.maxConcurrentStreams())
                 .maxHeaderListSize((long) Math.min((long) limits.maxMetadataBytes() + HEADER_LIST_ALLOWANCE,
                         Http2CodecUtil.MAX_HEADER_LIST_SIZE));
         return Http2FrameCodecBuilder.forServer()
                 .initialSettings(settings)
+                .frameLogger(new SentFramesMonitor(headersOrDataSent))
                 .autoAckPingFrame(true)
                 .autoAckSettingsFrame(true)
                 .validateHeaders(true)
@@ -49,7 +59,17 @@ final class H2Codecs {
                 .build();
     }
 
-    /** The connection-wide receive window: room for a few streams' windows at once. */
+    /**
+     * The connection-wide receive window: HTTP/2's largest, so that it never holds a stream back. Core returns a
+     * stream's credit per stream (when half its window is owed, or the sender has less than half left); a connection
+     * window smaller than the streams' windows together would let many streams' partial messages fill it while none
+     * reaches that point, and every stream would wait. What the connection holds is bounded by its stream windows.
+     */
+    static int serverConnectionWindow() {
+        return Http2CodecUtil.MAX_INITIAL_WINDOW_SIZE;
+    }
+
+    /** A client's connection-wide receive window: room for a few streams' windows at once. */
     static int connectionWindow(Hello coreHello) {
         return (int) Math.min(4L * coreHello.initialWindow(), Http2CodecUtil.MAX_INITIAL_WINDOW_SIZE);
     }

@@ -4,6 +4,7 @@ import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http2.Http2DataFrame;
 import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.Http2HeadersFrame;
@@ -30,8 +31,9 @@ final class H2Inbound {
         int id = f.stream().id();
         H2Stream s = bridge.byH2(id);
         if (s != null) { // trailers of a request: gRPC clients send none, but they may end the stream
-            if (f.isEndStream() && !s.clientDone) {
-                endOfRequest(s, false);
+            if (f.isEndStream() && !s.endReceived) {
+                s.endReceived = true;
+                resume(s); // END_STREAM once the bytes before it are handed
             } else {
                 bridge.fail(s, Status.INTERNAL.withDescription("request trailers without END_STREAM"));
             }
@@ -58,9 +60,10 @@ final class H2Inbound {
             bridge.refuse(f.stream(), refusal);
             return;
         }
-        s = new H2Stream(f.stream(), nextCoreId);
+        s = new H2Stream(f.stream(), nextCoreId, bridge.coreStreamWindow());
         nextCoreId += 2;
         s.clientDone = f.isEndStream();
+        s.endReceived = f.isEndStream();
         bridge.opened(s);
         CharSequence authority = h.authority();
         bridge.toCore(frames.requestHeaders(s.coreId, f.isEndStream(), h.path().subSequence(1, h.path().length()).toString(),
@@ -74,11 +77,20 @@ final class H2Inbound {
             bridge.returnCredit(f.stream(), received); // a call already over: its bytes are dropped and returned
             return;
         }
-        long handed = messages(s, f.content(), f.isEndStream());
-        s.overhead += received - handed;
-        if (s.overhead > 0 && !s.ended) {
-            bridge.returnCredit(s, (int) s.overhead);
-            s.overhead = 0;
+        ByteBuf in = f.content();
+        bridge.returnCredit(s, received - in.readableBytes()); // padding
+        s.endReceived = f.isEndStream();
+        if (s.held != null) { // bytes before these wait: these wait behind them
+            s.held.writeBytes(in);
+            in = s.held;
+        }
+        pump(s, in);
+    }
+
+    /** Core's window for stream {@code s} has room again, or its message was admitted: hands on what it holds. */
+    void resume(H2Stream s) {
+        if (!s.ended) {
+            pump(s, s.held == null ? Unpooled.EMPTY_BUFFER : s.held);
         }
     }
 
@@ -89,13 +101,19 @@ final class H2Inbound {
         }
     }
 
-    /** Hands the messages in {@code in} to core as MESSAGE frames; returns the MESSAGE payload bytes handed. */
-    private long messages(H2Stream s, ByteBuf in, boolean endStream) {
-        long handed = 0;
+    /**
+     * Hands core the messages in {@code in} as MESSAGE frames, as far as each message's admission and core's stream
+     * window allow; what is left is kept in the stream (copied once, then appended to) until they do. The client's
+     * HTTP/2 credit for bytes goes back as they are handed, so a stream whose message waits holds at most its HTTP/2
+     * window.
+     */
+    private void pump(H2Stream s, ByteBuf in) {
         int maxChunk = Math.max(1, bridge.coreMaxPayload() - 4);
-        boolean endSent = false;
-        while (in.isReadable()) {
+        while (!s.ended) {
             if (s.prefixRead < H2Stream.PREFIX) {
+                if (!in.isReadable()) {
+                    break;
+                }
                 int n = Math.min(H2Stream.PREFIX - s.prefixRead, in.readableBytes());
                 in.readBytes(s.prefix, s.prefixRead, n);
                 s.prefixRead += n;
@@ -104,41 +122,72 @@ final class H2Inbound {
                 }
                 if ((s.prefix[0] & ~1) != 0) {
                     bridge.fail(s, Status.INTERNAL.withDescription("a message's compressed flag is " + s.prefix[0] + ", not 0 or 1"));
-                    return handed;
+                    return;
                 }
-                s.bodyLeft = ((s.prefix[1] & 0xffL) << 24) | ((s.prefix[2] & 0xff) << 16) | ((s.prefix[3] & 0xff) << 8) | (s.prefix[4] & 0xff);
-                s.begun = false;
-                if (s.bodyLeft > 0) {
-                    continue;
-                }
+                s.bodyLeft = messageLength(s);
             }
-            int n = (int) Math.min(s.bodyLeft, Math.min(in.readableBytes(), s.begun ? maxChunk + 4 : maxChunk));
-            int flags = s.begun ? 0 : FrameFlags.BEGIN | (s.prefix[0] == 1 ? FrameFlags.COMPRESSED : 0);
+            if (!s.admitted && !bridge.admit(s, 4 + s.bodyLeft, 4 + (int) Math.min(s.bodyLeft, maxChunk))) {
+                break; // waits for connection credit
+            }
+            int room = s.coreWindow - (s.begun ? 0 : 4);
+            int n = (int) Math.min(Math.min(s.bodyLeft, in.readableBytes()), Math.min(s.begun ? maxChunk + 4 : maxChunk, room));
+            if (room < 0 || (n == 0 && s.bodyLeft > 0)) {
+                break; // core's stream window is full, or no body byte is here yet
+            }
             boolean messageEnds = n == s.bodyLeft;
+            int flags = s.begun ? 0 : FrameFlags.BEGIN | (s.prefix[0] == 1 ? FrameFlags.COMPRESSED : 0);
             if (messageEnds) {
                 flags |= FrameFlags.END;
-                if (endStream && n == in.readableBytes()) {
+                if (s.endReceived && n == in.readableBytes()) {
                     flags |= FrameFlags.END_STREAM;
-                    endSent = true;
+                    s.clientDone = true;
                 }
             }
-            long total = ((s.prefix[1] & 0xffL) << 24) | ((s.prefix[2] & 0xff) << 16) | ((s.prefix[3] & 0xff) << 8) | (s.prefix[4] & 0xff);
-            bridge.toCore(frames.message(s.coreId, flags, total, in, n));
-            handed += n + (s.begun ? 0 : 4);
+            if (!s.begun) {
+                bridge.begun(s, 4 + n);
+            }
+            bridge.toCore(frames.message(s.coreId, flags, messageLength(s), in, n));
+            s.coreWindow -= n + (s.begun ? 0 : 4);
+            bridge.returnCredit(s, n + (s.begun ? 0 : H2Stream.PREFIX)); // handed: the client may send as many again
             s.begun = true;
             s.bodyLeft -= n;
             if (messageEnds) {
                 s.prefixRead = 0;
+                s.begun = false;
+                s.admitted = false;
             }
         }
-        if (endStream) {
-            if (s.insideMessage()) {
-                bridge.fail(s, Status.INTERNAL.withDescription("the client ended the stream inside a message"));
+        keep(s, in);
+        if (s.ended || !s.endReceived || s.clientDone) {
+            return;
+        }
+        int held = s.held == null ? 0 : s.held.readableBytes();
+        if (s.prefixRead == 0 && held == 0) {
+            endOfRequest(s, false);
+        } else if (s.prefixRead < H2Stream.PREFIX ? held == 0 : s.bodyLeft > held) {
+            bridge.fail(s, Status.INTERNAL.withDescription("the client ended the stream inside a message"));
+        }
+    }
+
+    /** Keeps what is left of {@code in} in the stream: a copy the first time, the stream's own buffer after. */
+    private void keep(H2Stream s, ByteBuf in) {
+        if (s.ended) {
+            return;
+        }
+        if (in == s.held) {
+            if (!in.isReadable()) {
+                s.releaseHeld();
             } else {
-                endOfRequest(s, endSent);
+                in.discardReadBytes();
             }
+        } else if (in.isReadable()) {
+            s.held = bridge.alloc().buffer(in.readableBytes());
+            s.held.writeBytes(in);
         }
-        return handed;
+    }
+
+    private static long messageLength(H2Stream s) {
+        return ((s.prefix[1] & 0xffL) << 24) | ((s.prefix[2] & 0xff) << 16) | ((s.prefix[3] & 0xff) << 8) | (s.prefix[4] & 0xff);
     }
 
     private void endOfRequest(H2Stream s, boolean alreadyTold) {

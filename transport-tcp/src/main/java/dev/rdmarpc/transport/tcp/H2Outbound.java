@@ -40,12 +40,8 @@ final class H2Outbound {
             case FrameType.HEADERS -> headers(streamId, payload);
             case FrameType.MESSAGE -> message(flags, streamId, payload);
             case FrameType.TRAILERS -> trailers(streamId, payload);
-            case FrameType.WINDOW -> {
-                H2Stream s = bridge.byCore(streamId);
-                if (s != null && credit > 0) {
-                    bridge.returnCredit(s, credit);
-                }
-            }
+            case FrameType.WINDOW -> bridge.coreWindow(streamId, credit,
+                    streamId == 0 && payload.readableBytes() == Frames.CONNECTION_WINDOW_SIZE ? Frames.decodeConnectionWindow(segment(payload)) : 0);
             case FrameType.PING -> {
                 if ((flags & FrameFlags.ACK) == 0) {
                     bridge.write(new DefaultHttp2PingFrame(Frames.decodePing(segment(payload)), false));
@@ -71,7 +67,6 @@ final class H2Outbound {
         s.headersSent = true;
         Http2Headers h = GrpcHeaders.response(Frames.decodeResponseHeaders(segment(payload)));
         bridge.write(new DefaultHttp2HeadersFrame(h, false).stream(s.h2));
-        bridge.sentHeadersOrData();
     }
 
     private void message(int flags, int streamId, ByteBuf payload) {
@@ -105,7 +100,6 @@ final class H2Outbound {
             s.sendCharge = 0;
         }
         bridge.writeData(s, new DefaultHttp2DataFrame(data, false).stream(s.h2), credit, connectionCredit);
-        bridge.sentHeadersOrData();
     }
 
     private void trailers(int streamId, ByteBuf payload) {

@@ -1,11 +1,13 @@
 package dev.rdmarpc.transport.tcp;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.http2.Http2FrameStream;
 
 /**
  * One gRPC call of an HTTP/2 connection as an {@link H2Bridge} translates it: the HTTP/2 stream, the rdmarpc stream id
  * core knows it by (client ids without gaps, as core requires), where the request's length-prefixed messages stand,
- * and how much of the client's flow-control credit is owed back. Used on the connection's I/O thread only.
+ * the client's bytes not yet handed to core, and what core's stream window has left. Used on the connection's I/O
+ * thread only.
  */
 final class H2Stream {
     /** gRPC's message prefix: a compressed flag byte and a 4-byte big-endian length. */
@@ -20,8 +22,18 @@ final class H2Stream {
     long bodyLeft;
     /** Whether the current message's first MESSAGE frame (BEGIN) has gone to core. */
     boolean begun;
-    /** HTTP/2 bytes received but neither handed to core as MESSAGE payload nor returned yet (prefix and padding). */
-    long overhead;
+    /** Whether the current message has been admitted: its charge taken from core's connection window. */
+    boolean admitted;
+    /** The admitted message's charge while its BEGIN frame has not gone to core yet (it goes back if it never does). */
+    int charge;
+    /** Whether the stream waits in the bridge's queue for connection credit to admit its message. */
+    boolean waiting;
+    /** MESSAGE payload bytes core's window for this stream still takes. */
+    int coreWindow;
+    /** The client's bytes received and not yet handed to core (null while none are held). */
+    ByteBuf held;
+    /** Whether the client's END_STREAM has arrived (core hears it once the bytes before it are handed). */
+    boolean endReceived;
     /** Whether the response headers have been sent (else TRAILERS become a trailers-only response). */
     boolean headersSent;
     /** Whether the call has ended for core: its TRAILERS went out, or core heard a CANCEL. */
@@ -31,9 +43,23 @@ final class H2Stream {
     /** Whether the client half-closed (END_STREAM). */
     boolean clientDone;
 
-    H2Stream(Http2FrameStream h2, int coreId) {
+    H2Stream(Http2FrameStream h2, int coreId, int coreWindow) {
         this.h2 = h2;
         this.coreId = coreId;
+        this.coreWindow = coreWindow;
+    }
+
+    /** The client's bytes this stream holds, not yet handed to core or returned: its HTTP/2 window is missing them. */
+    int unreturned() {
+        return (held == null ? 0 : held.readableBytes()) + (begun ? 0 : prefixRead);
+    }
+
+    /** Frees the bytes held. */
+    void releaseHeld() {
+        if (held != null) {
+            held.release();
+            held = null;
+        }
     }
 
     /** Whether a message is being read (its prefix has begun or its body has bytes to come). */
