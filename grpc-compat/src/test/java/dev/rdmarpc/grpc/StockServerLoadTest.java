@@ -15,10 +15,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -35,24 +31,9 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 class StockServerLoadTest {
     /** A bound for a hung call only: every call here ends long before. */
     private static final long BOUND_SECONDS = 120;
-    private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
-        @Override
-        public InputStream stream(byte[] value) {
-            return new ByteArrayInputStream(value);
-        }
-
-        @Override
-        public byte[] parse(InputStream stream) {
-            try {
-                return stream.readAllBytes();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-    };
     private static final MethodDescriptor<byte[], byte[]> ECHO = MethodDescriptor.<byte[], byte[]>newBuilder()
             .setType(MethodDescriptor.MethodType.UNARY).setFullMethodName("test.Load/Echo")
-            .setRequestMarshaller(BYTES).setResponseMarshaller(BYTES).build();
+            .setRequestMarshaller(GrpcLimitsTest.BYTES).setResponseMarshaller(GrpcLimitsTest.BYTES).build();
 
     private Server server;
     private ManagedChannel channel;
