@@ -37,7 +37,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** grpc's builder limits map onto rdmarpc's: concurrent calls per connection, and inbound metadata size both ways. */
 @ExtendWith(SlabLeakCheck.class)
 class GrpcLimitsTest {
-    private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
+    /** Bytes as they are, for methods of {@code byte[]}. */
+    static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
         @Override
         public InputStream stream(byte[] value) {
             return new ByteArrayInputStream(value);

@@ -17,6 +17,7 @@ import io.netty.handler.codec.http2.DefaultHttp2ResetFrame;
 import io.netty.handler.codec.http2.DefaultHttp2SettingsFrame;
 import io.netty.handler.codec.http2.DefaultHttp2WindowUpdateFrame;
 import io.netty.handler.codec.http2.Http2ChannelDuplexHandler;
+import io.netty.handler.codec.http2.Http2CodecUtil;
 import io.netty.handler.codec.http2.Http2DataFrame;
 import io.netty.handler.codec.http2.Http2Error;
 import io.netty.handler.codec.http2.Http2Exception;
@@ -205,17 +206,17 @@ final class H2ClientBridge extends Http2ChannelDuplexHandler {
 
     // ---- for H2ClientInbound and H2ClientOutbound ----
 
-    /** Core's HELLO: its window and metadata limit become this side's SETTINGS; it is answered once the server's came. */
+    /**
+     * Core's HELLO: its window and metadata limit become this side's SETTINGS, the connection's window opens to
+     * {@link H2Codecs#CLIENT_CONNECTION_WINDOW}; it is answered once the server's came.
+     */
     void coreHello(Hello hello) {
         if (coreHello != null) {
             return;
         }
         coreHello = hello;
         write(new DefaultHttp2SettingsFrame(H2Codecs.clientSettings(hello)));
-        int window = H2Codecs.connectionWindow(hello);
-        if (window > 65_535) {
-            write(new DefaultHttp2WindowUpdateFrame(window - 65_535));
-        }
+        write(new DefaultHttp2WindowUpdateFrame(H2Codecs.CLIENT_CONNECTION_WINDOW - Http2CodecUtil.DEFAULT_WINDOW_SIZE));
         ctx.flush();
         answerHello();
     }

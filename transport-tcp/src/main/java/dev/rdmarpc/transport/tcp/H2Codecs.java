@@ -75,6 +75,16 @@ final class H2Codecs {
     }
 
     /**
+     * A client connection's receive window: the largest HTTP/2 allows, so that it never binds. Core's client keeps a
+     * window per stream only, returns a stream's credit in batches of half its window, and credits a message still
+     * arriving only while the application asks for it; a connection window smaller than the open streams' windows
+     * together would fill with parts of messages no stream can finish, and every call would wait. What the server may
+     * send is bounded by the stream windows (core reopens each as its application takes messages), as from an
+     * rdmarpc server.
+     */
+    static final int CLIENT_CONNECTION_WINDOW = Http2CodecUtil.MAX_INITIAL_WINDOW_SIZE;
+
+    /**
      * The codec for a client connection: HTTP/2's default stream window (no larger than any window core may have, so
      * that the server never sends more than core takes before core's HELLO sets it, see {@link #clientSettings}), no
      * server push, streams past the server's concurrent-stream limit held back, and the protections against a hostile
