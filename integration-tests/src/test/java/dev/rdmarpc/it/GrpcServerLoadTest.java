@@ -95,9 +95,6 @@ class GrpcServerLoadTest {
     }
 
     @Test
-    @Disabled("the server's HTTP/2 side waits: its 4 MiB HTTP/2 connection window fills with parts of 64 requests, "
-            + "none of which core credits back yet (half a stream window at a time); with that window opened, core's "
-            + "16 MiB connection window refuses calls instead: the server bridge's to fix (issue 26)")
     void concurrentLargeUnaryEchoesToAnRdmarpcServersHttp2Side() throws Exception {
         RpcServer rdmarpc = RpcServer.forPort(0).addService(new TestService().definition()).build().start();
         try {
