@@ -214,22 +214,6 @@ class ConnectionWindowTest {
         assertAllReleasedAfterClose();
     }
 
-    @Test
-    void aMessageOverHalfTheWindowIsNotLeftWaitingForCreditHeldBack() throws Exception {
-        // the window is raised to fit the largest message (17 MiB), so that message is over half of it: after a small
-        // call the credit owed (under half the window) must still come back, or the large one could never be sent
-        int largest = 17 << 20;
-        start(b -> b.maxInboundMessageSize(largest));
-        RpcChannel channel = RpcChannel.forAddress("127.0.0.1", server.getPort()).maxInboundMessageSize(largest).build();
-        closeables.add(channel::shutdownNow);
-        for (int size : new int[] {1 << 20, 4 << 20, largest - 64, 3 << 20, largest - 64}) {
-            byte[] m = Bytes.pattern(size, size);
-            assertArrayEquals(m, ClientCalls.blockingUnaryCall(channel, TestService.ECHO,
-                    CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS), m), "an echo of " + size + " bytes");
-        }
-        assertAllReleasedAfterClose();
-    }
-
     private static StreamObserver<byte[]> observer(CompletableFuture<byte[]> result) {
         return new StreamObserver<>() {
             @Override

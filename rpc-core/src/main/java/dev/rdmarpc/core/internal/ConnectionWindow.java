@@ -25,11 +25,6 @@ final class ConnectionWindow {
     }
 
     private final int window;
-    /**
-     * Credit owed goes back once more than this much is outstanding: half the window (rare frames, a sender never
-     * starved), or less when a message may be charged more than half of it.
-     */
-    private final int creditBelow;
     /** Sends a connection WINDOW with the increment it is given. */
     private final IntConsumer credits;
     private final MemoryShare share;
@@ -45,16 +40,7 @@ final class ConnectionWindow {
 
     /** A window of {@code window} bytes whose credit {@code credits} sends, within {@code share} (null: no budget). */
     ConnectionWindow(int window, IntConsumer credits, MemoryShare share) {
-        this(window, 0, credits, share);
-    }
-
-    /**
-     * As above, for messages charged up to {@code largestCharge} bytes each: credit owed goes back before the peer's
-     * window falls below that, so a message waiting for its whole charge is never left waiting for credit held back.
-     */
-    ConnectionWindow(int window, int largestCharge, IntConsumer credits, MemoryShare share) {
         this.window = window;
-        this.creditBelow = Math.min(window / 2, window - largestCharge);
         this.credits = credits;
         this.share = share;
     }
@@ -156,7 +142,7 @@ final class ConnectionWindow {
     /** Owes the peer {@code bytes} (released or dropped); sends what is owed once it is worth a frame. */
     private void credit(long bytes) {
         long o = owed.addAndGet(bytes);
-        if (o >= window / 2 || outstanding.get() > creditBelow) {
+        if (o >= window / 2 || outstanding.get() > window / 2) { // as a stream's: rare frames, a sender never starved
             long take = owed.getAndSet(0);
             if (take > 0) {
                 outstanding.addAndGet(-take);

@@ -74,7 +74,7 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     ServerConnection(ServerImpl server, ConnectionSettings settings, FrameConnection base) {
         super(settings, base, server.guards().newControlFrameBudget(), ConnectionSendWindow.QUEUE_LIMIT);
         this.server = server;
-        this.window = new ConnectionWindow(server.connectionWindow(), server.largestMessageCharge(), this::sendConnectionCredit,
+        this.window = new ConnectionWindow(server.connectionWindow(), this::sendConnectionCredit,
                 (held, more) -> server.withinShare(held + sendWindow.queued(), more));
         this.parts = new StreamParts(settings.pool(), settings.maxMessageSize(), settings.maxAttachmentBytes(),
                 settings.initialWindow(), window);

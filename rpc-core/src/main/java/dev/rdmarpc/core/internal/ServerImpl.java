@@ -160,22 +160,6 @@ public final class ServerImpl {
     }
 
     /**
-     * The largest charge one request may take from a connection window: its message limit with the largest attachment
-     * any method accepts, at most the window (a larger message is charged as it arrives). A connection window gives
-     * credit back before the client's window falls below it, so a message that fits is never left waiting for credit
-     * held back ({@link ConnectionWindow}).
-     */
-    int largestMessageCharge() {
-        long attachment = Math.max(attachmentLimit, settings.maxAttachmentBytes());
-        for (ServiceDefinition service : services) {
-            for (ServerMethodDefinition<?, ?> method : service.getMethods()) {
-                attachment = Math.max(attachment, attachmentLimit(method));
-            }
-        }
-        return (int) Math.min(connectionWindow, 8L + settings.maxMessageSize() + Math.max(0, attachment));
-    }
-
-    /**
      * Whether a connection holding {@code held} bytes of messages (and queued responses) may take {@code more}: always
      * while the server's slab bytes in use are within the memory budget; over it, only while the connection stays
      * within its share, the budget divided among the open connections.
