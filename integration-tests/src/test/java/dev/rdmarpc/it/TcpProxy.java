@@ -30,7 +30,7 @@ final class TcpProxy implements AutoCloseable {
 
     TcpProxy(int targetPort) throws IOException {
         this.targetPort = targetPort;
-        ServerSocket first = listen(0);
+        ServerSocket first = listenBelowTheEphemeralRange();
         this.port = first.getLocalPort();
         accept(first);
     }
@@ -71,6 +71,31 @@ final class TcpProxy implements AutoCloseable {
     public void close() throws IOException {
         resume();
         goAway();
+    }
+
+    /**
+     * Listens on a free port below the kernel's ephemeral range: while the proxy is away, no socket bound to port 0 and
+     * no outgoing connection can take its port (on loopback a client dialling a port nobody listens on can be given
+     * that very port as its own and connect to itself), so {@link #comeBack} can listen on it again.
+     */
+    private static ServerSocket listenBelowTheEphemeralRange() throws IOException {
+        int low = 32768; // Linux's default start of the range
+        try {
+            low = Integer.parseInt(java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/net/ipv4/ip_local_port_range"))
+                    .trim().split("\\s+")[0]);
+        } catch (IOException | RuntimeException e) {
+            // not Linux: keep the default
+        }
+        IOException last = null;
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int port = 1024 + java.util.concurrent.ThreadLocalRandom.current().nextInt(Math.max(1, low - 1024));
+            try {
+                return listen(port);
+            } catch (IOException e) {
+                last = e;
+            }
+        }
+        throw last;
     }
 
     private static ServerSocket listen(int port) throws IOException {
