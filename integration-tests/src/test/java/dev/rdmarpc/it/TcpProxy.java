@@ -26,6 +26,7 @@ final class TcpProxy implements AutoCloseable {
     final AtomicLong toServer = new AtomicLong();
     final AtomicLong toClient = new AtomicLong();
     private volatile ServerSocket listener;
+    private volatile Thread acceptor;
     private boolean paused;
 
     TcpProxy(int targetPort) throws IOException {
@@ -57,6 +58,13 @@ final class TcpProxy implements AutoCloseable {
     /** Closes the listening socket and every connection: connecting is refused until {@link #comeBack}. */
     void goAway() throws IOException {
         listener.close();
+        // a socket closed while a thread is blocked in its accept() is let go once that thread has left accept():
+        // until then its port is still bound, so comeBack() waits for it
+        try {
+            acceptor.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         for (Socket s : sockets) {
             s.close();
         }
@@ -107,7 +115,7 @@ final class TcpProxy implements AutoCloseable {
 
     private void accept(ServerSocket s) {
         listener = s;
-        Thread.ofVirtual().start(() -> {
+        acceptor = Thread.ofVirtual().start(() -> {
             while (!s.isClosed()) {
                 try {
                     Socket client = s.accept();
