@@ -1,6 +1,7 @@
 package dev.rdmarpc.transport.rdma;
 
 import dev.rdmarpc.core.RpcServer;
+import dev.rdmarpc.core.testing.Await;
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -92,10 +93,9 @@ public final class ScaleMain {
             }
         }
         // the server's end of the last connection may still be finishing its upgrade when the client's call returned
-        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
-        while (RdmaMetrics.snapshot().connections() < onRdma && System.nanoTime() < deadline) {
-            Thread.sleep(100);
-        }
+        int expected = onRdma;
+        Await.until(Duration.ofMinutes(5), () -> RdmaMetrics.snapshot().connections() >= expected,
+                () -> "the server's end of " + expected + " RDMA connections: " + RdmaMetrics.snapshot().connections());
         ServerFootprint f = ServerFootprint.now();
         RdmaMetrics.Snapshot s = RdmaMetrics.snapshot();
         System.out.printf("rdmarpc-scale: %d connections (opened in %.1f s): server RDMA connections %d, queue pairs %d, "
