@@ -13,6 +13,7 @@ import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StreamObserver;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FlowCapability;
+import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.testing.Await;
 import dev.rdmarpc.core.testing.RawFrameClient;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
@@ -187,6 +189,26 @@ class ConnectionWindowTest {
     }
 
     @Test
+    void aFloodOfBlockedFramesClosesOnlyThatConnection() throws Exception {
+        // a client may say it is blocked once per connection WINDOW it got, plus once; beyond that each BLOCKED is a
+        // control frame, and a flood of them ends the connection like any control-frame flood
+        start(b -> b);
+        RawFrameClient flooder = raw(new FlowCapability(true, 0), 1 << 20, true);
+        byte[][] burst = new byte[100][];
+        Arrays.fill(burst, RawFrameClient.bytes(Frames.connectionBlocked(SlabPool.shared())));
+        try {
+            for (int i = 0; i < 1000 && !flooder.closedByServer(); i++) { // 100,000 frames: 10 times the burst allowed
+                flooder.write(burst);
+            }
+        } catch (IOException closedWhileWriting) {
+            // the server closed the connection while the flood was being written
+        }
+        Await.until(flooder::closedByServer, () -> "the server closed the connection of a client flooding BLOCKED frames");
+        assertGoodClientWorks();
+        assertAllReleasedAfterClose();
+    }
+
+    @Test
     void aChannelWaitsForTheServersConnectionCredit() throws Exception {
         start(b -> b);
         RpcChannel channel = RpcChannel.forAddress("127.0.0.1", server.getPort()).build();
@@ -211,6 +233,22 @@ class ConnectionWindowTest {
             assertEquals(1, Bytes.toInt(r.get(60, TimeUnit.SECONDS)), "every message arrived once credit came back");
         }
         assertHeldWithinTheBound("20 requests of 3 MiB from a channel");
+        assertAllReleasedAfterClose();
+    }
+
+    @Test
+    void aMessageOverHalfTheWindowIsNotLeftWaitingForCreditHeldBack() throws Exception {
+        // the window is raised to fit the largest message (17 MiB), so that message is over half of it: after a small
+        // call the credit owed (under half the window) must still come back, or the large one could never be sent
+        int largest = 17 << 20;
+        start(b -> b.maxInboundMessageSize(largest));
+        RpcChannel channel = RpcChannel.forAddress("127.0.0.1", server.getPort()).maxInboundMessageSize(largest).build();
+        closeables.add(channel::shutdownNow);
+        for (int size : new int[] {1 << 20, 4 << 20, largest - 64, 3 << 20, largest - 64}) {
+            byte[] m = Bytes.pattern(size, size);
+            assertArrayEquals(m, ClientCalls.blockingUnaryCall(channel, TestService.ECHO,
+                    CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS), m), "an echo of " + size + " bytes");
+        }
         assertAllReleasedAfterClose();
     }
 

@@ -39,10 +39,28 @@ class Http2LargeMessagesTest {
     private ManagedChannel channel;
 
     private void start() throws Exception {
+        start(MAX_MESSAGE);
+    }
+
+    private void start(int maxMessage) throws Exception {
         server = RpcServer.forPort(0).addService(new TestService().definition()).slabPool(serverPool)
-                .maxInboundMessageSize(MAX_MESSAGE).meterRegistry(registry).build().start();
+                .maxInboundMessageSize(maxMessage).meterRegistry(registry).build().start();
         channel = NettyChannelBuilder.forAddress("127.0.0.1", server.getPort()).negotiationType(NegotiationType.PLAINTEXT)
-                .maxInboundMessageSize(MAX_MESSAGE).build();
+                .maxInboundMessageSize(maxMessage).build();
+    }
+
+    @Test
+    void aMessageOverHalfTheConnectionWindowAfterSmallerOnesIsAnswered() throws Exception {
+        // the server's connection window is raised to fit its 17 MiB limit, so such a message is over half of it: the
+        // credit for the smaller messages before it (under half the window) must come back when the bridge is blocked
+        int largest = 17 << 20;
+        start(largest);
+        for (int size : new int[] {1 << 20, 4 << 20, largest - 64, 3 << 20, largest - 64}) {
+            byte[] m = Bytes.pattern(size, size);
+            byte[] answer = ClientCalls.blockingUnaryCall(channel, StockGrpc.ECHO,
+                    CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS), m);
+            assertTrue(Arrays.equals(m, answer), "an echo of " + size + " bytes");
+        }
     }
 
     @AfterEach

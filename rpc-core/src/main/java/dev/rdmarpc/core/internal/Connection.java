@@ -66,6 +66,7 @@ abstract class Connection implements FrameHandler {
     /** {@code queueLimit}: bytes queued across the connection's streams past which sending threads wait. */
     Connection(ConnectionSettings settings, FrameConnection base, ControlFrameBudget controlFrames, long queueLimit) {
         this.sendWindow = new ConnectionSendWindow(queueLimit);
+        this.sendWindow.onBlocked(this::sendBlocked);
         this.settings = settings;
         this.base = base;
         this.out = base;
@@ -113,7 +114,14 @@ abstract class Connection implements FrameHandler {
                     chargeControlFrame(type, "an empty WINDOW on stream 0");
                     return true;
                 }
-                sendWindow.grant(Frames.decodeConnectionWindow(memory.asSlice(offset, length)));
+                int increment = Frames.decodeConnectionWindow(memory.asSlice(offset, length));
+                if (increment == 0) {
+                    if (!onPeerBlocked()) {
+                        chargeControlFrame(type, "a BLOCKED (connection WINDOW of 0) beyond one per connection WINDOW sent");
+                    }
+                    return true;
+                }
+                sendWindow.grant(increment);
                 streamsWritable();
                 return true;
             }
@@ -184,6 +192,23 @@ abstract class Connection implements FrameHandler {
     /** Sends a frame on the current path (upgraded or base). */
     void send(SlabBuffer frame, boolean flush) {
         out.send(frame, null, flush);
+    }
+
+    /** Tells the peer that a message waits for more of its connection window than is left (a BLOCKED). */
+    private void sendBlocked() {
+        if (!isClosed()) {
+            send(Frames.connectionBlocked(settings.pool()), true);
+        }
+    }
+
+    /**
+     * The peer says a message of its waits for more of this side's connection window than it has left (a BLOCKED).
+     * Returns false for a BLOCKED beyond one per connection WINDOW sent (the frame is then charged as a control frame). Only a side that keeps
+     * a connection window for its peer expects one: elsewhere it is a protocol error.
+     */
+    boolean onPeerBlocked() {
+        throw new ProtocolException("BLOCKED (a connection WINDOW of 0) from the peer, but this side advertised no"
+                + " connection window");
     }
 
     /** This side's HELLO; a client also prepares its upgrade offer here. */

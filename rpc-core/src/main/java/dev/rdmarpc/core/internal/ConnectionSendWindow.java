@@ -32,6 +32,10 @@ final class ConnectionSendWindow {
     private volatile int peerWindow;
     /** What is left of it; guarded by this. */
     private long left;
+    /** Whether a BLOCKED went to the peer since its last connection WINDOW; guarded by this. */
+    private boolean blockedSignalled;
+    /** Sends the peer a BLOCKED (a connection WINDOW of 0); set once, before any message is sent. */
+    private Runnable signalBlocked = () -> { };
 
     /** Without a limit on queued bytes (each stream keeps its own). */
     ConnectionSendWindow() {
@@ -49,6 +53,14 @@ final class ConnectionSendWindow {
         this.left = window;
     }
 
+    /**
+     * {@code signal} sends the peer a BLOCKED: a message waits for more of the peer's connection window than is left.
+     * It is run at most once between two of the peer's connection WINDOWs, by a thread that found too little left.
+     */
+    void onBlocked(Runnable signal) {
+        this.signalBlocked = signal;
+    }
+
     /** The peer's connection window, 0 when it has none. */
     int peerWindow() {
         return peerWindow;
@@ -57,7 +69,8 @@ final class ConnectionSendWindow {
     /**
      * Takes the charge of a message costing {@code cost} bytes whose BEGIN frame carries {@code beginPayload}
      * ({@link FlowCapability#messageCharge}); false when the window has not that much left (the message waits for a
-     * connection WINDOW). Always true when the peer has no connection window.
+     * connection WINDOW, and the peer is told once that this side is blocked, so that it returns the credit it holds
+     * back). Always true when the peer has no connection window.
      */
     boolean tryTake(long cost, int beginPayload) {
         int window = peerWindow;
@@ -66,12 +79,17 @@ final class ConnectionSendWindow {
         }
         int charge = FlowCapability.messageCharge(cost, beginPayload, window);
         synchronized (this) {
-            if (left < charge) {
+            if (left >= charge) {
+                left -= charge;
+                return true;
+            }
+            if (blockedSignalled) {
                 return false;
             }
-            left -= charge;
-            return true;
+            blockedSignalled = true;
         }
+        signalBlocked.run();
+        return false;
     }
 
     /**
@@ -87,6 +105,7 @@ final class ConnectionSendWindow {
                     + " takes the connection's send window past 2^31-1 (it was " + left + ")");
         }
         left += increment;
+        blockedSignalled = false;
     }
 
     /** What is left of the peer's connection window (for tests); Long.MAX_VALUE when it has none. */

@@ -35,6 +35,10 @@ final class ConnectionWindow {
     /** Released bytes not yet credited back to a peer that keeps the window. */
     private final AtomicLong owed = new AtomicLong();
     private volatile boolean strict;
+    /** The peer said it is blocked (a BLOCKED) and no credit went back since: what is owed goes back at once. */
+    private volatile boolean peerBlocked;
+    /** BLOCKEDs the peer may still send: one, plus one per connection WINDOW sent. */
+    private final AtomicLong blockedAllowed = new AtomicLong(1);
     /** Whether {@link #charge} last refused for the memory share rather than the window; reading thread only. */
     private boolean refusedForShare;
 
@@ -139,15 +143,48 @@ final class ConnectionWindow {
         credit(bytes);
     }
 
-    /** Owes the peer {@code bytes} (released or dropped); sends what is owed once it is worth a frame. */
+    /**
+     * The peer that keeps the window is blocked: a message of its waits for more than it has left (a BLOCKED, on the
+     * reading thread). What is owed goes back at once, or, when nothing is, with the next release. A peer sends at
+     * most one BLOCKED per connection WINDOW it receives, plus one: returns false for a BLOCKED beyond that (the caller
+     * charges it as a control frame).
+     *
+     * @throws ProtocolException when the peer does not keep the window (it has no business saying it is blocked)
+     */
+    boolean peerBlocked() {
+        if (!strict) {
+            throw new ProtocolException("BLOCKED (a connection WINDOW of 0) from a peer that does not keep the connection"
+                    + " window");
+        }
+        boolean expected = blockedAllowed.getAndDecrement() > 0;
+        if (!expected) {
+            blockedAllowed.incrementAndGet();
+        }
+        peerBlocked = true; // before the owed bytes are read: a release racing with this either sees it or is seen
+        sendOwed();
+        return expected;
+    }
+
+    /**
+     * Owes the peer {@code bytes} (released or dropped); sends what is owed once it is worth a frame, or at once when the
+     * peer said it is blocked.
+     */
     private void credit(long bytes) {
         long o = owed.addAndGet(bytes);
-        if (o >= window / 2 || outstanding.get() > window / 2) { // as a stream's: rare frames, a sender never starved
-            long take = owed.getAndSet(0);
-            if (take > 0) {
-                outstanding.addAndGet(-take);
-                credits.accept((int) take);
-            }
+        if (peerBlocked || o >= window / 2 || outstanding.get() > window / 2) { // rare frames, a sender never starved
+            sendOwed();
         }
+    }
+
+    /** Sends what is owed, if anything. */
+    private void sendOwed() {
+        long take = owed.getAndSet(0);
+        if (take == 0) {
+            return;
+        }
+        peerBlocked = false;
+        outstanding.addAndGet(-take);
+        blockedAllowed.incrementAndGet();
+        credits.accept((int) take);
     }
 }

@@ -148,6 +148,11 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     }
 
     @Override
+    boolean onPeerBlocked() {
+        return window.peerBlocked();
+    }
+
+    @Override
     int advertisedConnectionWindow() {
         return window.window();
     }

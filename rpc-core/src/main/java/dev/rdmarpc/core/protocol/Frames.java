@@ -487,6 +487,14 @@ public final class Frames {
         return b;
     }
 
+    /**
+     * A BLOCKED: a connection WINDOW whose increment is 0, sent by a side that keeps its peer's connection window when a
+     * message waits for more of it than is left (PROTOCOL.md "Connection window").
+     */
+    public static SlabBuffer connectionBlocked(SlabPool pool) {
+        return connectionWindow(pool, 0);
+    }
+
     /** Payload size of a connection WINDOW. */
     public static final int CONNECTION_WINDOW_SIZE = 4;
 

@@ -61,6 +61,11 @@ final class CoreFrames {
         return copy(Frames.connectionWindow(pool, increment));
     }
 
+    /** A BLOCKED: the bridge's waiting message needs more of core's connection window than is left. */
+    ByteBuf connectionBlocked() {
+        return copy(Frames.connectionBlocked(pool));
+    }
+
     ByteBuf pingAck(long data) {
         return copy(Frames.ping(pool, data, true));
     }

@@ -87,6 +87,8 @@ final class H2Bridge extends ChannelDuplexHandler {
     private Hello coreHello;
     /** Core's connection window, and what is left of it for messages not yet admitted. */
     private int coreConnectionWindow;
+    /** Whether a BLOCKED went to core since its last connection WINDOW. */
+    private boolean blockedSignalled;
     private long connectionCredit;
     /** The highest HTTP/2 stream id seen, and the id of core's last stream's HTTP/2 stream (for GOAWAY). */
     private int lastH2Id;
@@ -332,6 +334,11 @@ final class H2Bridge extends ChannelDuplexHandler {
             s.waiting = true;
             waiting.addLast(s);
         }
+        if (charge > connectionCredit && !blockedSignalled) {
+            // core holds back credit until it is worth a frame: a BLOCKED has it return what it owes now
+            blockedSignalled = true;
+            toCore(frames.connectionBlocked());
+        }
         return false;
     }
 
@@ -348,6 +355,7 @@ final class H2Bridge extends ChannelDuplexHandler {
     /** Core returned {@code increment} bytes of its connection window: waiting messages are admitted in turn. */
     private void connectionCreditReturned(int increment) {
         connectionCredit += increment;
+        blockedSignalled = false;
         admitWaiting();
     }
 
@@ -377,7 +385,9 @@ final class H2Bridge extends ChannelDuplexHandler {
                 return;
             }
             if (streamId == 0) {
-                connectionCreditReturned(connectionIncrement);
+                if (connectionIncrement > 0) {
+                    connectionCreditReturned(connectionIncrement);
+                } // 0 is core's BLOCKED: nothing to do, the bridge returns each response's charge once it is written
                 return;
             }
             H2Stream s = byCore.get(streamId);
