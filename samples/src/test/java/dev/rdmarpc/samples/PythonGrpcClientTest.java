@@ -61,7 +61,7 @@ class PythonGrpcClientTest {
         String python = pythonWithGrpc();
         assumeTrue(python != null, "no python3 with the grpc module (install Debian's python3-grpcio): the Python client is not run");
         assertTrue(Files.isRegularFile(script), script.toAbsolutePath().toString());
-        RpcServer server = KvServer.builder(0, new KeyValueStore(), new HealthService(), 64)
+        RpcServer server = KvServer.builder(0, new KeyValueStore(), new HealthService(), KvServer.DEFAULT_MAX_MESSAGE_MIB)
                 .intercept(new StockGrpcClientsTest.EchoMetadata()).build().start();
         try {
             Process p = new ProcessBuilder(python, script.toString(), Integer.toString(server.getPort()))

@@ -72,7 +72,7 @@ class ReflectionClientsTest {
     @BeforeEach
     void start() throws Exception {
         baseline = SlabPool.shared().inUseBuffers();
-        kvServer = KvServer.builder(0, new KeyValueStore(), new HealthService(), 64).build().start();
+        kvServer = KvServer.builder(0, new KeyValueStore(), new HealthService(), KvServer.DEFAULT_MAX_MESSAGE_MIB).build().start();
         greeterServer = RdmaServerBuilder.forPort(0).addService(new GreeterService())
                 .addService(ProtoReflectionServiceV1.newInstance()).build().start();
     }

@@ -80,7 +80,7 @@ class StockGrpcClientsTest {
     @BeforeEach
     void start() throws Exception {
         baseline = SlabPool.shared().inUseBuffers();
-        kvServer = KvServer.builder(0, new KeyValueStore(), new HealthService(), 64).intercept(new EchoMetadata()).build().start();
+        kvServer = KvServer.builder(0, new KeyValueStore(), new HealthService(), KvServer.DEFAULT_MAX_MESSAGE_MIB).intercept(new EchoMetadata()).build().start();
         greeterServer = RdmaServerBuilder.forPort(0).addService(new GreeterService()).build().start();
         kvChannel = stockChannel(kvServer.getPort());
         greeterChannel = stockChannel(greeterServer.getPort());

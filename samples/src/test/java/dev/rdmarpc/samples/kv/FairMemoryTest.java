@@ -30,8 +30,10 @@ class FairMemoryTest {
     private static final int ATTACKERS = 8;
     private static final int STREAMS = 100;
     private static final String PUT = "rdmarpc.samples.kv.KeyValue/Put";
-    /** PROTOCOL.md's bound per connection with the defaults, 2 × (W + Q + U) + F, and 1 MiB for streams and tables. */
-    private static final long PER_CONNECTION = 2L * ((16 << 20) + (8 << 20) + (4 << 20) + (256 << 10)) + (2 << 20);
+    /** The connection window of the sample's defaults: raised to its largest request (ServerImpl.setConnectionWindow). */
+    private static final long WINDOW = ((long) KvServer.DEFAULT_MAX_MESSAGE_MIB << 20) + 8;
+    /** PROTOCOL.md's bound per connection, 2 × (W + Q + U) + F, and 1 MiB for streams and tables. */
+    private static final long PER_CONNECTION = 2L * (WINDOW + (8 << 20) + (4 << 20) + (256 << 10)) + (2 << 20);
 
     private final SlabPool serverPool = new SlabPool(0, false, 0);
     private final List<RawFrameClient> attackers = new ArrayList<>();
@@ -40,7 +42,8 @@ class FairMemoryTest {
     private long baseline;
 
     private void start(UnaryOperator<RpcServer.Builder> config) throws IOException {
-        server = config.apply(KvServer.builder(0, new KeyValueStore(), new HealthService(), 4).slabPool(serverPool))
+        server = config.apply(KvServer.builder(0, new KeyValueStore(), new HealthService(), KvServer.DEFAULT_MAX_MESSAGE_MIB)
+                .slabPool(serverPool))
                 .build().start();
         baseline = serverPool.inUseBytes();
     }
@@ -59,7 +62,7 @@ class FairMemoryTest {
         }
     }
 
-    /** Opens the attacking connections: on each stream the first 2 MiB (a stream window) of a 4 MiB Put. */
+    /** Opens the attacking connections: on each stream the first 2 MiB (a stream window) of a 16 MiB Put. */
     private void attack() throws IOException {
         for (int a = 0; a < ATTACKERS; a++) {
             RawFrameClient attacker = new RawFrameClient(server.getPort(), 1 << 20, null, true);
@@ -67,7 +70,7 @@ class FairMemoryTest {
             for (int i = 0; i < STREAMS; i++) {
                 int stream = 1 + 2 * i;
                 attacker.write(RawFrameClient.headers(stream, PUT),
-                        RawFrameClient.begin(stream, 0, (4 << 20) - 16, (1 << 20) - 4),
+                        RawFrameClient.begin(stream, 0, (16 << 20) - 16, (1 << 20) - 4),
                         RawFrameClient.more(stream, 0, 1 << 20));
             }
         }
@@ -114,7 +117,7 @@ class FairMemoryTest {
         assertTrue(refusedWith("more than its share") > 0, "calls of connections over their share were refused");
         assertGoodClientServed();
         long peak = serverPool.peakInUseBytes() - baseline;
-        long overhead = (ATTACKERS + 1) * (4L << 20); // a message per connection past its share
+        long overhead = (ATTACKERS + 1) * WINDOW; // a message per connection past its share
         assertTrue(peak <= 2 * (budget + overhead), "within twice (the budget plus a message per connection): "
                 + (peak >> 20) + " MiB");
         closeAttackersAndAwaitRelease();

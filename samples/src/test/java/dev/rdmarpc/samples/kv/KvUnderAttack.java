@@ -48,7 +48,7 @@ final class KvUnderAttack implements BeforeEachCallback, AfterEachCallback {
 
     @Override
     public void beforeEach(ExtensionContext context) throws IOException {
-        server = KvServer.builder(0, store, new HealthService(), 64).slabPool(pool).meterRegistry(meters)
+        server = KvServer.builder(0, store, new HealthService(), KvServer.DEFAULT_MAX_MESSAGE_MIB).slabPool(pool).meterRegistry(meters)
                 .connectionListener(new dev.rdmarpc.core.PeerConnectionListener() {
                     @Override
                     public void connectionOpened(dev.rdmarpc.core.PeerConnection connection) {
