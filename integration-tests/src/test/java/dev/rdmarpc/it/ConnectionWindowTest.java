@@ -45,8 +45,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class ConnectionWindowTest {
     private static final int W = RpcServer.DEFAULT_CONNECTION_FLOW_CONTROL_WINDOW;
-    /** Q + U: queued responses (8 MiB) and what the transport holds past its mark (4 MiB + 256 KiB), in payload bytes. */
-    private static final long QUEUED = (8 << 20) + (4 << 20) + (256 << 10);
+    /** Q + U: queued responses (6 MiB) and what the transport holds past its mark (2 MiB + 256 KiB), in payload bytes. */
+    private static final long QUEUED = (6 << 20) + (2 << 20) + (256 << 10);
     /**
      * The formula, 2 × (W + Q + U) + F, with the defaults, plus 1 MiB for what the open streams and the connection keep
      * (headers, tables).

@@ -14,14 +14,14 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class ConnectionSendWindow {
     /** Bytes queued across a server connection's streams past which a sending thread (not an I/O thread) waits. */
-    static final long QUEUE_LIMIT = 8 << 20;
+    static final long QUEUE_LIMIT = 6 << 20;
 
     /**
      * Bytes of begun messages the connection's streams may hand to a transport that is not writable (past its
      * high-water mark) before they wait for it to drain: a large message goes on in long bursts, and a peer that does
      * not read holds at most this much beyond the mark.
      */
-    static final long OVERFLOW_LIMIT = 4 << 20;
+    static final long OVERFLOW_LIMIT = 2 << 20;
 
     private final long queueLimit;
     private final AtomicLong queued = new AtomicLong();

@@ -33,7 +33,7 @@ class FairMemoryTest {
     /** The connection window of the sample's defaults: raised to its largest request (ServerImpl.setConnectionWindow). */
     private static final long WINDOW = ((long) KvServer.DEFAULT_MAX_MESSAGE_MIB << 20) + 8;
     /** PROTOCOL.md's bound per connection, 2 × (W + Q + U) + F, and 1 MiB for streams and tables. */
-    private static final long PER_CONNECTION = 2L * (WINDOW + (8 << 20) + (4 << 20) + (256 << 10)) + (2 << 20);
+    private static final long PER_CONNECTION = 2L * (WINDOW + (6 << 20) + (2 << 20) + (256 << 10)) + (2 << 20);
 
     private final SlabPool serverPool = new SlabPool(0, false, 0);
     private final List<RawFrameClient> attackers = new ArrayList<>();
