@@ -17,7 +17,6 @@ import dev.rdmarpc.core.protocol.ProtocolException;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Locale;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 
 /**
@@ -67,10 +66,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     private ClientConnection conn;
     /** Set when the call ended on a connection it has yet to leave ({@link #leaveConnection}). */
     private ClientConnection detachFrom;
-    /** The connection this stream is queued on for a stream slot, or null. */
-    private ClientConnection waitingOn;
-    /** Connection attempts made so far (a stream sent to another connection counts one more). */
-    private int connectAttempt;
+    /** Finds the stream a connection and a stream slot on it. */
+    private final ClientStreamOpener opener;
     private int id;
     /** The listener; for a call started by {@link #startUnary}, {@link #TO_UNARY_OBSERVER}, never called. */
     private Listener<RespT> listener;
@@ -126,6 +123,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
 
     ClientStream(ChannelImpl channel, MethodDescriptor<ReqT, RespT> method, CallOptions options) {
         this.channel = channel;
+        this.opener = new ClientStreamOpener(channel, this);
         begin(method, options);
     }
 
@@ -205,13 +203,12 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      */
     private void recycle() {
         synchronized (this) {
-            assert detachFrom == null && waitingOn == null : "recycled before it left its connection: " + this;
+            assert detachFrom == null : "recycled before it left its connection: " + this;
+            opener.resetLocked();
             method = null;
             options = null;
             conn = null;
             detachFrom = null;
-            waitingOn = null;
-            connectAttempt = 0;
             id = 0;
             listener = null;
             unaryObserver = null;
@@ -340,134 +337,80 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                 deadlineTimer.arm(remaining, recycling == null ? 0 : recycling.generation());
             }
         }
-        connect(0);
+        opener.connect();
     }
 
-    private void connect(int attempt) {
-        CompletableFuture<ClientConnection> f = channel.connection();
-        if (f.state() == java.util.concurrent.Future.State.SUCCESS) {
-            attach(f.resultNow(), null, attempt, attempt == 0);
-        } else if (f.isDone()) {
-            attach(null, f.isCancelled() ? new java.util.concurrent.CancellationException("connect cancelled") : f.exceptionNow(), attempt, false);
-        } else {
-            f.whenComplete((c, e) -> attach(c, e, attempt, false)); // the future keeps a reference until it completes
-        }
+    /** Without the lock: fails the call before it reached the server (nothing to cancel there). */
+    void fail(Status s) {
+        finish(s, null, false);
     }
 
-    /** {@code inline}: on the caller's thread, on the first connection asked (the allow-listed step of recycling). */
-    private void attach(ClientConnection c, Throwable error, int attempt, boolean inline) {
-        if (error != null) {
-            if (error instanceof java.util.concurrent.CompletionException && error.getCause() != null) {
-                error = error.getCause();
-            }
-            Status s = Status.fromThrowable(error);
-            if (s.getCode() == Status.Code.UNKNOWN) {
-                s = Status.UNAVAILABLE.withDescription("cannot connect to " + channel.authority() + ": " + error).withCause(error);
-            }
-            finish(s, null, false);
-            return;
+    /** With the lock held: fails the call before it reached the server; true when a drain must start ({@link #afterUnlock}). */
+    boolean failLocked(Status s) {
+        return finishLocked(s, null, false);
+    }
+
+    /** With the lock held: whether the call has its status. */
+    boolean isClosedLocked() {
+        return closeStatus != null;
+    }
+
+    /** With the lock held: why {@code c}'s server would refuse the request metadata (RESOURCE_EXHAUSTED), or null. */
+    Status metadataRefusalLocked(ClientConnection c) {
+        long metadataBytes = Frames.metadataBytes(requestHeaders);
+        int peerMax = c.peerLimits().maxMetadataBytes();
+        if (metadataBytes <= peerMax) {
+            return null;
         }
-        if (!openOn(c, attempt, false, inline)) {
-            connectAgain(attempt);
-        }
+        return Status.RESOURCE_EXHAUSTED.withDescription("request metadata of " + metadataBytes
+                + " bytes (keys and values plus " + Frames.METADATA_ENTRY_OVERHEAD + " per entry) exceeds the "
+                + peerMax + " bytes the server at " + channel.authority() + " accepts; the call was not sent");
     }
 
     /**
-     * Opens the stream on {@code c}, or queues it there for a slot under the server's concurrent-stream limit
-     * ({@code reserved}: a slot is already held for it; {@code inline}: on the caller's thread, see
-     * {@link #OPENED_INLINE}). Returns false when {@code c} takes no new streams. A reserved slot the stream does not
-     * use goes back to the connection only after this stream's lock is released: the connection hands it to the next
-     * waiting stream at once, which then opens (and may run its callbacks) on this thread, under no lock of this one.
+     * With the lock held: whether the HEADERS are flushed as they open the stream. A call that sends one request sends
+     * it next, flushed with its END_STREAM: the HEADERS go with it.
      */
-    private boolean openOn(ClientConnection c, int attempt, boolean reserved, boolean inline) {
-        boolean run = false;
-        boolean handled = true;
-        boolean unusedSlot = false;
-        synchronized (this) {
-            waitingOn = null;
-            connectAttempt = attempt;
-            long metadataBytes = Frames.metadataBytes(requestHeaders);
-            int peerMax = c.peerLimits().maxMetadataBytes();
-            if (closeStatus != null) {
-                unusedSlot = reserved;
-            } else if (metadataBytes > peerMax) {
-                unusedSlot = reserved;
-                run = finishLocked(Status.RESOURCE_EXHAUSTED.withDescription("request metadata of " + metadataBytes
-                        + " bytes (keys and values plus " + Frames.METADATA_ENTRY_OVERHEAD + " per entry) exceeds the "
-                        + peerMax + " bytes the server at " + channel.authority() + " accepts; the call was not sent"), null, false);
-            } else {
-                // A call that sends one request sends it next, flushed with its END_STREAM: the HEADERS go with it.
-                boolean moreComing = heldSingleRequest != null || !outbound.isEmpty() || has(HALF_CLOSE_REQUESTED)
-                        || method.getType().clientSendsOneMessage();
-                int result;
-                try {
-                    result = c.open(this, !moreComing, reserved);
-                } catch (FrameTooLargeException e) {
-                    // nothing was sent and no stream id taken: the call fails here alone (a reserved slot stays held)
-                    result = ClientConnection.QUEUED;
-                    unusedSlot = reserved;
-                    run = finishLocked(Status.INTERNAL.withDescription(e.getMessage() + " (the call was not sent)"), null, false);
-                }
-                if (result == ClientConnection.QUEUED) {
-                    if (closeStatus == null) {
-                        waitingOn = c;
-                    }
-                } else if (result == ClientConnection.OPENED) {
-                    if (inline && recycling != null) {
-                        recycling.allow(OPENED_INLINE);
-                    }
-                    this.conn = c;
-                    moveTo(State.OPEN);
-                    var peer = c.peerSettings();
-                    outbound.bind(c.out, c.sendWindow, id, peer.initialWindow(),
-                            Math.min(c.out.preferredChunkSize(), peer.maxFramePayload()));
-                    boolean refused = has(HALF_CLOSE_REQUESTED) && sendHalfClose();
-                    run = updateReadinessLocked() | refused | attachmentFailedLocked();
-                } else {
-                    handled = false;
-                }
-            }
-        }
-        if (unusedSlot) {
-            c.releaseSlot();
-        }
-        if (run) {
-            leaveConnection(); // a no-op unless the held request's attachment was refused and ended the call
-            drain.start();
-        }
-        return handled;
+    boolean headersGoAloneLocked() {
+        return !(heldSingleRequest != null || !outbound.isEmpty() || has(HALF_CLOSE_REQUESTED)
+                || method.getType().clientSendsOneMessage());
     }
 
-    private void connectAgain(int attempt) {
-        if (attempt < 3) {
-            connect(attempt + 1);
-        } else {
-            finish(Status.UNAVAILABLE.withDescription("no connection to " + channel.authority() + " accepts new calls"), null, false);
+    /**
+     * With the lock held: the connection {@code c} registered the stream and sent its HEADERS ({@code inline}: on the
+     * caller's thread, see {@link #OPENED_INLINE}); binds the send side and sends what waited. True when a drain must
+     * start ({@link #afterUnlock}).
+     */
+    boolean openedLocked(ClientConnection c, boolean inline) {
+        if (inline && recycling != null) {
+            recycling.allow(OPENED_INLINE);
         }
+        this.conn = c;
+        moveTo(State.OPEN);
+        var peer = c.peerSettings();
+        outbound.bind(c.out, c.sendWindow, id, peer.initialWindow(),
+                Math.min(c.out.preferredChunkSize(), peer.maxFramePayload()));
+        boolean refused = has(HALF_CLOSE_REQUESTED) && sendHalfClose();
+        return updateReadinessLocked() | refused | attachmentFailedLocked();
+    }
+
+    /**
+     * Without the lock, after a locked step asked for a drain: leaves the connection (a no-op unless the call ended,
+     * e.g. the held request's attachment was refused) and starts the drain.
+     */
+    void afterUnlock() {
+        leaveConnection();
+        drain.start();
     }
 
     /** The connection this stream waited on reserved it a slot: open it there now. */
     void slotReady(ClientConnection c) {
-        int attempt;
-        synchronized (this) {
-            attempt = connectAttempt;
-        }
-        if (!openOn(c, attempt, true, false)) {
-            connectAgain(attempt);
-        }
+        opener.slotReady(c);
     }
 
     /** The connection this stream waited on closed or is going away before the stream was sent: use another one. */
     void retryElsewhere() {
-        int attempt;
-        synchronized (this) {
-            if (closeStatus != null) {
-                return;
-            }
-            waitingOn = null;
-            attempt = connectAttempt;
-        }
-        connectAgain(attempt);
+        opener.retryElsewhere();
     }
 
     /** Fails the call here and cancels it on the server (a response the client refuses, e.g. oversized metadata). */
@@ -669,6 +612,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                 return;
             }
             double secs = (System.nanoTime() - startNanos) / 1e9;
+            ClientConnection waitingOn = opener.waitingOnLocked();
             String where = conn != null ? " [remote_addr=" + conn.peer() + "]"
                     : waitingOn != null ? " (waiting for one of the " + waitingOn.peerLimits().maxConcurrentStreams()
                     + " concurrent streams the server at " + channel.authority() + " allows)"
@@ -905,11 +849,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             heldSingleRequest = null;
             heldAttachment = null;
         }
-        if (waitingOn != null) {
-            // not waiting any more: either removed here, or a slot is being handed to it and slotReady passes it on
-            waitingOn.stopWaiting(this);
-            waitingOn = null;
-        }
+        opener.stopWaitingLocked();
         ClientConnection c = conn;
         if (c != null) {
             if (tellServer && !has(REMOTE_CLOSED)) {
