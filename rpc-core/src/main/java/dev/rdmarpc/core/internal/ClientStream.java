@@ -29,8 +29,12 @@ import java.util.concurrent.Executor;
  * nobody outside core ever holds it, and its {@link Recycling} gives it back once its starter and its drain are done
  * with it and it left its connection, if it opened on the caller's thread and ended by the server's TRAILERS (the
  * only paths that leave no reference behind). Every event from a connection names the connection and the stream id it was for and is dropped
- * unless the stream is still that one, so a stale reference cannot reach the stream's next call. All state is guarded
- * by {@code this}.
+ * unless the stream is still that one, so a stale reference cannot reach the stream's next call. Finding a connection
+ * and a stream slot on it is its {@link ClientStreamOpener}'s. All state is guarded by {@code this}.
+ *
+ * <p>Over 600 lines: the call's state machine and the loop that delivers its callbacks (chosen under this lock, run
+ * outside it) read and write the same guarded fields at every step; the opening, the drain mechanism
+ * ({@link CallDrain}) and recycling ({@link Recycling}) are apart, the loop itself is not yet.
  */
 final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         implements CallDrain.Owner, NullForEmptyMetadata, DirectUnaryCall<RespT>, FlagBits {

@@ -20,14 +20,17 @@ import java.util.concurrent.TimeUnit;
 /**
  * The server side of one call: starts the handler, reassembles requests, sends responses under
  * flow control, enforces the deadline, and delivers listener callbacks in order on the server's
- * executor, never under this call's lock, through {@link SerializedDelivery} as {@link ClientStream} does (the stream
- * is itself the run the executor is given, {@link #run}), and is its send side's attachment-failure callback
- * ({@link #accept}). The protocol state is {@link State}, as in the stream state diagram of PROTOCOL.md. A call whose
+ * executor, never under this call's lock, through its {@link CallDrain} as {@link ClientStream} does (also the send
+ * side's attachment-failure hook, {@link #attachmentFailedLocked}). The protocol state is {@link State}, as in the stream state diagram of PROTOCOL.md. A call whose
  * handler is core's single-request one, started straight ({@link SingleRequestStarter}), goes back to its
  * connection's {@link RecycledStreams} for the connection's next call once its response observer let it go
  * ({@link #sinkReleased}), its drain delivered the end, and it left the connection (its {@link Recycling}). Frames
  * name the stream id, and a deadline expiry the call it was armed for, and are dropped unless the stream is still that
  * call. State is guarded by {@code this}.
+ *
+ * <p>Over 600 lines: the call's state machine and the loop that delivers its callbacks (chosen under this lock, run
+ * outside it) read and write the same guarded fields at every step; the drain mechanism ({@link CallDrain}) and
+ * recycling ({@link Recycling}) are apart, the loop itself is not yet.
  */
 final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         implements CallDrain.Owner, NullForEmptyMetadata, FlagBits, ReleasableCall {
