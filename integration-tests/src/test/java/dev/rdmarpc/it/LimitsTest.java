@@ -172,6 +172,47 @@ class LimitsTest {
     }
 
     @Test
+    void aSlotAQueuedCallCannotUseOpensTheNextWaitingCallUnderNoOtherCallsLock() throws Exception {
+        // a metadata limit above the frame size: the queued call's HEADERS pass the metadata check and fail to encode
+        // only once its slot comes, and that slot goes to the next waiting call
+        RpcServer s = start(RpcServer.forPort(0).maxConcurrentCallsPerConnection(1).maxInboundMetadataSize(4 << 20));
+        RpcChannel c = channel(s, RpcChannel.forAddress("127.0.0.1", s.getPort()).directExecutor());
+        CompletableFuture<byte[]> held = ClientCalls.futureUnaryCall(c.newCall(TestService.HOLD, CallOptions.DEFAULT), Bytes.ofInt(1));
+        Await.until(() -> service.holdCalls.get() == 1, "the first call holds the only slot");
+
+        Metadata md = new Metadata();
+        md.put(BIG, "r".repeat((1 << 20) + 1));
+        ClientCall<byte[], byte[]> tooLarge = c.newCall(TestService.ECHO, CallOptions.DEFAULT.withHeaders(md));
+        CompletableFuture<byte[]> tooLargeResult = ClientCalls.futureUnaryCall(tooLarge, new byte[1]);
+        ClientCall<byte[], byte[]> next = c.newCall(TestService.ECHO, CallOptions.DEFAULT);
+        CompletableFuture<Boolean> underTheOthersLock = new CompletableFuture<>();
+        CompletableFuture<Status> nextClosed = new CompletableFuture<>();
+        next.start(new ClientCall.Listener<>() {
+            @Override
+            public void onReady() {
+                // with a direct executor, on the thread that opened this call: the one that gave up the slot
+                underTheOthersLock.complete(Thread.holdsLock(tooLarge));
+            }
+
+            @Override
+            public void onClose(Status status, Metadata trailers) {
+                nextClosed.complete(status);
+            }
+        }, new Metadata());
+        next.request(1);
+        next.sendMessage(Bytes.ofInt(3));
+        next.halfClose();
+
+        service.holdRelease.countDown();
+        assertArrayEquals(Bytes.ofInt(1), held.get(60, TimeUnit.SECONDS));
+        Status refused = statusOf(assertThrows(ExecutionException.class, () -> tooLargeResult.get(60, TimeUnit.SECONDS)));
+        assertEquals(Status.Code.INTERNAL, refused.getCode());
+        assertTrue(refused.getDescription().endsWith("(the call was not sent)"), refused.getDescription());
+        assertEquals(Status.Code.OK, nextClosed.get(60, TimeUnit.SECONDS).getCode(), "the next call got the slot");
+        assertFalse(underTheOthersLock.get(60, TimeUnit.SECONDS), "the next call opened under the refused call's lock");
+    }
+
+    @Test
     void aWaitingCallStillMeetsItsDeadlineAndCanBeCancelled() throws Exception {
         RpcServer s = start(RpcServer.forPort(0).maxConcurrentCallsPerConnection(1));
         RpcChannel c = channel(s);

@@ -90,14 +90,10 @@ public final class ChannelImpl {
 
     /**
      * Runs a plain async unary call (start, request, half-close) on a stream nobody else sees, reused from an ended
-     * call when one is kept, that ends into {@code observer}; false (nothing done) when the call has a deadline, whose
-     * timer would keep a reference: the caller then makes the call through {@link #newCall}.
+     * call when one is kept, that ends into {@code observer}; always true (the call was made).
      */
     public <ReqT, RespT> boolean startPooledUnary(MethodDescriptor<ReqT, RespT> method, CallOptions options, ReqT request,
                                                   StreamObserver<RespT> observer) {
-        if (options.getDeadline() != null || defaultTimeout != null) {
-            return false;
-        }
         @SuppressWarnings("unchecked")
         ClientStream<ReqT, RespT> stream = (ClientStream<ReqT, RespT>) recycled.take();
         if (stream == null) {

@@ -110,10 +110,11 @@ final class ClientConnection extends Connection {
      * increasing order; or, when the server's advertised concurrent-stream limit is reached (or streams already wait),
      * queues it: {@link ClientStream#slotReady} is called when a slot is reserved for it. {@code reserved} says the
      * caller holds such a slot. Returns {@link #OPENED}, {@link #QUEUED} or {@link #REFUSED} (closed or going away).
+     * Called under the stream's lock, so it wakes no other stream: when the HEADERS are too large for the server it
+     * throws {@link FrameTooLargeException} with a reserved slot still held, which the stream gives back
+     * ({@link #releaseSlot}) once its lock is released.
      */
     int open(ClientStream<?, ?> stream, boolean flush, boolean reserved) {
-        FrameTooLargeException tooLarge = null;
-        ClientStream<?, ?> wake = null;
         synchronized (this) {
             if (reserved) {
                 reservedSlots--;
@@ -131,25 +132,20 @@ final class ClientConnection extends Connection {
             try {
                 headers = stream.encodeHeaders(id, peerHello.maxFramePayload());
             } catch (FrameTooLargeException e) {
-                tooLarge = e;
-                wake = nextWaiting(); // a slot reserved for this stream goes to the next waiting one
-                headers = null;
-            }
-            if (headers != null) {
-                nextStreamId += 2;
-                if (nextStreamId < 0) {
-                    draining = true;
+                if (reserved) {
+                    reservedSlots++; // still held: the stream releases it after its own lock
                 }
-                stream.assignId(id);
-                streams.put(id, stream);
-                send(headers, flush);
-                return OPENED;
+                throw e;
             }
+            nextStreamId += 2;
+            if (nextStreamId < 0) {
+                draining = true;
+            }
+            stream.assignId(id);
+            streams.put(id, stream);
+            send(headers, flush);
+            return OPENED;
         }
-        if (wake != null) {
-            wake.slotReady(this);
-        }
-        throw tooLarge;
     }
 
     /** Streams in this connection's table now (for tests). */

@@ -16,27 +16,28 @@ import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.ProtocolException;
 
 import java.lang.foreign.MemorySegment;
-import java.util.function.Consumer;
 import java.util.Locale;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 
 /**
  * The client side of one call: sends HEADERS and messages under flow control, reassembles
  * responses, and delivers listener callbacks in order on the call's executor, never under this call's lock, through
- * {@link SerializedDelivery} (the stream is itself the run its executor is given, {@link #run}, so a call needs no
- * delivery object of its own). The stream is also its send side's attachment-failure callback ({@link #accept}). The protocol
+ * its {@link CallDrain}, which is also the send side's attachment-failure hook ({@link #attachmentFailedLocked}). The protocol
  * state is {@link State}, as in the stream state diagram of PROTOCOL.md (kept in two bits of the flags). A plain
  * async unary call started through {@link #startUnary} ends straight into its observer, with no listener object. A
  * generated stub's async unary call runs on a stream from the channel's {@link RecycledStreams} ({@link #runPooledUnary}):
- * nobody outside core ever holds it, and it goes back once its starter and its drain are done with it and it left its
- * connection, if it ended by the server's TRAILERS and took none of the paths that leave references behind (see
- * {@link #RECYCLABLE}). Every event from a connection names the connection and the stream id it was for and is dropped
- * unless the stream is still that one, so a stale reference cannot reach the stream's next call. All state is guarded
- * by {@code this}.
+ * nobody outside core ever holds it, and its {@link Recycling} gives it back once its starter and its drain are done
+ * with it and it left its connection, if it opened on the caller's thread and ended by the server's TRAILERS (the
+ * only paths that leave no reference behind). Every event from a connection names the connection and the stream id it was for and is dropped
+ * unless the stream is still that one, so a stale reference cannot reach the stream's next call. Finding a connection
+ * and a stream slot on it is its {@link ClientStreamOpener}'s. All state is guarded by {@code this}.
+ *
+ * <p>Over 600 lines: the call's state machine and the loop that delivers its callbacks (chosen under this lock, run
+ * outside it) read and write the same guarded fields at every step; the opening, the drain mechanism
+ * ({@link CallDrain}) and recycling ({@link Recycling}) are apart, the loop itself is not yet.
  */
 final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
-        implements SerializedDelivery, Consumer<Status>, NullForEmptyMetadata, DirectUnaryCall<RespT>, FlagBits {
+        implements CallDrain.Owner, NullForEmptyMetadata, DirectUnaryCall<RespT>, FlagBits {
     /** The client side's stream states (PROTOCOL.md, "Stream states"). */
     enum State {
         /** Started, no HEADERS sent yet (waiting for a connection). */
@@ -59,18 +60,18 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     private OutboundFlow outbound;
     /** The reassembler, from the channel's {@link StreamParts}; null once given back after onClose. */
     private InboundMessages inbound;
-    /** {@link SerializedDelivery}'s flags. */
-    private int drainFlags;
-    /** Only for a call with a deadline, which it keeps (no field of its own); armed at start. */
-    private final CallTimer deadlineTimer;
+    /** Delivers the call's callbacks, one at a time, outside its lock; the send side's attachment-failure hook. */
+    private final CallDrain drain = new CallDrain(this);
+    /** Only for a call with a deadline, which it keeps (no field of its own); armed at start, kept when recycled. */
+    private CallTimer deadlineTimer;
+    /** Set only on the pooled path ({@link #runPooledUnary}): when the stream may serve the channel's next call. */
+    private Recycling recycling;
 
     private ClientConnection conn;
     /** Set when the call ended on a connection it has yet to leave ({@link #leaveConnection}). */
     private ClientConnection detachFrom;
-    /** The connection this stream is queued on for a stream slot, or null. */
-    private ClientConnection waitingOn;
-    /** Connection attempts made so far (a stream sent to another connection counts one more). */
-    private int connectAttempt;
+    /** Finds the stream a connection and a stream slot on it. */
+    private final ClientStreamOpener opener;
     private int id;
     /** The listener; for a call started by {@link #startUnary}, {@link #TO_UNARY_OBSERVER}, never called. */
     private Listener<RespT> listener;
@@ -100,20 +101,17 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     private static final int STATE_SHIFT = 9;
     private static final int STATE_MASK = 0b11 << STATE_SHIFT;
     /**
-     * A pooled call ({@link #runPooledUnary}) that may go back to the channel's pool: cleared when it connects
-     * asynchronously, waits for a stream slot, or ends other than by the server's TRAILERS (paths where a connect
-     * future, a connection's waiting queue or another thread may still reach it).
+     * The steps a pooled call must take to be recycled ({@link Recycling#allow}): opened on a connection from the
+     * caller's thread (no connect future nor a connection's waiting queue holds it), and ended by the server's
+     * TRAILERS (no timer, transport failure or caller still ending it on another thread).
      */
-    private static final int RECYCLABLE = 1 << 11;
-    /** {@link #runPooledUnary} returned: its caller touches the stream no more. */
-    private static final int CALLER_DONE = 1 << 12;
-    /** The drain delivered onClose and went idle: no run of it touches the stream any more. */
-    private static final int DRAIN_DONE = 1 << 13;
+    private static final int OPENED_INLINE = 1, ENDED_BY_SERVER = 2;
     /**
-     * The stream left its connection's table ({@link #leaveConnection} removed it): until then the thread that ended
-     * the call still has to take it off, so its fields must stay as they are.
+     * The parties done with a pooled call before it is recycled: {@link #runPooledUnary} returned; the drain delivered
+     * onClose and went idle; the stream left its connection's table ({@link #leaveConnection}; until then the thread
+     * that ended the call still has to take it off, so its fields must stay as they are).
      */
-    private static final int LEFT = 1 << 14;
+    private static final int CALLER = 0, DRAIN = 1, LEFT = 2;
     private static final State[] STATES = State.values();
     /** The metadata sent in HEADERS, or null for none. */
     private Metadata requestHeaders;
@@ -129,28 +127,36 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
 
     ClientStream(ChannelImpl channel, MethodDescriptor<ReqT, RespT> method, CallOptions options) {
         this.channel = channel;
-        this.method = method;
-        this.options = options;
-        Deadline d = options.getDeadline();
-        if (channel.defaultTimeout() != null) {
-            d = Deadline.earliest(d, Deadline.after(channel.defaultTimeout()));
-        }
-        this.deadlineTimer = d != null ? new CallTimer(d) : null;
-        takeParts();
+        this.opener = new ClientStreamOpener(channel, this);
+        begin(method, options);
     }
 
     /** Readies a stream taken from the channel's pool for a new call; it is as a new stream (see {@link #recycle}). */
     synchronized void reuse(MethodDescriptor<ReqT, RespT> newMethod, CallOptions newOptions) {
-        this.method = newMethod;
-        this.options = newOptions;
-        takeParts();
+        begin(newMethod, newOptions);
     }
 
-    /** Takes a send side and a reassembler from the channel's {@link StreamParts} for a new call. */
-    private void takeParts() {
+    /**
+     * A new call's fields, as the constructor sets them and as {@link #reuse} sets them again: its method, options and
+     * deadline (on the timer kept from an earlier call, if any), and a send side and a reassembler from the channel's
+     * {@link StreamParts}.
+     */
+    private void begin(MethodDescriptor<ReqT, RespT> newMethod, CallOptions newOptions) {
+        this.method = newMethod;
+        this.options = newOptions;
+        Deadline d = newOptions.getDeadline();
+        if (channel.defaultTimeout() != null) {
+            d = Deadline.earliest(d, Deadline.after(channel.defaultTimeout()));
+        }
+        if (d != null && deadlineTimer == null) {
+            deadlineTimer = new CallTimer(this::deadlineExpired);
+        }
+        if (deadlineTimer != null) {
+            deadlineTimer.deadline(d);
+        }
         this.outbound = channel.parts().takeOutbound();
         this.inbound = channel.parts().takeInbound();
-        outbound.onAttachmentFailed(this);
+        outbound.onAttachmentFailed(drain);
     }
 
     /**
@@ -161,7 +167,9 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      */
     void runPooledUnary(ReqT request, StreamObserver<RespT> observer) {
         synchronized (this) {
-            set(RECYCLABLE);
+            if (recycling == null) {
+                recycling = new Recycling(OPENED_INLINE | ENDED_BY_SERVER, 3);
+            }
         }
         try {
             startUnary(observer);
@@ -171,7 +179,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             cancel("exception while sending the request", e);
             throw e;
         } finally {
-            done(CALLER_DONE);
+            done(CALLER);
         }
     }
 
@@ -188,7 +196,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
 
     /** With the lock held: {@code party} is done with a pooled stream; true when it was the last and must recycle it. */
     private boolean doneLocked(int party) {
-        return lastToFinish(RECYCLABLE, party, CALLER_DONE | DRAIN_DONE | LEFT);
+        return recycling != null && recycling.done(party);
     }
 
     /**
@@ -199,19 +207,18 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      */
     private void recycle() {
         synchronized (this) {
-            assert detachFrom == null && waitingOn == null : "recycled before it left its connection: " + this;
+            assert detachFrom == null : "recycled before it left its connection: " + this;
+            opener.resetLocked();
             method = null;
             options = null;
             conn = null;
             detachFrom = null;
-            waitingOn = null;
-            connectAttempt = 0;
             id = 0;
             listener = null;
             unaryObserver = null;
             unaryValue = null;
             flags = 0;
-            drainFlags = 0;
+            drain.resetLocked();
             requestHeaders = null;
             closeStatus = null;
             closeTrailers = null;
@@ -221,8 +228,17 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             heldAttachment = null;
             startNanos = 0;
             counted = false;
+            if (deadlineTimer != null) {
+                deadlineTimer.deadline(null);
+            }
         }
         channel.recycle(this);
+    }
+
+    /** The call's deadline, or null for none (kept by its timer). */
+    private Deadline deadline() {
+        CallTimer t = deadlineTimer;
+        return t == null ? null : t.deadline();
     }
 
     /** With the lock held: whether an event from {@code from} for {@code streamId} is for this stream as it is now. */
@@ -314,142 +330,91 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             finish(Status.UNAVAILABLE.withDescription("channel to " + channel.authority() + " is shut down"), null, false);
             return;
         }
-        if (deadlineTimer != null) {
-            long remaining = deadlineTimer.deadline().remainingNanos();
+        Deadline deadline = deadline();
+        if (deadline != null) {
+            long remaining = deadline.remainingNanos();
             if (remaining <= 0) {
                 finish(Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded before the call was sent"), null, false);
                 return;
             }
             synchronized (this) {
-                deadlineTimer.arm(remaining, this::onDeadline);
+                deadlineTimer.arm(remaining, recycling == null ? 0 : recycling.generation());
             }
         }
-        connect(0);
+        opener.connect();
     }
 
-    private void connect(int attempt) {
-        CompletableFuture<ClientConnection> f = channel.connection();
-        if (f.state() == java.util.concurrent.Future.State.SUCCESS) {
-            attach(f.resultNow(), null, attempt);
-        } else if (f.isDone()) {
-            attach(null, f.isCancelled() ? new java.util.concurrent.CancellationException("connect cancelled") : f.exceptionNow(), attempt);
-        } else {
-            synchronized (this) {
-                clear(RECYCLABLE); // the future keeps a reference until it completes
-            }
-            f.whenComplete((c, e) -> attach(c, e, attempt));
-        }
+    /** Without the lock: fails the call before it reached the server (nothing to cancel there). */
+    void fail(Status s) {
+        finish(s, null, false);
     }
 
-    private void attach(ClientConnection c, Throwable error, int attempt) {
-        if (error != null) {
-            if (error instanceof java.util.concurrent.CompletionException && error.getCause() != null) {
-                error = error.getCause();
-            }
-            Status s = Status.fromThrowable(error);
-            if (s.getCode() == Status.Code.UNKNOWN) {
-                s = Status.UNAVAILABLE.withDescription("cannot connect to " + channel.authority() + ": " + error).withCause(error);
-            }
-            finish(s, null, false);
-            return;
+    /** With the lock held: fails the call before it reached the server; true when a drain must start ({@link #afterUnlock}). */
+    boolean failLocked(Status s) {
+        return finishLocked(s, null, false);
+    }
+
+    /** With the lock held: whether the call has its status. */
+    boolean isClosedLocked() {
+        return closeStatus != null;
+    }
+
+    /** With the lock held: why {@code c}'s server would refuse the request metadata (RESOURCE_EXHAUSTED), or null. */
+    Status metadataRefusalLocked(ClientConnection c) {
+        long metadataBytes = Frames.metadataBytes(requestHeaders);
+        int peerMax = c.peerLimits().maxMetadataBytes();
+        if (metadataBytes <= peerMax) {
+            return null;
         }
-        if (!openOn(c, attempt, false)) {
-            connectAgain(attempt);
-        }
+        return Status.RESOURCE_EXHAUSTED.withDescription("request metadata of " + metadataBytes
+                + " bytes (keys and values plus " + Frames.METADATA_ENTRY_OVERHEAD + " per entry) exceeds the "
+                + peerMax + " bytes the server at " + channel.authority() + " accepts; the call was not sent");
     }
 
     /**
-     * Opens the stream on {@code c}, or queues it there for a slot under the server's concurrent-stream limit
-     * ({@code reserved}: a slot is already held for it). Returns false when {@code c} takes no new streams.
+     * With the lock held: whether the HEADERS are flushed as they open the stream. A call that sends one request sends
+     * it next, flushed with its END_STREAM: the HEADERS go with it.
      */
-    private boolean openOn(ClientConnection c, int attempt, boolean reserved) {
-        boolean run = false;
-        boolean handled = true;
-        synchronized (this) {
-            waitingOn = null;
-            connectAttempt = attempt;
-            if (closeStatus != null) {
-                if (reserved) {
-                    c.releaseSlot();
-                }
-                return true;
-            }
-            long metadataBytes = Frames.metadataBytes(requestHeaders);
-            int peerMax = c.peerLimits().maxMetadataBytes();
-            if (metadataBytes > peerMax) {
-                if (reserved) {
-                    c.releaseSlot();
-                }
-                run = finishLocked(Status.RESOURCE_EXHAUSTED.withDescription("request metadata of " + metadataBytes
-                        + " bytes (keys and values plus " + Frames.METADATA_ENTRY_OVERHEAD + " per entry) exceeds the "
-                        + peerMax + " bytes the server at " + channel.authority() + " accepts; the call was not sent"), null, false);
-            } else {
-                // A call that sends one request sends it next, flushed with its END_STREAM: the HEADERS go with it.
-                boolean moreComing = heldSingleRequest != null || !outbound.isEmpty() || has(HALF_CLOSE_REQUESTED)
-                        || method.getType().clientSendsOneMessage();
-                int result;
-                try {
-                    result = c.open(this, !moreComing, reserved);
-                } catch (FrameTooLargeException e) {
-                    // nothing was sent and no stream id taken: the call fails here alone
-                    result = ClientConnection.QUEUED;
-                    run = finishLocked(Status.INTERNAL.withDescription(e.getMessage() + " (the call was not sent)"), null, false);
-                }
-                if (result == ClientConnection.QUEUED) {
-                    clear(RECYCLABLE); // the connection's waiting queue may still hand it a slot
-                    if (closeStatus == null) {
-                        waitingOn = c;
-                    }
-                } else if (result == ClientConnection.OPENED) {
-                    this.conn = c;
-                    moveTo(State.OPEN);
-                    var peer = c.peerSettings();
-                    outbound.bind(c.out, c.sendWindow, id, peer.initialWindow(),
-                            Math.min(c.out.preferredChunkSize(), peer.maxFramePayload()));
-                    boolean refused = has(HALF_CLOSE_REQUESTED) && sendHalfClose();
-                    run = updateReadinessLocked() || refused;
-                } else {
-                    handled = false;
-                }
-            }
-        }
-        if (run) {
-            leaveConnection(); // a no-op unless the held request's attachment was refused and ended the call
-            startDrain();
-        }
-        return handled;
+    boolean headersGoAloneLocked() {
+        return !(heldSingleRequest != null || !outbound.isEmpty() || has(HALF_CLOSE_REQUESTED)
+                || method.getType().clientSendsOneMessage());
     }
 
-    private void connectAgain(int attempt) {
-        if (attempt < 3) {
-            connect(attempt + 1);
-        } else {
-            finish(Status.UNAVAILABLE.withDescription("no connection to " + channel.authority() + " accepts new calls"), null, false);
+    /**
+     * With the lock held: the connection {@code c} registered the stream and sent its HEADERS ({@code inline}: on the
+     * caller's thread, see {@link #OPENED_INLINE}); binds the send side and sends what waited. True when a drain must
+     * start ({@link #afterUnlock}).
+     */
+    boolean openedLocked(ClientConnection c, boolean inline) {
+        if (inline && recycling != null) {
+            recycling.allow(OPENED_INLINE);
         }
+        this.conn = c;
+        moveTo(State.OPEN);
+        var peer = c.peerSettings();
+        outbound.bind(c.out, c.sendWindow, id, peer.initialWindow(),
+                Math.min(c.out.preferredChunkSize(), peer.maxFramePayload()));
+        boolean refused = has(HALF_CLOSE_REQUESTED) && sendHalfClose();
+        return updateReadinessLocked() | refused | attachmentFailedLocked();
+    }
+
+    /**
+     * Without the lock, after a locked step asked for a drain: leaves the connection (a no-op unless the call ended,
+     * e.g. the held request's attachment was refused) and starts the drain.
+     */
+    void afterUnlock() {
+        leaveConnection();
+        drain.start();
     }
 
     /** The connection this stream waited on reserved it a slot: open it there now. */
     void slotReady(ClientConnection c) {
-        int attempt;
-        synchronized (this) {
-            attempt = connectAttempt;
-        }
-        if (!openOn(c, attempt, true)) {
-            connectAgain(attempt);
-        }
+        opener.slotReady(c);
     }
 
     /** The connection this stream waited on closed or is going away before the stream was sent: use another one. */
     void retryElsewhere() {
-        int attempt;
-        synchronized (this) {
-            if (closeStatus != null) {
-                return;
-            }
-            waitingOn = null;
-            attempt = connectAttempt;
-        }
-        connectAgain(attempt);
+        opener.retryElsewhere();
     }
 
     /** Fails the call here and cancels it on the server (a response the client refuses, e.g. oversized metadata). */
@@ -463,7 +428,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         }
         leaveConnection();
         if (run) {
-            startDrain();
+            drain.start();
         }
     }
 
@@ -474,7 +439,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      */
     SlabBuffer encodeHeaders(int streamId, int maxPayload) {
         // the time left as it opens
-        long timeoutNanos = deadlineTimer == null ? 0 : Math.max(1, deadlineTimer.deadline().remainingNanos());
+        Deadline deadline = deadline();
+        long timeoutNanos = deadline == null ? 0 : Math.max(1, deadline.remainingNanos());
         return Frames.requestHeaders(pool(), streamId, false, channel.encodedPath(method), channel.encodedAuthority(),
                 timeoutNanos, requestHeaders, maxPayload);
     }
@@ -501,7 +467,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             conn.sendControl(Frames.window(pool(), id, credit));
         }
         if (run) {
-            startDrain();
+            drain.start();
         }
     }
 
@@ -557,12 +523,12 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                     return;
                 }
                 outbound.message(framed, att, false, true);
-                run = updateReadinessLocked();
+                run = updateReadinessLocked() | attachmentFailedLocked();
             }
         }
         if (run) {
-            leaveConnection(); // a no-op unless the attachment was refused and ended the call
-            startDrain();
+            leaveConnection(); // a no-op unless the attachment was refused or failed and ended the call
+            drain.start();
         }
     }
 
@@ -580,11 +546,11 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             if (closeStatus != null || !outbound.isBound()) {
                 return;
             }
-            run = sendHalfClose();
+            run = sendHalfClose() | attachmentFailedLocked();
         }
         if (run) {
             leaveConnection();
-            startDrain();
+            drain.start();
         }
     }
 
@@ -639,17 +605,29 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         }
     }
 
-
-    private void onDeadline() {
-        double secs = (System.nanoTime() - startNanos) / 1e9;
-        String where;
+    /**
+     * The deadline timer armed for call {@code generation} expired: ends the call, unless the stream serves a later
+     * call by now (checked and ended in one hold of the lock, so the call cannot be recycled in between).
+     */
+    void deadlineExpired(int generation) {
+        boolean run;
         synchronized (this) {
-            where = conn != null ? " [remote_addr=" + conn.peer() + "]"
+            if (recycling != null && !recycling.isGeneration(generation)) {
+                return;
+            }
+            double secs = (System.nanoTime() - startNanos) / 1e9;
+            ClientConnection waitingOn = opener.waitingOnLocked();
+            String where = conn != null ? " [remote_addr=" + conn.peer() + "]"
                     : waitingOn != null ? " (waiting for one of the " + waitingOn.peerLimits().maxConcurrentStreams()
                     + " concurrent streams the server at " + channel.authority() + " allows)"
                     : " (not yet connected to " + channel.authority() + ")";
+            run = finishLocked(Status.DEADLINE_EXCEEDED.withDescription(
+                    String.format(Locale.ROOT, "deadline exceeded after %.3fs%s", secs, where)), null, true);
         }
-        finish(Status.DEADLINE_EXCEEDED.withDescription(String.format(Locale.ROOT, "deadline exceeded after %.3fs%s", secs, where)), null, true);
+        leaveConnection();
+        if (run) {
+            drain.start();
+        }
     }
 
     // ------------------------------------------------------------------ frames (I/O thread)
@@ -680,7 +658,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             run = requestDrainIfListeningLocked();
         }
         if (run) {
-            startDrain();
+            drain.start();
         }
     }
 
@@ -729,7 +707,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             leaveConnection(); // the call ended here: only then is there a connection to leave
         }
         if (run) {
-            startDrain();
+            drain.start();
         }
         return kept;
     }
@@ -748,6 +726,9 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                 throw new ProtocolException("second TRAILERS on stream " + id);
             }
             set(REMOTE_CLOSED | CLOSED_BY_SERVER);
+            if (closeStatus == null && recycling != null) {
+                recycling.allow(ENDED_BY_SERVER);
+            }
             ResponseMetadata capture = options.getResponseMetadata();
             if (capture != null) {
                 if (md == null) {
@@ -759,7 +740,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         }
         leaveConnection();
         if (run) {
-            startDrain();
+            drain.start();
         }
     }
 
@@ -779,7 +760,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         }
         leaveConnection();
         if (run) {
-            startDrain();
+            drain.start();
         }
     }
 
@@ -808,10 +789,11 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                 outbound.onConnectionWritable();
             }
             outbound.wakeWaiters(this);
-            run = updateReadinessLocked();
+            run = updateReadinessLocked() | attachmentFailedLocked();
         }
         if (run) {
-            startDrain();
+            leaveConnection(); // a no-op unless an attachment failed and ended the call
+            drain.start();
         }
     }
 
@@ -832,7 +814,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         }
         leaveConnection();
         if (run) {
-            startDrain();
+            drain.start();
         }
     }
 
@@ -859,9 +841,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         closeTrailers = trailers;
         if (!has(CLOSED_BY_SERVER)) {
             // ended here or by the transport: undelivered responses are dropped now, not when (if ever)
-            // the listener's executor next runs; and the stream is not recycled (another thread may still hold it)
+            // the listener's executor next runs (the call is not recycled: ENDED_BY_SERVER was not allowed)
             inbound.releaseAll();
-            clear(RECYCLABLE);
         }
         if (deadlineTimer != null) {
             deadlineTimer.disarm();
@@ -872,11 +853,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             heldSingleRequest = null;
             heldAttachment = null;
         }
-        if (waitingOn != null) {
-            // not waiting any more: either removed here, or a slot is being handed to it and slotReady passes it on
-            waitingOn.stopWaiting(this);
-            waitingOn = null;
-        }
+        opener.stopWaitingLocked();
         ClientConnection c = conn;
         if (c != null) {
             if (tellServer && !has(REMOTE_CLOSED)) {
@@ -904,17 +881,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
 
     /** With the lock held: asks for a drain once the call has a listener; true when the caller must start it. */
     private boolean requestDrainIfListeningLocked() {
-        return listener != null && requestDrainLocked();
-    }
-
-    @Override
-    public int drainFlags() {
-        return drainFlags;
-    }
-
-    @Override
-    public void drainFlags(int flags) {
-        drainFlags = flags;
+        return listener != null && drain.requestLocked();
     }
 
     @Override
@@ -944,7 +911,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     }
 
     /** The drain's loop: one callback at a time, chosen under the lock and run outside it; true when it must recycle. */
-    private boolean deliver() {
+    private boolean deliverUntilIdle() {
         while (true) {
             int action;
             Metadata headers = null;
@@ -955,8 +922,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             int credit = 0;
             synchronized (this) {
                 if (has(LISTENER_CLOSED)) {
-                    drainIdleLocked();
-                    return doneLocked(DRAIN_DONE);
+                    drain.idleLocked();
+                    return doneLocked(DRAIN);
                 }
                 if (has(HEADERS_PENDING)) {
                     clear(HEADERS_PENDING);
@@ -979,7 +946,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                     clear(READY_PENDING);
                     action = READY;
                 } else {
-                    drainIdleLocked();
+                    drain.idleLocked();
                     return false;
                 }
             }
@@ -1048,18 +1015,22 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         channel.parts().recycle(out);
     }
 
-    /** The drain loop, on the call's executor (the stream is the run handed to it; core alone runs it). */
+    /** The drain loop, on the call's executor (its {@link CallDrain} runs it); the last party of a pooled call recycles it. */
     @Override
-    public void run() {
-        if (deliver()) {
+    public void deliver() {
+        if (deliverUntilIdle()) {
             recycle();
         }
     }
 
-    /** The attachment being sent failed (its segment closed, or its memory refused): ends the call. */
-    @Override
-    public void accept(Status s) {
-        Thread.ofVirtual().start(() -> finish(s, null, true));
+    /**
+     * With the lock held, after the send side ran: ends the call when the send side reported that an attachment
+     * failed (its segment closed, or its memory refused); true when a drain must start. The caller leaves the
+     * connection and starts the drain once its lock is released, so the listener hears it after unlock.
+     */
+    private boolean attachmentFailedLocked() {
+        Status s = drain.takeAttachmentFailureLocked();
+        return s != null && finishLocked(s, null, true);
     }
 
     private void deliverMessage(SlabBuffer buf, boolean compressed, int split, SlabBuffer apart) {

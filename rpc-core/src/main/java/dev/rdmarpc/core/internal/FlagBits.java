@@ -23,23 +23,6 @@ interface FlagBits {
         flagBits((short) (flagBits() & ~flag));
     }
 
-    /**
-     * With the lock held, for a stream recycled once all its users are done: marks {@code party} done; true when that
-     * made every bit of {@code parties} set while {@code recyclable} was, which it then clears, so exactly one caller
-     * is told to recycle the stream.
-     */
-    default boolean lastToFinish(int recyclable, int party, int parties) {
-        if (!has(recyclable)) {
-            return false;
-        }
-        set(party);
-        if ((flagBits() & parties) != parties) {
-            return false;
-        }
-        clear(recyclable);
-        return true;
-    }
-
     default void set(int flag, boolean on) {
         if (on) {
             set(flag);

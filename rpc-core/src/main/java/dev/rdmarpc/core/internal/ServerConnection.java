@@ -332,9 +332,9 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
             return;
         }
         boolean halfClosed = (flags & FrameFlags.END_STREAM) != 0;
-        ServerStream<?, ?> s = ServerStream.reusableFor(rh.timeoutNanos()) ? recycled.take() : null;
+        ServerStream<?, ?> s = recycled.take();
         if (s != null) {
-            s.reuse(streamId, def, rh.metadataOrNull(), rh.authority(), halfClosed);
+            s.reuse(streamId, def, rh.metadataOrNull(), rh.authority(), rh.timeoutNanos(), halfClosed);
         } else {
             s = new ServerStream<>(this, streamId, def, rh.metadataOrNull(), rh.authority(), rh.timeoutNanos(), halfClosed);
         }

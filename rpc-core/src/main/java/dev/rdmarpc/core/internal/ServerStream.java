@@ -16,21 +16,24 @@ import dev.rdmarpc.core.protocol.ProtocolException;
 
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 
 /**
  * The server side of one call: starts the handler, reassembles requests, sends responses under
  * flow control, enforces the deadline, and delivers listener callbacks in order on the server's
- * executor, never under this call's lock, through {@link SerializedDelivery} as {@link ClientStream} does (the stream
- * is itself the run the executor is given, {@link #run}), and is its send side's attachment-failure callback
- * ({@link #accept}). The protocol state is {@link State}, as in the stream state diagram of PROTOCOL.md. A call with no
- * deadline whose handler is core's single-request one, started straight ({@link SingleRequestStarter}), goes back to
- * its connection's {@link RecycledStreams} for the connection's next call once its response observer let it go
- * ({@link #sinkReleased}), its drain delivered the end, and it left the connection (see {@link #RECYCLABLE}). Frames
- * name the stream id and are dropped unless the stream is still that one. State is guarded by {@code this}.
+ * executor, never under this call's lock, through its {@link CallDrain} as {@link ClientStream} does (also the send
+ * side's attachment-failure hook, {@link #attachmentFailedLocked}). The protocol state is {@link State}, as in the stream state diagram of PROTOCOL.md. A call whose
+ * handler is core's single-request one, started straight ({@link SingleRequestStarter}), goes back to its
+ * connection's {@link RecycledStreams} for the connection's next call once its response observer let it go
+ * ({@link #sinkReleased}), its drain delivered the end, and it left the connection (its {@link Recycling}). Frames
+ * name the stream id, and a deadline expiry the call it was armed for, and are dropped unless the stream is still that
+ * call. State is guarded by {@code this}.
+ *
+ * <p>Over 600 lines: the call's state machine and the loop that delivers its callbacks (chosen under this lock, run
+ * outside it) read and write the same guarded fields at every step; the drain mechanism ({@link CallDrain}) and
+ * recycling ({@link Recycling}) are apart, the loop itself is not yet.
  */
 final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
-        implements SerializedDelivery, Consumer<Status>, NullForEmptyMetadata, FlagBits, ReleasableCall {
+        implements CallDrain.Owner, NullForEmptyMetadata, FlagBits, ReleasableCall {
     /** The server side's stream states (PROTOCOL.md, "Stream states"). */
     enum State {
         /** HEADERS received; both directions open. */
@@ -58,17 +61,16 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     /** The stream left its connection. */
     private static final int REMOVED = 1 << 8;
     /**
-     * The stream may go back to its connection's pool: set for a call without a deadline timer, cleared when its
-     * handler is not core's single-request one started straight (an interceptor or a listener holds the call), when it
-     * sends an attachment (whose failure callback comes later), or when its executor refused it.
+     * The step a call must take for its stream to go back to its connection's pool ({@link Recycling#allow}): its
+     * handler is core's single-request one, started straight (no interceptor or listener holds the call).
      */
-    private static final int RECYCLABLE = 1 << 9;
-    /** The response observer let the call go ({@link #sinkReleased}): it reaches the stream no more. */
-    private static final int SINK_RELEASED = 1 << 10;
-    /** The drain delivered the call's end and went idle. */
-    private static final int DRAIN_DONE = 1 << 11;
-    /** The stream left its connection's tables ({@link #removeFromConnection} returned from the connection). */
-    private static final int LEFT = 1 << 12;
+    private static final int STARTED_STRAIGHT = 1;
+    /**
+     * The parties done with a call before its stream is recycled: the response observer let the call go
+     * ({@link #sinkReleased}); the drain delivered the call's end and went idle; the stream left its connection's
+     * tables ({@link #removeFromConnection} returned from the connection).
+     */
+    private static final int SINK = 0, DRAIN = 1, LEFT = 2;
     /**
      * The client's END_STREAM arrived (as a flag or a frame): any later MESSAGE or END_STREAM from it is a protocol
      * error, whether the call is still half-closed here or has ended since (HTTP/2's STREAM_CLOSED).
@@ -99,10 +101,12 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     private OutboundFlow outbound;
     /** The reassembler, from the connection's {@link StreamParts}; null once given back when the call ended. */
     private InboundMessages inbound;
-    /** {@link SerializedDelivery}'s flags. */
-    private int drainFlags;
-    /** Only for a call with a deadline, which it keeps (no field of its own). */
-    private final CallTimer deadlineTimer;
+    /** Delivers the call's callbacks, one at a time, outside its lock; the send side's attachment-failure hook. */
+    private final CallDrain drain = new CallDrain(this);
+    /** Only for a call with a deadline, which it keeps (no field of its own); kept when the stream is recycled. */
+    private CallTimer deadlineTimer;
+    /** Set once a call on this stream was started straight ({@link #STARTED_STRAIGHT}): when it may serve the next. */
+    private Recycling recycling;
     private long startNanos;
 
     private State state;
@@ -120,23 +124,31 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     ServerStream(ServerConnection conn, int id, ServerMethodDefinition<ReqT, RespT> definition, Metadata requestHeaders,
                  String authority, long timeoutNanos, boolean halfClosed) {
         this.conn = conn;
-        this.deadlineTimer = timeoutNanos > 0 ? new CallTimer(Deadline.after(timeoutNanos, TimeUnit.NANOSECONDS)) : null;
-        begin(id, definition, requestHeaders, authority, halfClosed);
+        begin(id, definition, requestHeaders, authority, timeoutNanos, halfClosed);
     }
 
     /**
-     * Readies a stream from the connection's pool (one made without a deadline) for the call opened as {@code newId};
-     * on the connection's I/O thread, the only thread that reuses its streams.
+     * Readies a stream from the connection's pool for the call opened as {@code newId}; on the connection's I/O
+     * thread, the only thread that reuses its streams.
      */
     @SuppressWarnings("unchecked")
     void reuse(int newId, ServerMethodDefinition<?, ?> newDefinition, Metadata newHeaders, String newAuthority,
-               boolean halfClosed) {
-        begin(newId, (ServerMethodDefinition<ReqT, RespT>) newDefinition, newHeaders, newAuthority, halfClosed);
+               long timeoutNanos, boolean halfClosed) {
+        begin(newId, (ServerMethodDefinition<ReqT, RespT>) newDefinition, newHeaders, newAuthority, timeoutNanos, halfClosed);
     }
 
-    /** A new call's fields, as the constructor sets them and as {@link #reuse} sets them again. */
+    /**
+     * A new call's fields, as the constructor sets them and as {@link #reuse} sets them again; its deadline (from
+     * {@code timeoutNanos}, 0 for none) on the timer kept from an earlier call, if any.
+     */
     private synchronized void begin(int newId, ServerMethodDefinition<ReqT, RespT> newDefinition, Metadata newHeaders,
-                                    String newAuthority, boolean halfClosed) {
+                                    String newAuthority, long timeoutNanos, boolean halfClosed) {
+        if (timeoutNanos > 0 && deadlineTimer == null) {
+            deadlineTimer = new CallTimer(this::deadlineExpired);
+        }
+        if (deadlineTimer != null) {
+            deadlineTimer.deadline(timeoutNanos > 0 ? Deadline.after(timeoutNanos, TimeUnit.NANOSECONDS) : null);
+        }
         this.id = newId;
         this.definition = newDefinition;
         this.requestHeaders = newHeaders;
@@ -146,20 +158,15 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         this.outbound = conn.parts.takeOutbound();
         this.inbound = conn.parts.takeInbound();
         inbound.limitAttachments(conn.server.attachmentLimit(newDefinition));
-        outbound.onAttachmentFailed(this);
+        outbound.onAttachmentFailed(drain);
         this.state = halfClosed ? State.HALF_CLOSED_REMOTE : State.OPEN;
-        this.flags = (short) ((deadlineTimer == null ? START_PENDING | RECYCLABLE : START_PENDING) | (halfClosed ? CLIENT_ENDED : 0));
-    }
-
-    /** Whether a call with this timeout (0 for none) may run on a stream from the pool, which has no deadline timer. */
-    static boolean reusableFor(long timeoutNanos) {
-        return timeoutNanos <= 0;
+        this.flags = (short) (START_PENDING | (halfClosed ? CLIENT_ENDED : 0));
     }
 
     /** The response observer lets the call go: it will not reach the stream again. */
     @Override
     public void sinkReleased() {
-        done(SINK_RELEASED);
+        done(SINK);
     }
 
     /** Without the lock: {@code party} is done with the stream; the last of them recycles it. */
@@ -175,7 +182,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     /** With the lock held: {@code party} is done with the stream; true when it was the last and must recycle it. */
     private boolean doneLocked(int party) {
-        return lastToFinish(RECYCLABLE, party, SINK_RELEASED | DRAIN_DONE | LEFT);
+        return recycling != null && recycling.done(party);
     }
 
     /** Clears the call's fields (its parts were given back when its end was chosen) and keeps it for the next call. */
@@ -188,11 +195,14 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             listener = null;
             sink = null;
             flags = 0;
-            drainFlags = 0;
+            drain.resetLocked();
             requested = 0;
             finalStatus = null;
             cancelled = false;
             state = State.CANCELLED; // as an ended call while kept: anything that still reaches it does nothing
+            if (deadlineTimer != null) {
+                deadlineTimer.deadline(null);
+            }
         }
         conn.recycle(this);
     }
@@ -228,13 +238,14 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             outbound.bind(conn.out, conn.sendWindow, id, peer.initialWindow(),
                     Math.min(conn.out.preferredChunkSize(), peer.maxFramePayload()));
             set(WAS_READY, outbound.isReady());
-            if (deadlineTimer != null) {
-                deadlineTimer.arm(deadlineTimer.deadline().remainingNanos(), this::onDeadline);
+            Deadline deadline = getDeadline();
+            if (deadline != null) {
+                deadlineTimer.arm(deadline.remainingNanos(), recycling == null ? 0 : recycling.generation());
             }
-            run = requestDrainLocked();
+            run = drain.requestLocked();
         }
         if (run) {
-            startDrain();
+            drain.start();
         }
     }
 
@@ -260,13 +271,13 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                 inbound.onDemand();
                 credit = inbound.takeCredit();
             }
-            run = requestDrainLocked();
+            run = drain.requestLocked();
         }
         if (credit > 0) {
             conn.send(Frames.window(pool(), id, credit), true);
         }
         if (run) {
-            startDrain();
+            drain.start();
         }
     }
 
@@ -292,7 +303,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             if (tooLarge == null) {
                 try {
                     outbound.control(Frames.responseHeaders(pool(), id, headers, conn.peerHello.maxFramePayload()), false);
-                    return;
+                    return; // the first frame of the call: no attachment is queued before it to fail
                 } catch (FrameTooLargeException e) {
                     // the client could not read them: the call fails with INTERNAL, the handler sees it cancelled
                     Connection.LOG.log(System.Logger.Level.WARNING, "{0} to {1}: {2}", this, conn.peer(), e.getMessage());
@@ -300,13 +311,13 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                 }
             }
             failed = cancelLocked(Status.INTERNAL.withDescription(tooLarge));
-            run = failed && requestDrainLocked();
+            run = failed && drain.requestLocked();
         }
         if (failed) {
             removeFromConnection();
         }
         if (run) {
-            startDrain();
+            drain.start();
         }
     }
 
@@ -353,9 +364,6 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     @Override
     public void sendMessage(RespT message, MemorySegment attachment, Runnable onReleased) {
-        synchronized (this) {
-            clear(RECYCLABLE); // an attachment's failure callback may come after the call ended
-        }
         OutgoingAttachment att = OutgoingAttachment.of(attachment, onReleased);
         int peerMax = conn.peerLimits().maxAttachmentBytes();
         if (att.size() > peerMax) {
@@ -375,6 +383,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
      */
     private void send(SlabBuffer framed, OutgoingAttachment att, boolean roomTaken) {
         conn.server.metrics().bytesSent(framed.length() - MessageFramer.PREFIX + (att == null ? 0 : att.size()));
+        boolean failed;
         boolean run;
         synchronized (this) {
             if (has(CLOSE_CALLED)) {
@@ -398,11 +407,10 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                 return;
             }
             outbound.message(framed, att, false, !method().getType().serverSendsOneMessage());
-            run = updateReadinessLocked();
+            failed = attachmentFailedLocked();
+            run = updateReadinessLocked() | (failed && drain.requestLocked());
         }
-        if (run) {
-            startDrain();
-        }
+        afterEnded(failed, run);
     }
 
     @Override
@@ -429,15 +437,16 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                 conn.trailersSending(this); // they go out now: the stream's slot is free for the client's next one
             }
             outbound.control(conn.trailers(id, status, trailers), true);
-            remove = outbound.isEmpty();
+            boolean failed = attachmentFailedLocked(); // an attachment queued before the TRAILERS failed
+            remove = failed || outbound.isEmpty();
             outbound.wakeWaiters(this);
-            run = requestDrainLocked();
+            run = drain.requestLocked();
         }
         if (remove) {
             removeFromConnection();
         }
         if (run) {
-            startDrain();
+            drain.start();
         }
     }
 
@@ -532,7 +541,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             } else {
                 credit = endStream ? 0 : inbound.takeCredit();
             }
-            run = requestDrainLocked();
+            run = drain.requestLocked();
         }
         if (tooLarge) {
             removeFromConnection();
@@ -540,7 +549,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             conn.send(Frames.window(pool(), streamId, credit), true);
         }
         if (run) {
-            startDrain();
+            drain.start();
         }
         return kept;
     }
@@ -561,10 +570,10 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                 return false;
             }
             state = State.HALF_CLOSED_REMOTE;
-            run = requestDrainLocked();
+            run = drain.requestLocked();
         }
         if (run) {
-            startDrain();
+            drain.start();
         }
         return false;
     }
@@ -624,17 +633,18 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             }
             outbound.wakeWaiters(this);
             run = updateReadinessLocked();
-            remove = state == State.CLOSED && outbound.isEmpty();
+            boolean failed = attachmentFailedLocked();
+            remove = failed || (state == State.CLOSED && outbound.isEmpty());
             if (remove) {
-                // the TRAILERS queued behind flow-controlled data are out: deliver onComplete
-                run |= requestDrainLocked();
+                // ended by the failure, or the TRAILERS queued behind flow-controlled data are out: deliver the end
+                run |= drain.requestLocked();
             }
         }
         if (remove) {
             removeFromConnection();
         }
         if (run) {
-            startDrain();
+            drain.start();
         }
         return false;
     }
@@ -647,11 +657,11 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                 return true;
             }
             cancelLocked(null);
-            run = requestDrainLocked();
+            run = drain.requestLocked();
         }
         removeFromConnection();
         if (run) {
-            startDrain();
+            drain.start();
         }
         return false;
     }
@@ -661,9 +671,22 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         cancelInternal(null);
     }
 
-    private void onDeadline() {
-        abort(Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded on the server after "
-                + String.format(java.util.Locale.ROOT, "%.3fs", (System.nanoTime() - startNanos) / 1e9)));
+    /**
+     * The deadline timer armed for call {@code generation} expired: ends the call, unless the stream serves a later
+     * call by now (checked and ended in one hold of the lock, so the call cannot be recycled in between).
+     */
+    void deadlineExpired(int generation) {
+        boolean changed;
+        boolean run;
+        synchronized (this) {
+            if (recycling != null && !recycling.isGeneration(generation)) {
+                return;
+            }
+            changed = cancelLocked(Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded on the server after "
+                    + String.format(java.util.Locale.ROOT, "%.3fs", (System.nanoTime() - startNanos) / 1e9)));
+            run = changed && drain.requestLocked();
+        }
+        afterEnded(changed, run);
     }
 
     /** Ends the call from the server side: tells the client the status and the handler it is cancelled. */
@@ -676,13 +699,18 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         boolean run;
         synchronized (this) {
             changed = cancelLocked(tellClient);
-            run = changed && requestDrainLocked();
+            run = changed && drain.requestLocked();
         }
+        afterEnded(changed, run);
+    }
+
+    /** Without the lock, after the call ended here ({@code changed}): leaves the connection, and starts the drain. */
+    private void afterEnded(boolean changed, boolean run) {
         if (changed) {
             removeFromConnection();
         }
         if (run) {
-            startDrain();
+            drain.start();
         }
     }
 
@@ -708,9 +736,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     /** The server's executor refused to run this call's callbacks: the call fails, and what it holds is freed. */
     private void executorRejected(java.util.concurrent.RejectedExecutionException e) {
-        synchronized (this) {
-            clear(RECYCLABLE);
-        }
+        // not recycled: the drain that is dead never reports itself done
         Connection.LOG.log(System.Logger.Level.WARNING, "the server executor rejected the callbacks of "
                 + method().getFullMethodName() + "; failing the call", e);
         cancelInternal(Status.UNAVAILABLE.withDescription("the server could not run the call: its executor rejected it ("
@@ -743,20 +769,10 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         boolean run = false;
         if (ready && !has(WAS_READY)) {
             set(READY_PENDING);
-            run = requestDrainLocked();
+            run = drain.requestLocked();
         }
         set(WAS_READY, ready);
         return run;
-    }
-
-    @Override
-    public int drainFlags() {
-        return drainFlags;
-    }
-
-    @Override
-    public void drainFlags(int flags) {
-        drainFlags = flags;
     }
 
     @Override
@@ -770,7 +786,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     }
 
     /** The drain's loop: one callback at a time, chosen under the lock and run outside it; true when it must recycle. */
-    private boolean deliver() {
+    private boolean deliverUntilIdle() {
         while (true) {
             int action;
             SlabBuffer message = null;
@@ -783,23 +799,23 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                     clear(START_PENDING);
                     action = START;
                 } else if (listener == null) {
-                    drainIdleLocked();
+                    drain.idleLocked();
                     return false;
                 } else if (state == State.CANCELLED) {
                     if (has(CANCEL_DELIVERED) || has(COMPLETE_DELIVERED)) {
-                        drainIdleLocked();
-                        return doneLocked(DRAIN_DONE);
+                        drain.idleLocked();
+                        return doneLocked(DRAIN);
                     }
                     set(CANCEL_DELIVERED);
                     recyclePartsLocked();
                     action = CANCEL;
                 } else if (state == State.CLOSED) {
                     if (has(COMPLETE_DELIVERED)) {
-                        drainIdleLocked();
-                        return doneLocked(DRAIN_DONE);
+                        drain.idleLocked();
+                        return doneLocked(DRAIN);
                     }
                     if (!outbound.isEmpty()) {
-                        drainIdleLocked();
+                        drain.idleLocked();
                         return false;
                     }
                     set(COMPLETE_DELIVERED);
@@ -820,7 +836,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                     clear(READY_PENDING);
                     action = READY;
                 } else {
-                    drainIdleLocked();
+                    drain.idleLocked();
                     return false;
                 }
             }
@@ -880,12 +896,15 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                 @SuppressWarnings("unchecked")
                 Listener<ReqT> none = (Listener<ReqT>) TO_SINK;
                 l = none;
+                synchronized (this) {
+                    if (recycling == null) {
+                        recycling = new Recycling(STARTED_STRAIGHT, 3);
+                    }
+                    recycling.allow(STARTED_STRAIGHT);
+                }
                 return;
             }
-            synchronized (this) {
-                clear(RECYCLABLE); // the handler, or an interceptor in front of it, may keep the call
-            }
-            l = handler.startCall(this, headers);
+            l = handler.startCall(this, headers); // the handler, or an interceptor in front of it, may keep the call
             if (l == null) {
                 throw new NullPointerException("startCall of " + method().getFullMethodName() + " returned no listener");
             }
@@ -923,18 +942,22 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         }
     }
 
-    /** The drain loop, on the server's executor (the stream is the run handed to it; core alone runs it). */
+    /** The drain loop, on the server's executor (its {@link CallDrain} runs it); the last party recycles the stream. */
     @Override
-    public void run() {
-        if (deliver()) {
+    public void deliver() {
+        if (deliverUntilIdle()) {
             recycle();
         }
     }
 
-    /** The attachment being sent failed (its segment closed, or its memory refused): fails the call. */
-    @Override
-    public void accept(Status s) {
-        Thread.ofVirtual().start(() -> abort(s));
+    /**
+     * With the lock held, after the send side ran: fails the call when the send side reported that an attachment
+     * failed (its segment closed, or its memory refused); true when it did, and the caller must then leave the
+     * connection and start the drain once its lock is released ({@link #afterEnded}).
+     */
+    private boolean attachmentFailedLocked() {
+        Status s = drain.takeAttachmentFailureLocked();
+        return s != null && cancelLocked(s);
     }
 
     private void deliverMessage(SlabBuffer buf, boolean compressed, int split, SlabBuffer apart) {

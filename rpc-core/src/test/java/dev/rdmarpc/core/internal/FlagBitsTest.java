@@ -42,20 +42,4 @@ class FlagBitsTest {
         h.set(1 << 3, true);
         assertEquals((short) 0x7FFF, h.bits);
     }
-
-    @Test
-    void onlyTheLastPartyToFinishIsToldToRecycleAndOnlyOnce() {
-        int recyclable = 1 << 13, a = 1 << 14, b = 1 << 15, c = 1;
-        Holder h = new Holder();
-        h.set(recyclable);
-        assertFalse(h.lastToFinish(recyclable, b, a | b | c));
-        assertFalse(h.lastToFinish(recyclable, b, a | b | c), "the same party twice is still not all of them");
-        assertFalse(h.lastToFinish(recyclable, c, a | b | c));
-        assertTrue(h.lastToFinish(recyclable, a, a | b | c), "the last one recycles");
-        assertFalse(h.has(recyclable));
-        assertFalse(h.lastToFinish(recyclable, a, a | b | c), "never a second time");
-
-        Holder kept = new Holder();
-        assertFalse(kept.lastToFinish(recyclable, a, a), "a stream that is not recyclable is never recycled");
-    }
 }

@@ -165,16 +165,18 @@ class PooledServerStreamsTest {
     }
 
     @Test
-    void aCallBehindAnInterceptorOrWithADeadlineIsNotKept() throws Exception {
+    void aCallBehindAnInterceptorIsNotKeptAndACallWithADeadlineIs() throws Exception {
         FakeConnection c = start();
         echoes(c, WRAPPED, 0);
         assertEquals(0, connection.recycled().idle(), "an interceptor may keep the call");
         echoes(c, ECHO, TimeUnit.HOURS.toNanos(1));
-        assertEquals(0, connection.recycled().idle(), "a deadline's timer may keep the call");
+        assertEquals(1, connection.recycled().idle(), "a call with a deadline is kept");
         echoes(c, ECHO, 0);
         assertEquals(1, connection.recycled().idle());
         echoes(c, ECHO, TimeUnit.HOURS.toNanos(1));
-        assertEquals(1, connection.recycled().idle(), "a call with a deadline does not take a kept stream");
+        assertEquals(1, connection.recycled().idle(), "a call with a deadline takes a kept stream");
+        echoes(c, WRAPPED, 0);
+        assertEquals(0, connection.recycled().idle(), "a kept stream serving a wrapped call is not kept again");
     }
 
     @Test
@@ -207,7 +209,8 @@ class PooledServerStreamsTest {
         assertTrue(stream.onWindow(oldId, 1000), "reported late, for the connection to charge");
         assertTrue(stream.onEndStream(oldId), "reported late");
         assertTrue(stream.onClientCancel(oldId, Status.CANCELLED), "reported late");
-        assertFalse(live.isCancelled(), "the old id's CANCEL did not reach the new call");
+        stream.deadlineExpired(0); // the old call's timer, had it fired as that call ended
+        assertFalse(live.isCancelled(), "the old id's CANCEL and the old call's deadline did not reach the new call");
         live.onNext("answer");
         live.onCompleted();
         FakeConnection.Sent m = c.next(FrameType.MESSAGE);

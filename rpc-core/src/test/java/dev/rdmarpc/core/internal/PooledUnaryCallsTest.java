@@ -209,10 +209,28 @@ class PooledUnaryCallsTest {
     }
 
     @Test
-    void aCallWithADeadlineIsNotRunOnAKeptStream() throws Exception {
-        connect();
+    void aCallWithADeadlineRunsOnAKeptStreamAndItsLateExpiryLeavesTheNextCallAlone() throws Exception {
+        FakeConnection c = connect();
         CallOptions timed = CallOptions.DEFAULT.withDeadline(Deadline.after(1, TimeUnit.HOURS));
-        assertFalse(channel.startPooledUnary(UNARY, timed, "one", new RecordingObserver()), "its timer would keep a reference");
+        RecordingObserver first = new RecordingObserver();
+        assertTrue(channel.startPooledUnary(UNARY, timed, "one", first));
+        answer(c, request(c, "one"), "pong one");
+        assertEquals("next:pong one", first.next());
+        assertEquals("completed", first.next());
+        assertEquals(1, channel.recycled().idle(), "a call with a deadline is kept too");
+        ClientStream<?, ?> stream = channel.recycled().take();
+        channel.recycled().give(stream);
+
+        RecordingObserver second = new RecordingObserver();
+        assertTrue(channel.startPooledUnary(UNARY, timed, "two", second));
+        int secondId = request(c, "two");
+        // the first call's timer, had it fired just as that call ended: it names the first call, not this one
+        stream.deadlineExpired(0);
+        answer(c, secondId, "pong two");
+        assertEquals("next:pong two", second.next());
+        assertEquals("completed", second.next());
+        assertNull(second.events.poll(), "the second call ended once, by its answer");
+        assertEquals(1, channel.recycled().idle());
     }
 
     @Test
