@@ -99,7 +99,8 @@ final class H2Bridge extends ChannelDuplexHandler implements H2Link.StreamEnds {
         this.frames = new CoreFrames(pool, context.alloc());
         this.inbound = new H2Inbound(this, frames);
         this.outbound = new H2Outbound(this, context);
-        this.link = new H2Link(connection, context, outbound::frame, this);
+        this.link = new H2Link(connection, context, outbound::frame, this,
+                Status.CANCELLED.withDescription("the HTTP/2 stream closed"));
     }
 
     /** Takes the connection's first bytes (the HTTP/2 preface) and, after this read, gives core the client's HELLO. */
@@ -212,18 +213,10 @@ final class H2Bridge extends ChannelDuplexHandler implements H2Link.StreamEnds {
     }
 
     @Override
-    public void streamClosed(int id) {
+    public void streamGone(int id, Status status) {
         H2Stream s = byH2.get(id);
         if (s != null) {
-            cancel(s, Status.CANCELLED.withDescription("the HTTP/2 stream closed"));
-        }
-    }
-
-    @Override
-    public void streamFailed(int id, String why) {
-        H2Stream s = byH2.get(id);
-        if (s != null) {
-            cancel(s, Status.INTERNAL.withDescription(why));
+            cancel(s, status);
         }
     }
 

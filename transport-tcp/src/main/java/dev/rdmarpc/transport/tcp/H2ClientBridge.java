@@ -73,7 +73,8 @@ final class H2ClientBridge extends Http2ChannelDuplexHandler implements H2Link.S
         this.frames = new CoreFrames(pool, context.alloc());
         this.inbound = new H2ClientInbound(this, frames);
         this.outbound = new H2ClientOutbound(this, context, tls);
-        this.link = new H2Link(connection, context, outbound::frame, this);
+        this.link = new H2Link(connection, context, outbound::frame, this, Status.UNAVAILABLE.withDescription(
+                "the HTTP/2 stream closed before the server answered")); // refused by GOAWAY, or the connection is going
     }
 
     // ---- from the server ----
@@ -135,18 +136,10 @@ final class H2ClientBridge extends Http2ChannelDuplexHandler implements H2Link.S
     }
 
     @Override
-    public void streamClosed(int id) {
-        H2ClientStream s = byH2.get(id);
-        if (s != null) { // closed without trailers or a reset: refused by GOAWAY, or the connection is going
-            cancelCore(s, Status.UNAVAILABLE.withDescription("the HTTP/2 stream closed before the server answered"));
-        }
-    }
-
-    @Override
-    public void streamFailed(int id, String why) {
+    public void streamGone(int id, Status status) {
         H2ClientStream s = byH2.get(id);
         if (s != null) {
-            cancelCore(s, Status.INTERNAL.withDescription(why));
+            cancelCore(s, status);
         }
     }
 

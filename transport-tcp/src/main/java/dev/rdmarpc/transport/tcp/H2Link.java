@@ -1,5 +1,7 @@
 package dev.rdmarpc.transport.tcp;
 
+import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.protocol.ProtocolException;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
@@ -10,7 +12,6 @@ import io.netty.handler.codec.http2.Http2FrameStream;
 import io.netty.handler.codec.http2.Http2FrameStreamEvent;
 import io.netty.handler.codec.http2.Http2FrameStreamException;
 import io.netty.handler.codec.http2.Http2Stream;
-import dev.rdmarpc.core.protocol.ProtocolException;
 
 import java.lang.System.Logger.Level;
 
@@ -23,30 +24,34 @@ import java.lang.System.Logger.Level;
  * calls. Used on the connection's I/O thread only.
  */
 final class H2Link {
-    /** The bridge's ends of the calls whose HTTP/2 streams went away. */
+    /** The bridge's end of a call whose HTTP/2 stream went away. */
     interface StreamEnds {
-        /** HTTP/2 stream {@code id} closed without the bridge having ended its call (reset, or GOAWAY). */
-        void streamClosed(int id);
-
-        /** The codec reset HTTP/2 stream {@code id} for a stream error, {@code why}. */
-        void streamFailed(int id, String why);
+        /** Ends the call of HTTP/2 stream {@code id}, if the bridge has one, with {@code status}. */
+        void streamGone(int id, Status status);
     }
 
     private final TcpFrameConnection connection;
     private final ChannelHandlerContext ctx;
     private final CoreFrameSplitter.Sink translator;
     private final StreamEnds ends;
+    /** What a call whose stream closed before the bridge ended it ends with (reset, GOAWAY, connection gone). */
+    private final Status closed;
     private final CoreFrameSplitter fromCore;
     /** Core's writes and flushes in progress (frames for core made meanwhile wait for a task of their own). */
     private int inCore;
     private boolean released;
 
-    /** A link whose core frames go to {@code translator}, and whose streams that went away to {@code ends}. */
-    H2Link(TcpFrameConnection connection, ChannelHandlerContext ctx, CoreFrameSplitter.Sink translator, StreamEnds ends) {
+    /**
+     * A link whose core frames go to {@code translator}, and whose streams that went away to {@code ends}: with
+     * {@code closed} when the stream closed, with INTERNAL when the codec reset it for a stream error.
+     */
+    H2Link(TcpFrameConnection connection, ChannelHandlerContext ctx, CoreFrameSplitter.Sink translator, StreamEnds ends,
+            Status closed) {
         this.connection = connection;
         this.ctx = ctx;
         this.translator = translator;
         this.ends = ends;
+        this.closed = closed;
         this.fromCore = new CoreFrameSplitter(ctx.alloc());
     }
 
@@ -127,7 +132,7 @@ final class H2Link {
     boolean userEvent(Object evt) {
         if (evt instanceof Http2FrameStreamEvent e && e.type() == Http2FrameStreamEvent.Type.State) {
             if (e.stream().state() == Http2Stream.State.CLOSED) {
-                ends.streamClosed(e.stream().id());
+                ends.streamGone(e.stream().id(), closed);
                 return true;
             }
         }
@@ -141,7 +146,7 @@ final class H2Link {
      */
     boolean exception(Throwable cause) {
         if (cause instanceof Http2FrameStreamException e) {
-            ends.streamFailed(e.stream().id(), "HTTP/2 stream error: " + e.getCause().getMessage());
+            ends.streamGone(e.stream().id(), Status.INTERNAL.withDescription("HTTP/2 stream error: " + e.getCause().getMessage()));
             return true;
         }
         if (cause instanceof Http2Exception) {
