@@ -13,7 +13,6 @@ import dev.rdmarpc.core.buffer.SlabPool;
 import io.grpc.TlsServerCredentials;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -37,8 +36,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * depends on the bridge returning HTTP/2 credit while other calls hold theirs. Every call is answered, no slab leaks.
  */
 class GrpcServerLoadTest {
-    /** A bound for a hung call only: every call here ends long before. */
-    private static final long BOUND_SECONDS = 120;
+    /**
+     * A bound for a hung call only: every call here ends long before (100 echoes of 4 MiB, 800 MiB through both
+     * sides in this JVM, took up to 110 s on a loaded 2-core machine).
+     */
+    private static final long BOUND_SECONDS = 300;
     private long baseline;
     private StockGrpcServer server;
     private RpcChannel channel;
@@ -78,8 +80,6 @@ class GrpcServerLoadTest {
 
     @ParameterizedTest(name = "{0} calls of {1} bytes")
     @CsvSource({"64, 4194304", "100, 4194304"})
-    @Disabled("answered in most runs, but one run in four of 64 concurrent 4 MiB echoes (messages four times the stream "
-            + "window) waited until its deadline: a second wait, cause not yet found (issue 26)")
     void concurrentEchoesLargerThanTheStreamWindowAreAllAnswered(int calls, int size) throws Exception {
         echoAll(plaintext(), calls, size);
     }
@@ -127,8 +127,6 @@ class GrpcServerLoadTest {
      * the other calls' previous one: every call holds a full stream window of unread bytes while the others go on.
      */
     @Test
-    @Disabled("waited until its deadline in one clean-clone CI run (call 0 never got its second 1 MiB response), as the"
-            + " 4 MiB case above does: the client bridge can still stall under load; cause not found yet (issue 26)")
     void largeResponsesReadSlowlyWithManualFlowControl() throws Exception {
         RpcChannel ch = plaintext();
         int calls = 12;

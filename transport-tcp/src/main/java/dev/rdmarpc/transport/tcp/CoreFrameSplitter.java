@@ -10,7 +10,7 @@ import io.netty.buffer.CompositeByteBuf;
  * (core's sends may split a frame, or put several in one buffer). Used on the connection's I/O thread only.
  */
 final class CoreFrameSplitter {
-    /** Takes one whole frame; its payload is released after the call. */
+    /** Takes one whole frame; its payload (which may be a slice of what core wrote) is released after the call. */
     interface Sink {
         void frame(int type, int flags, int streamId, int credit, ByteBuf payload);
     }
@@ -37,8 +37,7 @@ final class CoreFrameSplitter {
             int streamId = pending.getIntLE(start + 8);
             int credit = pending.getIntLE(start + 12);
             pending.skipBytes(FrameHeader.SIZE);
-            ByteBuf payload = alloc.buffer(length); // a copy: the composite frees its parts as they are read
-            pending.readBytes(payload, length);
+            ByteBuf payload = take(length);
             try {
                 sink.frame(type, flags, streamId, credit, payload);
             } finally {
@@ -46,6 +45,27 @@ final class CoreFrameSplitter {
             }
         }
         pending.discardReadComponents();
+    }
+
+    /**
+     * Reads the next {@code length} bytes: a retained slice of the buffer core wrote them in when they lie in one (as a
+     * MESSAGE payload core sends apart from its header does), else a copy. The composite frees its parts as they are
+     * read, so a slice of the composite itself would not do.
+     */
+    private ByteBuf take(int length) {
+        int at = pending.readerIndex();
+        if (length > 0) {
+            int c = pending.toComponentIndex(at);
+            int offset = at - pending.toByteIndex(c);
+            ByteBuf part = pending.internalComponent(c);
+            if (part.readableBytes() - offset >= length) {
+                pending.skipBytes(length);
+                return part.retainedSlice(part.readerIndex() + offset, length);
+            }
+        }
+        ByteBuf payload = alloc.buffer(length);
+        pending.readBytes(payload, length);
+        return payload;
     }
 
     /** Frees what is held of an unfinished frame. */

@@ -32,16 +32,21 @@ final class GrpcFraming {
 
     /**
      * Hands the messages in {@code in} to {@code core} as MESSAGE frames of stream {@code coreId}, none with more than
-     * {@code maxPayload} bytes of payload, until {@code in} is read or {@code stop} says the call ended; returns the
-     * MESSAGE payload bytes handed (what counts against core's window).
+     * {@code maxPayload} bytes of payload, until {@code in} is read or {@code stop} says the call ended; returns how
+     * many of the bytes read core never counts, and so never credits back: the flag byte of each message prefix begun
+     * here. Core counts the other four prefix bytes (the length its BEGIN frame starts with) and every body byte, in
+     * the MESSAGE frame that carries them, even when a prefix is split over two DATA frames.
      *
      * @throws IllegalArgumentException when a message's compressed flag is neither 0 nor 1
      */
-    long read(ByteBuf in, int coreId, int maxPayload, CoreFrames frames, Consumer<ByteBuf> core, BooleanSupplier stop) {
-        long handed = 0;
+    int read(ByteBuf in, int coreId, int maxPayload, CoreFrames frames, Consumer<ByteBuf> core, BooleanSupplier stop) {
+        int uncounted = 0;
         int maxChunk = Math.max(1, maxPayload - 4);
         while (in.isReadable() && !stop.getAsBoolean()) {
             if (prefixRead < PREFIX) {
+                if (prefixRead == 0) {
+                    uncounted++;
+                }
                 int n = Math.min(PREFIX - prefixRead, in.readableBytes());
                 in.readBytes(prefix, prefixRead, n);
                 prefixRead += n;
@@ -63,14 +68,13 @@ final class GrpcFraming {
                 flags |= FrameFlags.END;
             }
             core.accept(frames.message(coreId, flags, length(), in, n));
-            handed += n + (begun ? 0 : 4);
             begun = true;
             bodyLeft -= n;
             if (bodyLeft == 0) {
                 prefixRead = 0;
             }
         }
-        return handed;
+        return uncounted;
     }
 
     private long length() {

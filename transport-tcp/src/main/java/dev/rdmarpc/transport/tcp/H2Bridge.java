@@ -19,22 +19,17 @@ import io.netty.handler.codec.http2.DefaultHttp2HeadersFrame;
 import io.netty.handler.codec.http2.DefaultHttp2WindowUpdateFrame;
 import io.netty.handler.codec.http2.Http2DataFrame;
 import io.netty.handler.codec.http2.Http2Error;
-import io.netty.handler.codec.http2.Http2Exception;
 import io.netty.handler.codec.http2.Http2FrameCodec;
 import io.netty.handler.codec.http2.Http2FrameStream;
-import io.netty.handler.codec.http2.Http2FrameStreamEvent;
-import io.netty.handler.codec.http2.Http2FrameStreamException;
 import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.Http2HeadersFrame;
 import io.netty.handler.codec.http2.Http2PingFrame;
 import io.netty.handler.codec.http2.Http2ResetFrame;
 import io.netty.handler.codec.http2.Http2SettingsFrame;
-import io.netty.handler.codec.http2.Http2Stream;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.collection.IntObjectHashMap;
 import io.netty.util.collection.IntObjectMap;
 
-import java.lang.System.Logger.Level;
 import java.util.ArrayDeque;
 import java.util.Map;
 
@@ -46,7 +41,7 @@ import java.util.Map;
  * frames ({@link H2Outbound}). Core sees a client whose HELLO this bridge makes up; the HELLO core answers with gives
  * the codec its SETTINGS (core's limits), so the codec is added only then, and the client's first bytes wait.
  */
-final class H2Bridge extends ChannelDuplexHandler {
+final class H2Bridge extends ChannelDuplexHandler implements H2Link.StreamEnds {
     static final String NAME = "rdmarpc-h2-bridge";
     static final String CODEC_NAME = "rdmarpc-h2-codec";
     /** What a client may send before its connection is set up: the preface and its first requests. */
@@ -81,8 +76,7 @@ final class H2Bridge extends ChannelDuplexHandler {
     private H2Outbound outbound;
     /** The client's bytes until the codec is in place; null after. */
     private CompositeByteBuf early;
-    /** Core's frames until each is whole. */
-    private CompositeByteBuf fromCore;
+    private H2Link link;
     private Http2FrameCodec codec;
     private Hello coreHello;
     /** Core's connection window, and what is left of it for messages not yet admitted. */
@@ -94,7 +88,6 @@ final class H2Bridge extends ChannelDuplexHandler {
     private int lastH2Id;
     private int lastCoreId;
     private int lastCoreH2Id;
-    private boolean released;
 
     H2Bridge(TcpFrameConnection connection, SlabPool pool) {
         this.connection = connection;
@@ -105,17 +98,18 @@ final class H2Bridge extends ChannelDuplexHandler {
     public void handlerAdded(ChannelHandlerContext context) {
         this.ctx = context;
         this.early = context.alloc().compositeBuffer(Integer.MAX_VALUE);
-        this.fromCore = context.alloc().compositeBuffer(Integer.MAX_VALUE);
         this.frames = new CoreFrames(pool, context.alloc());
         this.inbound = new H2Inbound(this, frames);
         this.outbound = new H2Outbound(this, context);
+        this.link = new H2Link(connection, context, outbound::frame, this,
+                Status.CANCELLED.withDescription("the HTTP/2 stream closed"));
     }
 
     /** Takes the connection's first bytes (the HTTP/2 preface) and, after this read, gives core the client's HELLO. */
     void start(ByteBuf first) {
         early.addComponent(true, first);
         ctx.executor().execute(() -> {
-            if (!released) {
+            if (!link.released()) {
                 toCore(frames.hello(CLIENT_HELLO));
                 ctx.fireChannelReadComplete();
             }
@@ -135,7 +129,7 @@ final class H2Bridge extends ChannelDuplexHandler {
     }
 
     private void addCodec() {
-        if (released || !ctx.channel().isActive()) {
+        if (link.released() || !ctx.channel().isActive()) {
             return;
         }
         codec = H2Codecs.server(coreHello, pings::reset);
@@ -208,31 +202,24 @@ final class H2Bridge extends ChannelDuplexHandler {
 
     @Override
     public void userEventTriggered(ChannelHandlerContext context, Object evt) {
-        if (evt instanceof Http2FrameStreamEvent e && e.type() == Http2FrameStreamEvent.Type.State
-                && e.stream().state() == Http2Stream.State.CLOSED) {
-            H2Stream s = byH2.get(e.stream().id());
-            if (s != null) {
-                cancel(s, Status.CANCELLED.withDescription("the HTTP/2 stream closed"));
-            }
-            return;
+        if (!link.userEvent(evt)) {
+            context.fireUserEventTriggered(evt);
         }
-        context.fireUserEventTriggered(evt);
     }
 
     @Override
     public void exceptionCaught(ChannelHandlerContext context, Throwable cause) {
-        if (cause instanceof Http2FrameStreamException e) { // the codec reset the stream already
-            H2Stream s = byH2.get(e.stream().id());
-            if (s != null) {
-                cancel(s, Status.INTERNAL.withDescription("HTTP/2 stream error: " + e.getCause().getMessage()));
-            }
-            return;
+        if (!link.exception(cause)) {
+            context.fireExceptionCaught(cause);
         }
-        if (cause instanceof Http2Exception) { // the codec sends GOAWAY with the error's code, then closes
-            connection.closingOnError(new ProtocolException("HTTP/2 protocol error: " + cause.getMessage()));
-            return;
+    }
+
+    @Override
+    public void streamGone(int id, Status status) {
+        H2Stream s = byH2.get(id);
+        if (s != null) {
+            cancel(s, status);
         }
-        context.fireExceptionCaught(cause);
     }
 
     @Override
@@ -247,15 +234,13 @@ final class H2Bridge extends ChannelDuplexHandler {
     }
 
     private void release() {
-        if (released) {
+        if (!link.release()) {
             return;
         }
-        released = true;
         if (early != null) {
             early.release();
             early = null;
         }
-        fromCore.release();
         for (H2Stream s : byH2.values()) {
             s.releaseHeld();
         }
@@ -268,37 +253,12 @@ final class H2Bridge extends ChannelDuplexHandler {
 
     @Override
     public void write(ChannelHandlerContext context, Object msg, ChannelPromise promise) {
-        if (!(msg instanceof ByteBuf bytes)) {
-            context.write(msg, promise);
-            return;
-        }
-        if (released) {
-            bytes.release();
-            promise.trySuccess();
-            return;
-        }
-        fromCore.addComponent(true, bytes);
-        promise.trySuccess();
-        while (fromCore.readableBytes() >= FrameHeader.SIZE) {
-            int start = fromCore.readerIndex();
-            int length = fromCore.getIntLE(start);
-            if (fromCore.readableBytes() - FrameHeader.SIZE < length) {
-                break;
-            }
-            int type = fromCore.getUnsignedByte(start + 4);
-            int flags = fromCore.getUnsignedByte(start + 5);
-            int streamId = fromCore.getIntLE(start + 8);
-            int credit = fromCore.getIntLE(start + 12);
-            fromCore.skipBytes(FrameHeader.SIZE);
-            ByteBuf payload = ctx.alloc().buffer(length); // a copy: the composite frees its parts as they are read
-            fromCore.readBytes(payload, length);
-            try {
-                outbound.frame(type, flags, streamId, credit, payload);
-            } finally {
-                payload.release();
-            }
-        }
-        fromCore.discardReadComponents();
+        link.write(msg, promise);
+    }
+
+    @Override
+    public void flush(ChannelHandlerContext context) {
+        link.flush();
     }
 
     // ---- for H2Inbound and H2Outbound ----
@@ -361,7 +321,7 @@ final class H2Bridge extends ChannelDuplexHandler {
 
     private void admitWaiting() {
         H2Stream head;
-        while (!released && (head = waiting.peekFirst()) != null) {
+        while (!link.released() && (head = waiting.peekFirst()) != null) {
             if (head.ended) {
                 waiting.pollFirst();
                 continue;
@@ -381,7 +341,7 @@ final class H2Bridge extends ChannelDuplexHandler {
      */
     void coreWindow(int streamId, int credit, int connectionIncrement) {
         ctx.executor().execute(() -> {
-            if (released) {
+            if (link.released()) {
                 return;
             }
             if (streamId == 0) {
@@ -402,7 +362,7 @@ final class H2Bridge extends ChannelDuplexHandler {
 
     /** Hands one rdmarpc frame to the connection's frame decoder (and so to core). */
     void toCore(ByteBuf frame) {
-        ctx.fireChannelRead(frame);
+        link.toCore(frame);
     }
 
     H2Stream byH2(int id) {
@@ -487,12 +447,7 @@ final class H2Bridge extends ChannelDuplexHandler {
      * reach the socket (its stream ended); after the frame core is writing, not inside it.
      */
     void returnConnectionCredit(int charge) {
-        ctx.executor().execute(() -> {
-            if (!released) {
-                toCore(frames.connectionWindow(charge));
-                ctx.fireChannelReadComplete();
-            }
-        });
+        link.toCoreLater(frames.connectionWindow(charge));
     }
 
     /** Returns {@code bytes} of the client's flow-control credit on the stream (and the connection). */
@@ -501,9 +456,7 @@ final class H2Bridge extends ChannelDuplexHandler {
     }
 
     void returnCredit(Http2FrameStream stream, int bytes) {
-        if (bytes > 0 && stream.state() != Http2Stream.State.CLOSED) {
-            write(new DefaultHttp2WindowUpdateFrame(bytes).stream(stream));
-        }
+        link.returnCredit(stream, bytes);
     }
 
     /**
@@ -512,7 +465,7 @@ final class H2Bridge extends ChannelDuplexHandler {
      */
     void writeData(H2Stream s, Http2DataFrame data, int credit, int connectionCredit) {
         ctx.write(data).addListener((ChannelFuture f) -> {
-            if (!f.isSuccess() || released) {
+            if (!f.isSuccess() || link.released()) {
                 return;
             }
             if (!s.ended) {
@@ -522,17 +475,13 @@ final class H2Bridge extends ChannelDuplexHandler {
                 toCore(frames.connectionWindow(connectionCredit));
             }
             if (!s.ended || connectionCredit > 0) {
-                ctx.fireChannelReadComplete();
+                link.readComplete();
             }
         });
     }
 
     void write(Object frame) {
-        ctx.write(frame).addListener((ChannelFuture f) -> {
-            if (!f.isSuccess()) {
-                TcpFrameConnection.LOG.log(Level.DEBUG, "HTTP/2 write to {0} failed: {1}", ctx.channel(), f.cause());
-            }
-        });
+        link.write(frame);
     }
 
     /** GOAWAY naming the HTTP/2 stream of core's stream {@code lastCoreStream} (or all streams for 2^31-1). */

@@ -6,7 +6,6 @@ import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameHeader;
 import dev.rdmarpc.core.protocol.Hello;
 import dev.rdmarpc.core.protocol.LimitsCapability;
-import dev.rdmarpc.core.protocol.ProtocolException;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
@@ -20,10 +19,7 @@ import io.netty.handler.codec.http2.Http2ChannelDuplexHandler;
 import io.netty.handler.codec.http2.Http2CodecUtil;
 import io.netty.handler.codec.http2.Http2DataFrame;
 import io.netty.handler.codec.http2.Http2Error;
-import io.netty.handler.codec.http2.Http2Exception;
 import io.netty.handler.codec.http2.Http2FrameStream;
-import io.netty.handler.codec.http2.Http2FrameStreamEvent;
-import io.netty.handler.codec.http2.Http2FrameStreamException;
 import io.netty.handler.codec.http2.Http2GoAwayFrame;
 import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.Http2HeadersFrame;
@@ -31,12 +27,10 @@ import io.netty.handler.codec.http2.Http2PingFrame;
 import io.netty.handler.codec.http2.Http2ResetFrame;
 import io.netty.handler.codec.http2.Http2Settings;
 import io.netty.handler.codec.http2.Http2SettingsFrame;
-import io.netty.handler.codec.http2.Http2Stream;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.collection.IntObjectHashMap;
 import io.netty.util.collection.IntObjectMap;
 
-import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
@@ -49,7 +43,7 @@ import java.util.Map;
  * SETTINGS arrived (its concurrent-stream limit becomes core's); the answer offers no RDMA, so such a connection never
  * upgrades.
  */
-final class H2ClientBridge extends Http2ChannelDuplexHandler {
+final class H2ClientBridge extends Http2ChannelDuplexHandler implements H2Link.StreamEnds {
     static final String NAME = "rdmarpc-h2-client-bridge";
     static final String CODEC_NAME = "rdmarpc-h2-client-codec";
 
@@ -62,14 +56,10 @@ final class H2ClientBridge extends Http2ChannelDuplexHandler {
     private CoreFrames frames;
     private H2ClientInbound inbound;
     private H2ClientOutbound outbound;
-    /** Core's frames until each is whole. */
-    private CoreFrameSplitter fromCore;
+    private H2Link link;
     private Hello coreHello;
     private Http2Settings serverSettings;
     private boolean helloAnswered;
-    private boolean released;
-    /** Set while core's frames are translated: frames for core made meanwhile wait for a later task (see {@link #toCore}). */
-    private boolean inCoreWrite;
 
     H2ClientBridge(TcpFrameConnection connection, SlabPool pool, boolean tls) {
         this.connection = connection;
@@ -80,10 +70,11 @@ final class H2ClientBridge extends Http2ChannelDuplexHandler {
     @Override
     protected void handlerAdded0(ChannelHandlerContext context) {
         this.ctx = context;
-        this.fromCore = new CoreFrameSplitter(context.alloc());
         this.frames = new CoreFrames(pool, context.alloc());
         this.inbound = new H2ClientInbound(this, frames);
         this.outbound = new H2ClientOutbound(this, context, tls);
+        this.link = new H2Link(connection, context, outbound::frame, this, Status.UNAVAILABLE.withDescription(
+                "the HTTP/2 stream closed before the server answered")); // refused by GOAWAY, or the connection is going
     }
 
     // ---- from the server ----
@@ -91,7 +82,7 @@ final class H2ClientBridge extends Http2ChannelDuplexHandler {
     @Override
     public void channelRead(ChannelHandlerContext context, Object msg) {
         try {
-            if (released) {
+            if (link.released()) {
                 return;
             }
             if (msg instanceof Http2HeadersFrame h) {
@@ -132,31 +123,24 @@ final class H2ClientBridge extends Http2ChannelDuplexHandler {
 
     @Override
     public void userEventTriggered(ChannelHandlerContext context, Object evt) {
-        if (evt instanceof Http2FrameStreamEvent e && e.type() == Http2FrameStreamEvent.Type.State
-                && e.stream().state() == Http2Stream.State.CLOSED) {
-            H2ClientStream s = byH2.get(e.stream().id());
-            if (s != null) { // closed without trailers or a reset: refused by GOAWAY, or the connection is going
-                cancelCore(s, Status.UNAVAILABLE.withDescription("the HTTP/2 stream closed before the server answered"));
-            }
-            return;
+        if (!link.userEvent(evt)) {
+            context.fireUserEventTriggered(evt);
         }
-        context.fireUserEventTriggered(evt);
     }
 
     @Override
     public void exceptionCaught(ChannelHandlerContext context, Throwable cause) {
-        if (cause instanceof Http2FrameStreamException e) { // the codec reset the stream already
-            H2ClientStream s = byH2.get(e.stream().id());
-            if (s != null) {
-                cancelCore(s, Status.INTERNAL.withDescription("HTTP/2 stream error: " + e.getCause().getMessage()));
-            }
-            return;
+        if (!link.exception(cause)) {
+            context.fireExceptionCaught(cause);
         }
-        if (cause instanceof Http2Exception) { // the codec sends GOAWAY with the error's code, then closes
-            connection.closingOnError(new ProtocolException("HTTP/2 protocol error: " + cause.getMessage()));
-            return;
+    }
+
+    @Override
+    public void streamGone(int id, Status status) {
+        H2ClientStream s = byH2.get(id);
+        if (s != null) {
+            cancelCore(s, status);
         }
-        context.fireExceptionCaught(cause);
     }
 
     @Override
@@ -171,12 +155,8 @@ final class H2ClientBridge extends Http2ChannelDuplexHandler {
     }
 
     private void release() {
-        if (released) {
+        if (link == null || !link.release()) {
             return;
-        }
-        released = true;
-        if (fromCore != null) {
-            fromCore.release();
         }
         byCore.clear();
         byH2.clear();
@@ -186,22 +166,12 @@ final class H2ClientBridge extends Http2ChannelDuplexHandler {
 
     @Override
     public void write(ChannelHandlerContext context, Object msg, ChannelPromise promise) {
-        if (!(msg instanceof ByteBuf bytes)) {
-            context.write(msg, promise);
-            return;
-        }
-        if (released) {
-            bytes.release();
-            promise.trySuccess();
-            return;
-        }
-        promise.trySuccess();
-        inCoreWrite = true;
-        try {
-            fromCore.add(bytes, outbound::frame);
-        } finally {
-            inCoreWrite = false;
-        }
+        link.write(msg, promise);
+    }
+
+    @Override
+    public void flush(ChannelHandlerContext context) {
+        link.flush();
     }
 
     // ---- for H2ClientInbound and H2ClientOutbound ----
@@ -243,7 +213,7 @@ final class H2ClientBridge extends Http2ChannelDuplexHandler {
         ctx.write(new DefaultHttp2HeadersFrame(headers, endStream).stream(stream)).addListener((ChannelFuture f) -> {
             if (!f.isSuccess() && !s.ended) {
                 forget(s);
-                toCoreLater(frames.cancel(s.coreId, Status.UNAVAILABLE.withDescription(
+                link.toCoreLater(frames.cancel(s.coreId, Status.UNAVAILABLE.withDescription(
                         "the HTTP/2 stream could not be opened: " + f.cause().getMessage())));
             }
         });
@@ -264,28 +234,9 @@ final class H2ClientBridge extends Http2ChannelDuplexHandler {
         return coreHello == null ? FrameHeader.DEFAULT_MAX_PAYLOAD : coreHello.maxFramePayload();
     }
 
-    /**
-     * Hands one rdmarpc frame to the connection's frame decoder (and so to core): at once while reading, from a later
-     * task while core's own frames are being written, as core must not hear of frames from inside its own sends.
-     */
+    /** Hands one rdmarpc frame to the connection's frame decoder (and so to core). */
     void toCore(ByteBuf frame) {
-        if (inCoreWrite) {
-            toCoreLater(frame);
-        } else {
-            ctx.fireChannelRead(frame);
-        }
-    }
-
-    /** Hands a frame to core from a task of its own, with the end of a read burst after it. */
-    private void toCoreLater(ByteBuf frame) {
-        ctx.executor().execute(() -> {
-            if (released) {
-                frame.release();
-                return;
-            }
-            ctx.fireChannelRead(frame);
-            ctx.fireChannelReadComplete();
-        });
+        link.toCore(frame);
     }
 
     /** The server's trailers: core hears TRAILERS; a request stream still open is reset, as gRPC clients do. */
@@ -331,9 +282,7 @@ final class H2ClientBridge extends Http2ChannelDuplexHandler {
 
     /** Returns {@code bytes} of the server's flow-control credit on the stream (and the connection). */
     void returnCredit(Http2FrameStream stream, int bytes) {
-        if (bytes > 0 && stream.state() != Http2Stream.State.CLOSED) {
-            write(new DefaultHttp2WindowUpdateFrame(bytes).stream(stream));
-        }
+        link.returnCredit(stream, bytes);
     }
 
     /** Writes a DATA frame; once on the socket, core gets {@code credit} back for the stream, if its call goes on. */
@@ -342,17 +291,13 @@ final class H2ClientBridge extends Http2ChannelDuplexHandler {
             s.clientDone = true;
         }
         ctx.write(new DefaultHttp2DataFrame(data, endStream).stream(s.h2)).addListener((ChannelFuture f) -> {
-            if (f.isSuccess() && credit > 0 && !s.ended && !released) {
-                toCoreLater(frames.window(s.coreId, credit));
+            if (f.isSuccess() && credit > 0 && !s.ended && !link.released()) {
+                link.toCoreLater(frames.window(s.coreId, credit));
             }
         });
     }
 
     void write(Object frame) {
-        ctx.write(frame).addListener((ChannelFuture f) -> {
-            if (!f.isSuccess()) {
-                TcpFrameConnection.LOG.log(Level.DEBUG, "HTTP/2 write to {0} failed: {1}", ctx.channel(), f.cause());
-            }
-        });
+        link.write(frame);
     }
 }

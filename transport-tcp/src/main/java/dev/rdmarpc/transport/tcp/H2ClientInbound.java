@@ -76,15 +76,16 @@ final class H2ClientInbound {
             bridge.fail(s, Status.INTERNAL.withDescription("the server sent DATA before the response headers"));
             return;
         }
-        long handed;
+        int padding = received - f.content().readableBytes();
+        int uncounted;
         try {
-            handed = s.messages.read(f.content(), s.coreId, bridge.coreMaxPayload(), frames, bridge::toCore, () -> s.ended);
+            uncounted = s.messages.read(f.content(), s.coreId, bridge.coreMaxPayload(), frames, bridge::toCore, () -> s.ended);
         } catch (IllegalArgumentException e) {
             bridge.fail(s, Status.INTERNAL.withDescription(e.getMessage()));
             return;
         }
-        if (received > handed && !s.ended) {
-            bridge.returnCredit(s.h2, (int) (received - handed)); // prefix bytes and padding: core never counts them
+        if (!s.ended) {
+            bridge.returnCredit(s.h2, padding + uncounted); // core credits back the rest as it takes the messages
         }
         if (f.isEndStream() && !s.ended) {
             bridge.fail(s, Status.INTERNAL.withDescription("the server ended the stream without trailers"));

@@ -146,9 +146,9 @@ final class H2Inbound {
             if (!s.begun) {
                 bridge.begun(s, 4 + n);
             }
-            bridge.toCore(frames.message(s.coreId, flags, messageLength(s), in, n));
+            ByteBuf frame = frames.message(s.coreId, flags, messageLength(s), in, n);
+            int handed = n + (s.begun ? 0 : H2Stream.PREFIX);
             s.coreWindow -= n + (s.begun ? 0 : 4);
-            bridge.returnCredit(s, n + (s.begun ? 0 : H2Stream.PREFIX)); // handed: the client may send as many again
             s.begun = true;
             s.bodyLeft -= n;
             if (messageEnds) {
@@ -156,6 +156,10 @@ final class H2Inbound {
                 s.begun = false;
                 s.admitted = false;
             }
+            bridge.returnCredit(s, handed); // handed: the client may send as many again
+            // last, with the stream's state settled: core may end the call before this returns (a service answering at
+            // once), and the end returns what the stream still holds, which must not count these bytes again
+            bridge.toCore(frame);
         }
         keep(s, in);
         if (s.ended || !s.endReceived || s.clientDone) {
