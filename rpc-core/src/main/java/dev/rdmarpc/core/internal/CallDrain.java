@@ -11,21 +11,19 @@ import java.util.function.Consumer;
  * stream) is held: the one delivery mechanism of both streams, an object of its own so that the call handed to
  * application code is no {@code Runnable}. A state change asks for a run with the lock held ({@link #requestLocked})
  * and starts it only after releasing the lock ({@link #start}), so any executor, a direct one included, runs user code
- * with no lock of core's held. The owner's loop ({@link Owner#deliver}) takes one piece of work at a time under the
- * lock, delivers it outside, and ends with {@link #idleLocked} when nothing is left.
+ * with no lock of core's held. The loop ({@link #deliver}) takes one piece of work at a time under the
+ * lock, delivers it outside, and ends with {@link #idleLocked} when nothing is left. Each side's loop is a subclass
+ * ({@link ClientDelivery}, {@link ServerDelivery}), so a stream still holds one object for its delivery.
  *
  * <p>It is also the send side's attachment-failure hook ({@link OutboundFlow#onAttachmentFailed}), which runs under
  * the owner's lock: it only records the failure, which the owner takes in the same hold of its lock
  * ({@link #takeAttachmentFailureLocked}) to end the call, and whose callbacks this drain then delivers after unlock.
  */
-final class CallDrain implements Runnable, Consumer<Status> {
+abstract class CallDrain implements Runnable, Consumer<Status> {
     /** What a drain runs for: a stream, whose monitor is the call's lock. */
     interface Owner {
         /** The executor the runs go to. */
         Executor drainExecutor();
-
-        /** The loop, on the executor, without the lock. */
-        void deliver();
 
         /** The executor refused a run: the owner's callbacks can no longer be delivered (it ends the call). */
         void drainRejected(RejectedExecutionException e);
@@ -58,6 +56,9 @@ final class CallDrain implements Runnable, Consumer<Status> {
         flags &= ~SCHEDULED;
     }
 
+    /** The loop, on the executor, without the lock: one callback at a time, chosen under the lock, run outside it. */
+    abstract void deliver();
+
     /** With the lock held, when the owner is recycled: as a new drain. */
     void resetLocked() {
         flags = 0;
@@ -80,7 +81,7 @@ final class CallDrain implements Runnable, Consumer<Status> {
     /** The loop, on the call's executor (core alone hands this object to an executor). */
     @Override
     public void run() {
-        owner.deliver();
+        deliver();
     }
 
     /** The attachment being sent failed (under the owner's lock): kept for {@link #takeAttachmentFailureLocked}. */
