@@ -32,6 +32,11 @@ import java.util.concurrent.Executor;
  * only paths that leave no reference behind). Every event from a connection names the connection and the stream id it was for and is dropped
  * unless the stream is still that one, so a stale reference cannot reach the stream's next call. Finding a connection
  * and a stream slot on it is its {@link ClientStreamOpener}'s. All state is guarded by {@code this}.
+ *
+ * <p>Over 600 lines: what is left is the call's state machine alone (the opening is {@link ClientStreamOpener}'s, the
+ * delivery {@link ClientDelivery}'s, recycling {@link Recycling}'s): the ClientCall API, the frames from the
+ * connection, and the one way a call ends ({@link #finishLocked}), each a transition over the same guarded fields
+ * (the state, the held request, the send side, the connection); split further, one transition would span classes.
  */
 final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         implements CallDrain.Owner, NullForEmptyMetadata, DirectUnaryCall<RespT>, FlagBits {

@@ -27,6 +27,11 @@ import java.util.concurrent.TimeUnit;
  * ({@link #sinkReleased}), its drain delivered the end, and it left the connection (its {@link Recycling}). Frames
  * name the stream id, and a deadline expiry the call it was armed for, and are dropped unless the stream is still that
  * call. State is guarded by {@code this}.
+ *
+ * <p>Over 600 lines: what is left is the call's state machine alone (the delivery is {@link ServerDelivery}'s,
+ * recycling {@link Recycling}'s): the ServerCall API (its getters included), the frames from the connection, and the
+ * one way a call ends here ({@link #cancelLocked}), each a transition over the same guarded fields (the state, the
+ * send side, the flags); split further, one transition would span classes.
  */
 final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         implements CallDrain.Owner, NullForEmptyMetadata, FlagBits, ReleasableCall {
