@@ -11,7 +11,7 @@ import java.util.function.Consumer;
  * stream) is held: the one delivery mechanism of both streams, an object of its own so that the call handed to
  * application code is no {@code Runnable}. A state change asks for a run with the lock held ({@link #requestLocked})
  * and starts it only after releasing the lock ({@link #start}), so any executor, a direct one included, runs user code
- * with no lock of core's held. The loop ({@link #deliver}) takes one piece of work at a time under the
+ * with no lock of core's held. The loop ({@link #deliverUntilIdle}) takes one piece of work at a time under the
  * lock, delivers it outside, and ends with {@link #idleLocked} when nothing is left. Each side's loop is a subclass
  * ({@link ClientDelivery}, {@link ServerDelivery}), so a stream still holds one object for its delivery.
  *
@@ -27,6 +27,9 @@ abstract class CallDrain implements Runnable, Consumer<Status> {
 
         /** The executor refused a run: the owner's callbacks can no longer be delivered (it ends the call). */
         void drainRejected(RejectedExecutionException e);
+
+        /** The loop ended as the last party of a recyclable call: the owner serves its next call now. */
+        void recycle();
     }
 
     /** A run is scheduled or running: the next request need not start another. */
@@ -37,6 +40,8 @@ abstract class CallDrain implements Runnable, Consumer<Status> {
     private final Owner owner;
     private int flags;
     private Status attachmentFailure;
+    /** How many more messages the listener asked for. */
+    private int requested;
 
     CallDrain(Owner owner) {
         this.owner = owner;
@@ -56,13 +61,36 @@ abstract class CallDrain implements Runnable, Consumer<Status> {
         flags &= ~SCHEDULED;
     }
 
-    /** The loop, on the executor, without the lock: one callback at a time, chosen under the lock, run outside it. */
-    abstract void deliver();
+    /**
+     * The loop, on the executor, without the lock: one callback at a time, chosen under the lock, run outside it; true
+     * when it ended as the last party of a recyclable call ({@link Recycling#done}).
+     */
+    abstract boolean deliverUntilIdle();
 
     /** With the lock held, when the owner is recycled: as a new drain. */
     void resetLocked() {
         flags = 0;
         attachmentFailure = null;
+        requested = 0;
+    }
+
+    /** With the lock held: the listener asked for {@code n} more messages. */
+    void addRequestedLocked(int n) {
+        requested = (int) Math.min(Integer.MAX_VALUE, (long) requested + n);
+    }
+
+    /** With the lock held: whether the listener asked for more messages than {@code inbound} holds. */
+    boolean wantsMoreLocked(InboundMessages inbound) {
+        return requested > inbound.queued();
+    }
+
+    /** With the lock held, from the loop: whether a message {@code inbound} holds was asked for; if so it is counted. */
+    boolean takeRequestedLocked(InboundMessages inbound) {
+        if (requested > 0 && inbound.hasMessage()) {
+            requested--;
+            return true;
+        }
+        return false;
     }
 
     /** Without the lock: hands the loop to the executor (only after {@link #requestLocked} returned true). */
@@ -81,7 +109,9 @@ abstract class CallDrain implements Runnable, Consumer<Status> {
     /** The loop, on the call's executor (core alone hands this object to an executor). */
     @Override
     public void run() {
-        deliver();
+        if (deliverUntilIdle()) {
+            owner.recycle();
+        }
     }
 
     /** The attachment being sent failed (under the owner's lock): kept for {@link #takeAttachmentFailureLocked}. */

@@ -9,10 +9,10 @@ import dev.rdmarpc.core.buffer.SlabBuffer;
 
 /**
  * The delivery of one client call's callbacks: its listener (or the observer of a call started by
- * {@link ClientStream#startUnary}), what is pending for it (response headers, a ready transition, the end) and how
- * many responses it asked for, and the loop that hands them over one at a time, chosen under the stream's lock and
- * run outside it on the call's executor ({@link CallDrain}). The stream keeps the call's state machine and tells this
- * what happened through its {@code ...Locked} methods, always with the stream's lock held.
+ * {@link ClientStream#startUnary}), what is pending for it (response headers, a ready transition, the end), and the
+ * loop that hands them over one at a time, chosen under the stream's lock and run outside it on the call's executor.
+ * Its {@link CallDrain} part starts the runs and counts the responses asked for. The stream keeps the call's state
+ * machine and tells this what happened through its {@code ...Locked} methods, always with the stream's lock held.
  */
 final class ClientDelivery<RespT> extends CallDrain {
     private static final int HEADERS = 1, MESSAGE = 2, CLOSE = 3, READY = 4;
@@ -33,7 +33,6 @@ final class ClientDelivery<RespT> extends CallDrain {
     /** Response headers received and not yet delivered (null when they carried no entries). */
     private Metadata pendingHeaders;
     private int pending;
-    private int requested;
 
     ClientDelivery(ClientStream<?, RespT> stream) {
         super(stream);
@@ -54,16 +53,6 @@ final class ClientDelivery<RespT> extends CallDrain {
     /** With the lock held: asks for a run once the call has a listener; true when the caller must {@link #start} it. */
     boolean requestIfListeningLocked() {
         return listener != null && requestLocked();
-    }
-
-    /** With the lock held: the listener asked for {@code n} more responses. */
-    void addRequestedLocked(int n) {
-        requested = (int) Math.min(Integer.MAX_VALUE, (long) requested + n);
-    }
-
-    /** With the lock held: whether the listener asked for more responses than {@code inbound} holds. */
-    boolean wantsMoreLocked(InboundMessages inbound) {
-        return requested > inbound.queued();
     }
 
     /** With the lock held: response headers to deliver ({@code md}, null for none); true when a run must start. */
@@ -87,19 +76,11 @@ final class ClientDelivery<RespT> extends CallDrain {
         unaryValue = null;
         pendingHeaders = null;
         pending = 0;
-        requested = 0;
-    }
-
-    /** The loop, on the call's executor; the last party of a pooled call recycles it. */
-    @Override
-    void deliver() {
-        if (deliverUntilIdle()) {
-            stream.recycle();
-        }
     }
 
     /** One callback at a time, chosen under the stream's lock and run outside it; true when it must recycle. */
-    private boolean deliverUntilIdle() {
+    @Override
+    boolean deliverUntilIdle() {
         while (true) {
             int action;
             Metadata headers = null;
@@ -128,12 +109,11 @@ final class ClientDelivery<RespT> extends CallDrain {
                     closeTrailers = stream.closeTrailersLocked();
                     stream.givePartsBackLocked();
                     action = CLOSE;
-                } else if (requested > 0 && inbound.hasMessage()) {
+                } else if (takeRequestedLocked(inbound)) {
                     message = inbound.poll();
                     compressed = inbound.polledCompressed();
                     split = inbound.polledSplit();
                     apart = inbound.polledAttachment();
-                    requested--;
                     credit = stream.remoteClosedLocked() ? 0 : inbound.takeCredit();
                     action = MESSAGE;
                 } else if ((pending & READY_PENDING) != 0) {

@@ -192,7 +192,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      * connection's table (a frame or a snapshot that found it there before is checked against the connection and
      * the id, {@link #isStreamLocked}).
      */
-    void recycle() {
+    @Override
+    public void recycle() {
         synchronized (this) {
             assert detachFrom == null : "recycled before it left its connection: " + this;
             opener.resetLocked();

@@ -9,10 +9,10 @@ import dev.rdmarpc.core.buffer.SlabBuffer;
 /**
  * The delivery of one server call's callbacks: the handler's start, its listener (or the sink of core's
  * single-request handler started straight, {@link SingleRequestStarter}), what is pending or done for it (the start,
- * a ready transition, the half-close, the end) and how many requests it asked for, and the loop that hands them over
- * one at a time, chosen under the stream's lock and run outside it on the server's executor ({@link CallDrain}). The
- * stream keeps the call's state machine and tells this what happened through its {@code ...Locked} methods, always
- * with the stream's lock held.
+ * a ready transition, the half-close, the end), and the loop that hands them over one at a time, chosen under the
+ * stream's lock and run outside it on the server's executor. Its {@link CallDrain} part starts the runs and counts the
+ * requests asked for. The stream keeps the call's state machine and tells this what happened through its
+ * {@code ...Locked} methods, always with the stream's lock held.
  */
 final class ServerDelivery<ReqT, RespT> extends CallDrain {
     private static final int START = 1, CANCEL = 2, MESSAGE = 3, HALF_CLOSE = 4, COMPLETE = 5, READY = 6;
@@ -30,7 +30,6 @@ final class ServerDelivery<ReqT, RespT> extends CallDrain {
     /** The events' recipient when core's single-request handler was started straight, else null. */
     private SingleRequestCallSink<ReqT> sink;
     private int pending;
-    private int requested;
 
     ServerDelivery(ServerStream<ReqT, RespT> stream) {
         super(stream);
@@ -48,17 +47,6 @@ final class ServerDelivery<ReqT, RespT> extends CallDrain {
         listener = null;
         sink = null;
         pending = 0;
-        requested = 0;
-    }
-
-    /** With the lock held: the handler asked for {@code n} more requests. */
-    void addRequestedLocked(int n) {
-        requested = (int) Math.min(Integer.MAX_VALUE, (long) requested + n);
-    }
-
-    /** With the lock held: whether the handler asked for more requests than {@code inbound} holds. */
-    boolean wantsMoreLocked(InboundMessages inbound) {
-        return requested > inbound.queued();
     }
 
     /** With the lock held: the call became ready to send; true when a run must start. */
@@ -67,16 +55,9 @@ final class ServerDelivery<ReqT, RespT> extends CallDrain {
         return requestLocked();
     }
 
-    /** The loop, on the server's executor; the last party of a recyclable call recycles the stream. */
-    @Override
-    void deliver() {
-        if (deliverUntilIdle()) {
-            stream.recycle();
-        }
-    }
-
     /** One callback at a time, chosen under the stream's lock and run outside it; true when it must recycle. */
-    private boolean deliverUntilIdle() {
+    @Override
+    boolean deliverUntilIdle() {
         while (true) {
             int action;
             SlabBuffer message = null;
@@ -113,12 +94,11 @@ final class ServerDelivery<ReqT, RespT> extends CallDrain {
                     pending |= COMPLETE_DELIVERED;
                     stream.givePartsBackLocked();
                     action = COMPLETE;
-                } else if (requested > 0 && inbound.hasMessage()) {
+                } else if (takeRequestedLocked(inbound)) {
                     message = inbound.poll();
                     compressed = inbound.polledCompressed();
                     split = inbound.polledSplit();
                     apart = inbound.polledAttachment();
-                    requested--;
                     credit = state == ServerStream.State.OPEN ? inbound.takeCredit() : 0;
                     action = MESSAGE;
                 } else if (state == ServerStream.State.HALF_CLOSED_REMOTE && (pending & HALF_CLOSE_DELIVERED) == 0

@@ -176,7 +176,8 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     }
 
     /** Clears the call's fields (its parts were given back when its end was chosen) and keeps it for the next call. */
-    void recycle() {
+    @Override
+    public void recycle() {
         synchronized (this) {
             id = 0;
             definition = null;
