@@ -21,8 +21,9 @@ import java.util.concurrent.Executor;
 
 /**
  * The client side of one call: sends HEADERS and messages under flow control, reassembles
- * responses, and delivers listener callbacks in order on the call's executor, never under this call's lock, through
- * its {@link CallDrain}, which is also the send side's attachment-failure hook ({@link #attachmentFailedLocked}). The protocol
+ * responses, and has its callbacks delivered in order on the call's executor, never under this call's lock, by its
+ * {@link ClientDelivery} (its {@link CallDrain}, also the send side's attachment-failure hook,
+ * {@link #attachmentFailedLocked}). The protocol
  * state is {@link State}, as in the stream state diagram of PROTOCOL.md (kept in two bits of the flags). A plain
  * async unary call started through {@link #startUnary} ends straight into its observer, with no listener object. A
  * generated stub's async unary call runs on a stream from the channel's {@link RecycledStreams} ({@link #runPooledUnary}):
@@ -32,9 +33,10 @@ import java.util.concurrent.Executor;
  * unless the stream is still that one, so a stale reference cannot reach the stream's next call. Finding a connection
  * and a stream slot on it is its {@link ClientStreamOpener}'s. All state is guarded by {@code this}.
  *
- * <p>Over 600 lines: the call's state machine and the loop that delivers its callbacks (chosen under this lock, run
- * outside it) read and write the same guarded fields at every step; the opening, the drain mechanism
- * ({@link CallDrain}) and recycling ({@link Recycling}) are apart, the loop itself is not yet.
+ * <p>Over 600 lines: what is left is the call's state machine alone (the opening is {@link ClientStreamOpener}'s, the
+ * delivery {@link ClientDelivery}'s, recycling {@link Recycling}'s): the ClientCall API, the frames from the
+ * connection, and the one way a call ends ({@link #finishLocked}), each a transition over the same guarded fields
+ * (the state, the held request, the send side, the connection); split further, one transition would span classes.
  */
 final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         implements CallDrain.Owner, NullForEmptyMetadata, DirectUnaryCall<RespT>, FlagBits {
@@ -50,8 +52,6 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         CLOSED
     }
 
-    private static final int NONE = 0, HEADERS = 1, MESSAGE = 2, CLOSE = 3, READY = 4;
-
     private final ChannelImpl channel;
     /** Set at creation, and again when a recycled stream is reused ({@link #reuse}). */
     private MethodDescriptor<ReqT, RespT> method;
@@ -61,7 +61,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     /** The reassembler, from the channel's {@link StreamParts}; null once given back after onClose. */
     private InboundMessages inbound;
     /** Delivers the call's callbacks, one at a time, outside its lock; the send side's attachment-failure hook. */
-    private final CallDrain drain = new CallDrain(this);
+    private final ClientDelivery<RespT> drain = new ClientDelivery<>(this);
     /** Only for a call with a deadline, which it keeps (no field of its own); armed at start, kept when recycled. */
     private CallTimer deadlineTimer;
     /** Set only on the pooled path ({@link #runPooledUnary}): when the stream may serve the channel's next call. */
@@ -73,12 +73,6 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     /** Finds the stream a connection and a stream slot on it. */
     private final ClientStreamOpener opener;
     private int id;
-    /** The listener; for a call started by {@link #startUnary}, {@link #TO_UNARY_OBSERVER}, never called. */
-    private Listener<RespT> listener;
-    /** The observer a call started by {@link #startUnary} ends into, else null. */
-    private StreamObserver<RespT> unaryObserver;
-    /** The response of a call started by {@link #startUnary}, once it came. */
-    private RespT unaryValue;
     /** The call's yes/no state, bits of {@link #STARTED} and the other constants below ({@link FlagBits}). */
     private short flags;
 
@@ -88,17 +82,12 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     private static final int HALF_CLOSE_REQUESTED = 1 << 1;
     /** The server ended the stream (TRAILERS or CANCEL) or the transport lost it: it sends nothing more. */
     private static final int REMOTE_CLOSED = 1 << 2;
-    /** onClose was chosen for delivery: the listener gets nothing more. */
-    private static final int LISTENER_CLOSED = 1 << 3;
-    private static final int HEADERS_RECEIVED = 1 << 4;
-    /** Response headers received and not yet delivered ({@link #pendingHeaders}, null when they carried no entries). */
-    private static final int HEADERS_PENDING = 1 << 5;
-    private static final int READY_PENDING = 1 << 6;
-    private static final int WAS_READY = 1 << 7;
+    private static final int HEADERS_RECEIVED = 1 << 3;
+    private static final int WAS_READY = 1 << 4;
     /** The status came in the server's TRAILERS: messages received before it are still delivered. */
-    private static final int CLOSED_BY_SERVER = 1 << 8;
+    private static final int CLOSED_BY_SERVER = 1 << 5;
     /** Where the stream's {@link State} is kept in {@link #flags}: its ordinal, in the two bits above the flags. */
-    private static final int STATE_SHIFT = 9;
+    private static final int STATE_SHIFT = 6;
     private static final int STATE_MASK = 0b11 << STATE_SHIFT;
     /**
      * The steps a pooled call must take to be recycled ({@link Recycling#allow}): opened on a connection from the
@@ -118,8 +107,6 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     private Status closeStatus;
     /** The trailers onClose gets, or null when there are none (an instance is made then, unless the listener takes null). */
     private Metadata closeTrailers;
-    private Metadata pendingHeaders;
-    private int requested;
     private SlabBuffer heldSingleRequest;
     private OutgoingAttachment heldAttachment;
     private long startNanos;
@@ -205,7 +192,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      * connection's table (a frame or a snapshot that found it there before is checked against the connection and
      * the id, {@link #isStreamLocked}).
      */
-    private void recycle() {
+    @Override
+    public void recycle() {
         synchronized (this) {
             assert detachFrom == null : "recycled before it left its connection: " + this;
             opener.resetLocked();
@@ -214,16 +202,11 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             conn = null;
             detachFrom = null;
             id = 0;
-            listener = null;
-            unaryObserver = null;
-            unaryValue = null;
             flags = 0;
             drain.resetLocked();
             requestHeaders = null;
             closeStatus = null;
             closeTrailers = null;
-            pendingHeaders = null;
-            requested = 0;
             heldSingleRequest = null;
             heldAttachment = null;
             startNanos = 0;
@@ -294,9 +277,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     /** Starts a plain async unary call that ends into {@code observer}, with no listener object, and asks for the response. */
     @Override
     public void startUnary(StreamObserver<RespT> observer) {
-        @SuppressWarnings("unchecked")
-        Listener<RespT> none = (Listener<RespT>) TO_UNARY_OBSERVER;
-        start(none, observer, null);
+        start(null, observer, null);
         request(2);
     }
 
@@ -306,8 +287,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                 throw new IllegalStateException("call already started");
             }
             set(STARTED);
-            this.listener = l;
-            this.unaryObserver = observer;
+            drain.listenLocked(l, observer);
             this.startNanos = System.nanoTime();
         }
         Metadata md = headers; // null (from core's own callers, or an application) sends none
@@ -456,19 +436,24 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         int credit = 0;
         boolean run;
         synchronized (this) {
-            requested = (int) Math.min(Integer.MAX_VALUE, (long) requested + n);
-            if (conn != null && !has(REMOTE_CLOSED) && closeStatus == null && requested > inbound.queued()) {
+            drain.addRequestedLocked(n);
+            if (conn != null && !has(REMOTE_CLOSED) && closeStatus == null && drain.wantsMoreLocked(inbound)) {
                 inbound.onDemand();
                 credit = inbound.takeCredit();
             }
             run = requestDrainIfListeningLocked();
         }
         if (credit > 0) {
-            conn.sendControl(Frames.window(pool(), id, credit));
+            sendCredit(credit);
         }
         if (run) {
             drain.start();
         }
+    }
+
+    /** Without the lock: grants the server {@code credit} more bytes of responses (a WINDOW frame). */
+    void sendCredit(int credit) {
+        conn.sendControl(Frames.window(pool(), id, credit));
     }
 
     @Override
@@ -653,9 +638,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                 }
                 capture.recordHeaders(md);
             }
-            set(HEADERS_PENDING);
-            pendingHeaders = md;
-            run = requestDrainIfListeningLocked();
+            run = drain.headersLocked(md);
         }
         if (run) {
             drain.start();
@@ -686,7 +669,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                 return false;
             }
             channel.metrics().bytesReceived(length);
-            int r = inbound.onFrame(flags, memory, holder, offset, length, requested > inbound.queued());
+            int r = inbound.onFrame(flags, memory, holder, offset, length, drain.wantsMoreLocked(inbound));
             kept = inbound.keptHolder();
             tooLarge = r == InboundMessages.TOO_LARGE;
             if (tooLarge) {
@@ -872,8 +855,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         boolean ready = closeStatus == null && outbound.isReady();
         boolean run = false;
         if (ready && !has(WAS_READY)) {
-            set(READY_PENDING);
-            run = requestDrainIfListeningLocked();
+            run = drain.readyLocked();
         }
         set(WAS_READY, ready);
         return run;
@@ -881,7 +863,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
 
     /** With the lock held: asks for a drain once the call has a listener; true when the caller must start it. */
     private boolean requestDrainIfListeningLocked() {
-        return listener != null && drain.requestLocked();
+        return drain.requestIfListeningLocked();
     }
 
     @Override
@@ -910,94 +892,44 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         }
     }
 
-    /** The drain's loop: one callback at a time, chosen under the lock and run outside it; true when it must recycle. */
-    private boolean deliverUntilIdle() {
-        while (true) {
-            int action;
-            Metadata headers = null;
-            SlabBuffer message = null;
-            boolean compressed = false;
-            int split = -1;
-            SlabBuffer apart = null;
-            int credit = 0;
-            synchronized (this) {
-                if (has(LISTENER_CLOSED)) {
-                    drain.idleLocked();
-                    return doneLocked(DRAIN);
-                }
-                if (has(HEADERS_PENDING)) {
-                    clear(HEADERS_PENDING);
-                    headers = pendingHeaders;
-                    pendingHeaders = null;
-                    action = HEADERS;
-                } else if (closeStatus != null && ((!closeStatus.isOk() && !has(CLOSED_BY_SERVER)) || !inbound.hasMessage())) {
-                    set(LISTENER_CLOSED);
-                    recyclePartsLocked();
-                    action = CLOSE;
-                } else if (requested > 0 && inbound.hasMessage()) {
-                    message = inbound.poll();
-                    compressed = inbound.polledCompressed();
-                    split = inbound.polledSplit();
-                    apart = inbound.polledAttachment();
-                    requested--;
-                    credit = has(REMOTE_CLOSED) ? 0 : inbound.takeCredit();
-                    action = MESSAGE;
-                } else if (has(READY_PENDING)) {
-                    clear(READY_PENDING);
-                    action = READY;
-                } else {
-                    drain.idleLocked();
-                    return false;
-                }
-            }
-            if (credit > 0) {
-                conn.sendControl(Frames.window(pool(), id, credit));
-            }
-            StreamObserver<RespT> direct = unaryObserver; // set before the listener, which a drain needs, at start
-            switch (action) {
-                case HEADERS -> {
-                    if (direct != null) {
-                        break; // a unary observer takes no headers
-                    }
-                    try {
-                        listener.onHeaders(headers != null ? headers : NullForEmptyMetadata.emptyFor(listener));
-                    } catch (RuntimeException e) {
-                        listenerThrew(e);
-                    }
-                }
-                case MESSAGE -> deliverMessage(message, compressed, split, apart);
-                case CLOSE -> {
-                    if (counted) {
-                        channel.metrics().callFinished(method.getFullMethodName(), null, closeStatus.getCode().name(),
-                                System.nanoTime() - startNanos);
-                        channel.callFinished();
-                    }
-                    Status s = closeStatus;
-                    try {
-                        if (direct != null) {
-                            RespT value = unaryValue;
-                            unaryValue = null;
-                            UnaryObserverClose.close(direct, s, closeTrailers, value);
-                        } else {
-                            listener.onClose(s, closeTrailers != null ? closeTrailers : NullForEmptyMetadata.emptyFor(listener));
-                        }
-                    } catch (RuntimeException e) {
-                        Connection.LOG.log(System.Logger.Level.WARNING, "ClientCall.Listener.onClose threw", e);
-                    }
-                }
-                case READY -> {
-                    if (direct != null) {
-                        break; // a unary observer has no request side to tell
-                    }
-                    try {
-                        listener.onReady();
-                    } catch (RuntimeException e) {
-                        listenerThrew(e);
-                    }
-                }
-                default -> {
-                }
-            }
+    // ------------------------------------------------------------------ what its delivery asks (ClientDelivery)
+
+    /** With the lock held: the call's status, or null while it runs. */
+    Status closeStatusLocked() {
+        return closeStatus;
+    }
+
+    /** With the lock held: the trailers onClose gets, or null for none. */
+    Metadata closeTrailersLocked() {
+        return closeTrailers;
+    }
+
+    /** With the lock held: whether the status came in the server's TRAILERS (responses before it still count). */
+    boolean closedByServerLocked() {
+        return has(CLOSED_BY_SERVER);
+    }
+
+    /** With the lock held: whether the server sends nothing more (no credit to grant it). */
+    boolean remoteClosedLocked() {
+        return has(REMOTE_CLOSED);
+    }
+
+    /** With the lock held: the reassembler of the responses (null once given back). */
+    InboundMessages inboundLocked() {
+        return inbound;
+    }
+
+    /** With the lock held: the delivery ended the call's callbacks and went idle; true when it must recycle it. */
+    boolean drainDoneLocked() {
+        return doneLocked(DRAIN);
+    }
+
+    /** Without the lock, as onClose is delivered: the call counts as finished with {@code s}. */
+    void countFinished(Status s) {
+        if (counted) {
+            channel.metrics().callFinished(method.getFullMethodName(), null, s.getCode().name(),
+                    System.nanoTime() - startNanos);
+            channel.callFinished();
         }
     }
 
@@ -1006,21 +938,13 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      * Every later event (a late frame, request, cancel, a WINDOW) finds the call closed before it would touch them, and
      * the fields are cleared first, so this call keeps no reference to parts another call may now hold.
      */
-    private void recyclePartsLocked() {
+    void givePartsBackLocked() {
         InboundMessages in = inbound;
         OutboundFlow out = outbound;
         inbound = null;
         outbound = null;
         channel.parts().recycle(in);
         channel.parts().recycle(out);
-    }
-
-    /** The drain loop, on the call's executor (its {@link CallDrain} runs it); the last party of a pooled call recycles it. */
-    @Override
-    public void deliver() {
-        if (deliverUntilIdle()) {
-            recycle();
-        }
     }
 
     /**
@@ -1033,67 +957,36 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         return s != null && finishLocked(s, null, true);
     }
 
-    private void deliverMessage(SlabBuffer buf, boolean compressed, int split, SlabBuffer apart) {
-        RespT value;
-        dev.rdmarpc.core.Attachment attachment = null;
-        try {
-            if (split >= 0) {
-                attachment = Attachments.received(buf, split, apart);
-                value = Attachments.parse(method.getResponseMarshaller(), buf, split, compressed, attachment, apart);
-            } else {
-                value = Gzip.parseOwned(method.getResponseMarshaller(), buf, compressed,
-                        options.getCompressor() != null, channel.maxInboundMessageSize());
-            }
-        } catch (RuntimeException e) {
-            Status s = Status.fromThrowable(e);
-            if (s.getCode() == Status.Code.UNKNOWN) {
-                s = Status.INTERNAL.withDescription("failed to parse the response: " + e).withCause(e);
-            }
-            synchronized (this) {
-                if (closeStatus != null && closeStatus.isOk() && has(CLOSED_BY_SERVER)) {
-                    // the server's OK arrived before this message was parsed: the call ends with the failure instead
-                    closeStatus = s;
-                    closeTrailers = null;
-                    inbound.releaseAll();
-                    return;
-                }
-            }
-            finish(s, null, true);
-            return;
+    /** Without the lock: a response as the listener gets it; {@code attachment} is the one received with it, or null. */
+    RespT parseResponse(SlabBuffer buf, boolean compressed, int split, dev.rdmarpc.core.Attachment attachment,
+                        SlabBuffer apart) {
+        if (split >= 0) {
+            return Attachments.parse(method.getResponseMarshaller(), buf, split, compressed, attachment, apart);
         }
-        try {
-            if (unaryObserver != null) {
-                try {
-                    takeUnaryResponse(value);
-                } finally {
-                    if (attachment != null) {
-                        attachment.release(); // a plain observer takes the message alone, as a listener's default does
-                    }
-                }
-            } else if (attachment != null) {
-                listener.onMessage(value, attachment);
-            } else {
-                listener.onMessage(value);
-            }
-        } catch (RuntimeException e) {
-            listenerThrew(e);
-        }
+        return Gzip.parseOwned(method.getResponseMarshaller(), buf, compressed, options.getCompressor() != null,
+                channel.maxInboundMessageSize());
     }
 
-    /** A response of a call started by {@link #startUnary}: kept for onClose; a second one cancels the call. */
-    private void takeUnaryResponse(RespT value) {
-        if (unaryValue != null) {
-            cancel(UnaryObserverClose.SECOND_RESPONSE, null);
-        } else {
-            unaryValue = value;
+    /** Without the lock: a response could not be parsed ({@code e}): the call ends with the failure. */
+    void responseUnreadable(RuntimeException e) {
+        Status s = Status.fromThrowable(e);
+        if (s.getCode() == Status.Code.UNKNOWN) {
+            s = Status.INTERNAL.withDescription("failed to parse the response: " + e).withCause(e);
         }
+        synchronized (this) {
+            if (closeStatus != null && closeStatus.isOk() && has(CLOSED_BY_SERVER)) {
+                // the server's OK arrived before this message was parsed: the call ends with the failure instead
+                closeStatus = s;
+                closeTrailers = null;
+                inbound.releaseAll();
+                return;
+            }
+        }
+        finish(s, null, true);
     }
 
-    /** The listener of a call started by {@link #startUnary}: marks that it has one, and is never called. */
-    private static final Listener<Object> TO_UNARY_OBSERVER = new Listener<>() {
-    };
-
-    private void listenerThrew(RuntimeException e) {
+    /** Without the lock: the listener threw {@code e}: the call is cancelled. */
+    void listenerThrew(RuntimeException e) {
         finish(Status.CANCELLED.withDescription("the call's listener threw: " + e).withCause(e), null, true);
     }
 

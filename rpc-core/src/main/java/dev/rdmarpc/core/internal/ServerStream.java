@@ -19,18 +19,19 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The server side of one call: starts the handler, reassembles requests, sends responses under
- * flow control, enforces the deadline, and delivers listener callbacks in order on the server's
- * executor, never under this call's lock, through its {@link CallDrain} as {@link ClientStream} does (also the send
- * side's attachment-failure hook, {@link #attachmentFailedLocked}). The protocol state is {@link State}, as in the stream state diagram of PROTOCOL.md. A call whose
+ * flow control, enforces the deadline, and has its callbacks delivered in order on the server's executor, never
+ * under this call's lock, by its {@link ServerDelivery} (its {@link CallDrain}, also the send side's
+ * attachment-failure hook, {@link #attachmentFailedLocked}). The protocol state is {@link State}, as in the stream state diagram of PROTOCOL.md. A call whose
  * handler is core's single-request one, started straight ({@link SingleRequestStarter}), goes back to its
  * connection's {@link RecycledStreams} for the connection's next call once its response observer let it go
  * ({@link #sinkReleased}), its drain delivered the end, and it left the connection (its {@link Recycling}). Frames
  * name the stream id, and a deadline expiry the call it was armed for, and are dropped unless the stream is still that
  * call. State is guarded by {@code this}.
  *
- * <p>Over 600 lines: the call's state machine and the loop that delivers its callbacks (chosen under this lock, run
- * outside it) read and write the same guarded fields at every step; the drain mechanism ({@link CallDrain}) and
- * recycling ({@link Recycling}) are apart, the loop itself is not yet.
+ * <p>Over 600 lines: what is left is the call's state machine alone (the delivery is {@link ServerDelivery}'s,
+ * recycling {@link Recycling}'s): the ServerCall API (its getters included), the frames from the connection, and the
+ * one way a call ends here ({@link #cancelLocked}), each a transition over the same guarded fields (the state, the
+ * send side, the flags); split further, one transition would span classes.
  */
 final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         implements CallDrain.Owner, NullForEmptyMetadata, FlagBits, ReleasableCall {
@@ -46,20 +47,13 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         CANCELLED
     }
 
-    private static final int NONE = 0, START = 1, CANCEL = 2, MESSAGE = 3, HALF_CLOSE = 4, COMPLETE = 5, READY = 6;
-
-    // what the drain has still to deliver, and what has been done: the bits of flags
-    private static final int START_PENDING = 1;
-    private static final int HALF_CLOSE_DELIVERED = 1 << 1;
-    private static final int CANCEL_DELIVERED = 1 << 2;
-    private static final int COMPLETE_DELIVERED = 1 << 3;
-    private static final int READY_PENDING = 1 << 4;
-    private static final int WAS_READY = 1 << 5;
-    private static final int HEADERS_SENT = 1 << 6;
+    // the call's yes/no state: the bits of flags
+    private static final int WAS_READY = 1;
+    private static final int HEADERS_SENT = 1 << 1;
     /** The handler called {@link #close} (whatever the state was then). */
-    private static final int CLOSE_CALLED = 1 << 7;
+    private static final int CLOSE_CALLED = 1 << 2;
     /** The stream left its connection. */
-    private static final int REMOVED = 1 << 8;
+    private static final int REMOVED = 1 << 3;
     /**
      * The step a call must take for its stream to go back to its connection's pool ({@link Recycling#allow}): its
      * handler is core's single-request one, started straight (no interceptor or listener holds the call).
@@ -75,7 +69,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
      * The client's END_STREAM arrived (as a flag or a frame): any later MESSAGE or END_STREAM from it is a protocol
      * error, whether the call is still half-closed here or has ended since (HTTP/2's STREAM_CLOSED).
      */
-    private static final int CLIENT_ENDED = 1 << 13;
+    private static final int CLIENT_ENDED = 1 << 4;
 
     @Override
     public short flagBits() {
@@ -102,7 +96,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     /** The reassembler, from the connection's {@link StreamParts}; null once given back when the call ended. */
     private InboundMessages inbound;
     /** Delivers the call's callbacks, one at a time, outside its lock; the send side's attachment-failure hook. */
-    private final CallDrain drain = new CallDrain(this);
+    private final ServerDelivery<ReqT, RespT> drain = new ServerDelivery<>(this);
     /** Only for a call with a deadline, which it keeps (no field of its own); kept when the stream is recycled. */
     private CallTimer deadlineTimer;
     /** Set once a call on this stream was started straight ({@link #STARTED_STRAIGHT}): when it may serve the next. */
@@ -112,13 +106,8 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     private State state;
     /** Mirrors {@code state == CANCELLED} for lock-free reads ({@link #isCancelled}). */
     private volatile boolean cancelled;
-    /** The listener; for a call started straight into a {@link #sink}, {@link #TO_SINK}, never called. */
-    private Listener<ReqT> listener;
-    /** The events' recipient when core's single-request handler was started straight ({@link SingleRequestStarter}), else null. */
-    private SingleRequestCallSink<ReqT> sink;
-    /** The call's yes/no state, bits of {@link #START_PENDING} and the other constants below ({@link FlagBits}). */
+    /** The call's yes/no state, bits of {@link #WAS_READY} and the other constants above ({@link FlagBits}). */
     private short flags;
-    private int requested;
     private String finalStatus;
 
     ServerStream(ServerConnection conn, int id, ServerMethodDefinition<ReqT, RespT> definition, Metadata requestHeaders,
@@ -160,7 +149,8 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         inbound.limitAttachments(conn.server.attachmentLimit(newDefinition));
         outbound.onAttachmentFailed(drain);
         this.state = halfClosed ? State.HALF_CLOSED_REMOTE : State.OPEN;
-        this.flags = (short) (START_PENDING | (halfClosed ? CLIENT_ENDED : 0));
+        this.flags = (short) (halfClosed ? CLIENT_ENDED : 0);
+        drain.beginLocked();
     }
 
     /** The response observer lets the call go: it will not reach the stream again. */
@@ -186,17 +176,15 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     }
 
     /** Clears the call's fields (its parts were given back when its end was chosen) and keeps it for the next call. */
-    private void recycle() {
+    @Override
+    public void recycle() {
         synchronized (this) {
             id = 0;
             definition = null;
             requestHeaders = null;
             authority = null;
-            listener = null;
-            sink = null;
             flags = 0;
             drain.resetLocked();
-            requested = 0;
             finalStatus = null;
             cancelled = false;
             state = State.CANCELLED; // as an ended call while kept: anything that still reaches it does nothing
@@ -266,19 +254,24 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         int credit = 0;
         boolean run;
         synchronized (this) {
-            requested = (int) Math.min(Integer.MAX_VALUE, (long) requested + n);
-            if (state == State.OPEN && requested > inbound.queued()) {
+            drain.addRequestedLocked(n);
+            if (state == State.OPEN && drain.wantsMoreLocked(inbound)) {
                 inbound.onDemand();
                 credit = inbound.takeCredit();
             }
             run = drain.requestLocked();
         }
         if (credit > 0) {
-            conn.send(Frames.window(pool(), id, credit), true);
+            sendCredit(credit);
         }
         if (run) {
             drain.start();
         }
+    }
+
+    /** Without the lock: grants the client {@code credit} more bytes of requests (a WINDOW frame). */
+    void sendCredit(int credit) {
+        conn.send(Frames.window(pool(), id, credit), true);
     }
 
     @Override
@@ -526,7 +519,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                 state = State.HALF_CLOSED_REMOTE;
             }
             conn.server.metrics().bytesReceived(length);
-            int r = inbound.onFrame(flags, memory, holder, offset, length, requested > inbound.queued());
+            int r = inbound.onFrame(flags, memory, holder, offset, length, drain.wantsMoreLocked(inbound));
             kept = inbound.keptHolder();
             if (r == InboundMessages.OVER_WINDOW) {
                 tooLarge = cancelLocked(Status.RESOURCE_EXHAUSTED.withDescription("request message of "
@@ -768,8 +761,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         boolean ready = isOpenLocked() && outbound.isReady();
         boolean run = false;
         if (ready && !has(WAS_READY)) {
-            set(READY_PENDING);
-            run = drain.requestLocked();
+            run = drain.readyLocked();
         }
         set(WAS_READY, ready);
         return run;
@@ -785,135 +777,53 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         executorRejected(e);
     }
 
-    /** The drain's loop: one callback at a time, chosen under the lock and run outside it; true when it must recycle. */
-    private boolean deliverUntilIdle() {
-        while (true) {
-            int action;
-            SlabBuffer message = null;
-            boolean compressed = false;
-            int split = -1;
-            SlabBuffer apart = null;
-            int credit = 0;
-            synchronized (this) {
-                if (has(START_PENDING)) {
-                    clear(START_PENDING);
-                    action = START;
-                } else if (listener == null) {
-                    drain.idleLocked();
-                    return false;
-                } else if (state == State.CANCELLED) {
-                    if (has(CANCEL_DELIVERED) || has(COMPLETE_DELIVERED)) {
-                        drain.idleLocked();
-                        return doneLocked(DRAIN);
-                    }
-                    set(CANCEL_DELIVERED);
-                    recyclePartsLocked();
-                    action = CANCEL;
-                } else if (state == State.CLOSED) {
-                    if (has(COMPLETE_DELIVERED)) {
-                        drain.idleLocked();
-                        return doneLocked(DRAIN);
-                    }
-                    if (!outbound.isEmpty()) {
-                        drain.idleLocked();
-                        return false;
-                    }
-                    set(COMPLETE_DELIVERED);
-                    recyclePartsLocked();
-                    action = COMPLETE;
-                } else if (requested > 0 && inbound.hasMessage()) {
-                    message = inbound.poll();
-                    compressed = inbound.polledCompressed();
-                    split = inbound.polledSplit();
-                    apart = inbound.polledAttachment();
-                    requested--;
-                    credit = state == State.OPEN ? inbound.takeCredit() : 0;
-                    action = MESSAGE;
-                } else if (state == State.HALF_CLOSED_REMOTE && !has(HALF_CLOSE_DELIVERED) && !inbound.hasMessage()) {
-                    set(HALF_CLOSE_DELIVERED);
-                    action = HALF_CLOSE;
-                } else if (has(READY_PENDING)) {
-                    clear(READY_PENDING);
-                    action = READY;
-                } else {
-                    drain.idleLocked();
-                    return false;
-                }
-            }
-            if (credit > 0) {
-                conn.send(Frames.window(pool(), id, credit), true);
-            }
-            try {
-                SingleRequestCallSink<ReqT> direct = sink; // set (or not) by START, the drain's first action
-                switch (action) {
-                    case START -> start(definition.handler());
-                    case CANCEL -> {
-                        if (direct != null) {
-                            direct.callCancelled();
-                        } else {
-                            listener.onCancel();
-                        }
-                    }
-                    case COMPLETE -> listener.onComplete(); // a sink's is the no-op TO_SINK
-                    case MESSAGE -> deliverMessage(message, compressed, split, apart);
-                    case HALF_CLOSE -> {
-                        if (direct != null) {
-                            direct.requestsEnded();
-                        } else {
-                            listener.onHalfClose();
-                        }
-                    }
-                    case READY -> {
-                        if (direct != null) {
-                            direct.callReady();
-                        } else {
-                            listener.onReady();
-                        }
-                    }
-                    default -> {
-                    }
-                }
-            } catch (RuntimeException | Error e) {
-                handlerFailed(e);
-            }
-        }
+    // ------------------------------------------------------------------ what its delivery asks (ServerDelivery)
+
+    /** With the lock held: the stream's protocol state. */
+    State stateLocked() {
+        return state;
+    }
+
+    /** With the lock held: the reassembler of the requests (null once given back). */
+    InboundMessages inboundLocked() {
+        return inbound;
+    }
+
+    /** With the lock held, once closed: whether the TRAILERS are out (nothing queued before them any more). */
+    boolean trailersOutLocked() {
+        return outbound.isEmpty();
+    }
+
+    /** With the lock held: the delivery ended the call's callbacks and went idle; true when it must recycle it. */
+    boolean drainDoneLocked() {
+        return doneLocked(DRAIN);
+    }
+
+    /** The call's handler. */
+    dev.rdmarpc.core.ServerCallHandler<ReqT, RespT> handler() {
+        return definition.handler();
+    }
+
+    /** The client's metadata, or null when it sent none. */
+    Metadata requestHeaders() {
+        return requestHeaders;
     }
 
     /**
-     * Lets the handler (or the interceptors in front of it) start the call; core's single-request handler, unwrapped,
-     * starts straight into its sink. When it throws or returns no listener, the call fails and gets a listener that
-     * ignores everything, so the drain still ends the call and frees what it holds.
+     * Without the lock: starts core's single-request handler straight into its sink (no interceptor nor listener
+     * holds the call), which makes the stream one that may serve the connection's next call ({@link Recycling}).
      */
-    private void start(dev.rdmarpc.core.ServerCallHandler<ReqT, RespT> handler) {
-        Listener<ReqT> l = null;
-        try {
-            // with none received, the handler's own instance, as received metadata always is (or null if it takes it)
-            Metadata headers = requestHeaders != null ? requestHeaders : NullForEmptyMetadata.emptyFor(handler);
-            if (handler instanceof SingleRequestStarter<?, ?> starter) {
-                @SuppressWarnings("unchecked")
-                SingleRequestStarter<ReqT, RespT> typed = (SingleRequestStarter<ReqT, RespT>) starter;
-                sink = typed.startSingleRequestCall(this, headers);
-                @SuppressWarnings("unchecked")
-                Listener<ReqT> none = (Listener<ReqT>) TO_SINK;
-                l = none;
-                synchronized (this) {
-                    if (recycling == null) {
-                        recycling = new Recycling(STARTED_STRAIGHT, 3);
-                    }
-                    recycling.allow(STARTED_STRAIGHT);
-                }
-                return;
+    SingleRequestCallSink<ReqT> startStraight(SingleRequestStarter<?, ?> starter, Metadata headers) {
+        @SuppressWarnings("unchecked")
+        SingleRequestStarter<ReqT, RespT> typed = (SingleRequestStarter<ReqT, RespT>) starter;
+        SingleRequestCallSink<ReqT> sink = typed.startSingleRequestCall(this, headers);
+        synchronized (this) {
+            if (recycling == null) {
+                recycling = new Recycling(STARTED_STRAIGHT, 3);
             }
-            l = handler.startCall(this, headers); // the handler, or an interceptor in front of it, may keep the call
-            if (l == null) {
-                throw new NullPointerException("startCall of " + method().getFullMethodName() + " returned no listener");
-            }
-        } finally {
-            synchronized (this) {
-                listener = l != null ? l : new Listener<>() {
-                };
-            }
+            recycling.allow(STARTED_STRAIGHT);
         }
+        return sink;
     }
 
     private void disarmDeadline() {
@@ -929,7 +839,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
      * another call may now hold. A send side still queueing (cancelled mid-message) or with a waiting sender is left
      * to the garbage collector instead.
      */
-    private void recyclePartsLocked() {
+    void givePartsBackLocked() {
         InboundMessages in = inbound;
         OutboundFlow out = outbound;
         inbound = null;
@@ -939,14 +849,6 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         }
         if (out != null) {
             conn.parts.recycle(out);
-        }
-    }
-
-    /** The drain loop, on the server's executor (its {@link CallDrain} runs it); the last party recycles the stream. */
-    @Override
-    public void deliver() {
-        if (deliverUntilIdle()) {
-            recycle();
         }
     }
 
@@ -960,48 +862,27 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         return s != null && cancelLocked(s);
     }
 
-    private void deliverMessage(SlabBuffer buf, boolean compressed, int split, SlabBuffer apart) {
-        ReqT value;
-        dev.rdmarpc.core.Attachment attachment = null;
-        try {
-            if (split >= 0) {
-                attachment = Attachments.received(buf, split, apart);
-                value = Attachments.parse(method().getRequestMarshaller(), buf, split, compressed, attachment, apart);
-            } else {
-                value = Gzip.parseOwned(method().getRequestMarshaller(), buf, compressed,
-                        compressed && Gzip.named(requestHeaders, Gzip.ENCODING), conn.settings.maxMessageSize());
-            }
-        } catch (RuntimeException e) {
-            Status s = Status.fromThrowable(e);
-            if (s.getCode() == Status.Code.UNKNOWN) {
-                s = Status.INTERNAL.withDescription("failed to parse the request: " + e);
-            }
-            abort(s);
-            return;
+    /** Without the lock: a request as the handler gets it; {@code attachment} is the one received with it, or null. */
+    ReqT parseRequest(SlabBuffer buf, boolean compressed, int split, dev.rdmarpc.core.Attachment attachment,
+                      SlabBuffer apart) {
+        if (split >= 0) {
+            return Attachments.parse(method().getRequestMarshaller(), buf, split, compressed, attachment, apart);
         }
-        SingleRequestCallSink<ReqT> direct = sink;
-        if (direct == null) {
-            if (attachment != null) {
-                listener.onMessage(value, attachment);
-            } else {
-                listener.onMessage(value);
-            }
-            return;
-        }
-        try {
-            direct.requestReceived(value);
-        } finally {
-            if (attachment != null) {
-                attachment.release(); // the sink takes the message alone, as a listener's default does
-            }
-        }
+        return Gzip.parseOwned(method().getRequestMarshaller(), buf, compressed,
+                compressed && Gzip.named(requestHeaders, Gzip.ENCODING), conn.settings.maxMessageSize());
     }
 
-    /** The listener of a call started straight into its {@link #sink}: marks that it has one, and is never called. */
-    private static final Listener<Object> TO_SINK = new Listener<>() {
-    };
+    /** Without the lock: a request could not be parsed ({@code e}): the call ends with the failure. */
+    void requestUnreadable(RuntimeException e) {
+        Status s = Status.fromThrowable(e);
+        if (s.getCode() == Status.Code.UNKNOWN) {
+            s = Status.INTERNAL.withDescription("failed to parse the request: " + e);
+        }
+        abort(s);
+    }
 
-    private void handlerFailed(Throwable e) {
+    /** Without the lock: the handler (or a listener) threw {@code e}: the call ends with it, unless it ended already. */
+    void handlerFailed(Throwable e) {
         Connection.LOG.log(System.Logger.Level.DEBUG, "handler of " + method().getFullMethodName() + " threw", e);
         String message = e.getMessage() != null ? e.getMessage() : e.getClass().getName();
         synchronized (this) {
