@@ -31,12 +31,15 @@ class LayeringTest {
 
     /**
      * The only classes outside {@code core.internal} (with their nested classes) that may use it: the entry points that
-     * build channels, connections and servers, the stub helpers' fast paths, the shared executor and the upgrade policy.
+     * build channels, connections and servers (and the builder options and client lifecycle they share), the stub
+     * helpers' fast paths, the shared executor and the upgrade policy.
      */
     private static final List<String> REACHING_INTERNAL = List.of(
             "dev.rdmarpc.core.RpcChannel",
             "dev.rdmarpc.core.RpcConnection",
             "dev.rdmarpc.core.RpcServer",
+            "dev.rdmarpc.core.CommonBuilder",
+            "dev.rdmarpc.core.ChannelHandle",
             "dev.rdmarpc.core.ClientCalls",
             "dev.rdmarpc.core.ServerCalls",
             "dev.rdmarpc.core.CallExecutors",

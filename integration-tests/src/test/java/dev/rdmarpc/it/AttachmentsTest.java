@@ -22,6 +22,7 @@ import dev.rdmarpc.core.ServerCall;
 import dev.rdmarpc.core.ServiceDefinition;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.testing.Await;
+import dev.rdmarpc.core.testing.LockCheckingInterceptors;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -210,8 +211,9 @@ class AttachmentsTest extends LoopbackTest {
             MemorySegment.copy(bytes, 0, segment, ValueLayout.JAVA_BYTE, 0, size);
         }
 
+        /** The release callback: counts, and checks it runs under no lock of rdmarpc's. */
         Runnable onReleased() {
-            return releases::incrementAndGet;
+            return LockCheckingInterceptors.checkedRelease(releases::incrementAndGet);
         }
 
         /** Waits for the release callback, then checks it ran once. */
@@ -300,7 +302,7 @@ class AttachmentsTest extends LoopbackTest {
             Received r = new Received();
             call.start(r, new Metadata());
             call.request(2);
-            call.sendMessage(new byte[]{1}, region, releases::incrementAndGet);
+            call.sendMessage(new byte[]{1}, region, LockCheckingInterceptors.checkedRelease(releases::incrementAndGet));
             call.halfClose();
             assertEquals(Status.Code.OK, r.status().getCode(), () -> r.closed.join().toString());
             assertArrayEquals(java.util.Arrays.copyOfRange(content, offset, offset + length), r.attachments.get(0),

@@ -8,6 +8,7 @@ import dev.rdmarpc.core.ServerCalls;
 import dev.rdmarpc.core.ServiceDefinition;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StreamObserver;
+import dev.rdmarpc.core.testing.LockCheck;
 
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
@@ -65,11 +66,13 @@ final class TestService {
     ServiceDefinition definition() {
         return ServiceDefinition.builder(NAME)
                 .addMethod(ECHO, ServerCalls.asyncUnaryCall((req, obs) -> {
+                    LockCheck.assertNoLockHeld("the Echo handler");
                     calls.incrementAndGet();
                     obs.onNext(req);
                     obs.onCompleted();
                 }))
                 .addMethod(STREAM, ServerCalls.asyncServerStreamingCall((req, obs) -> {
+                    LockCheck.assertNoLockHeld("the Stream handler");
                     calls.incrementAndGet();
                     int count = Bytes.toInt(req);
                     int size = Bytes.toInt(java.util.Arrays.copyOfRange(req, 4, 8));
@@ -83,11 +86,13 @@ final class TestService {
 
                     @Override
                     public void onNext(byte[] value) {
+                        LockCheck.assertNoLockHeld("the Count observer's onNext");
                         total += value.length;
                     }
 
                     @Override
                     public void onError(Throwable t) {
+                        LockCheck.assertNoLockHeld("a request observer's onError");
                         events.add("count-error:" + Status.fromThrowable(t).getCode());
                     }
 
@@ -100,6 +105,7 @@ final class TestService {
                 .addMethod(CHAT, ServerCalls.asyncBidiStreamingCall(obs -> new StreamObserver<>() {
                     @Override
                     public void onNext(byte[] value) {
+                        LockCheck.assertNoLockHeld("the Chat observer's onNext");
                         byte[] reply = value.clone();
                         for (int i = 0; i < reply.length; i++) {
                             reply[i] = (byte) ~reply[i];
@@ -109,6 +115,7 @@ final class TestService {
 
                     @Override
                     public void onError(Throwable t) {
+                        LockCheck.assertNoLockHeld("a request observer's onError");
                         events.add("chat-error:" + Status.fromThrowable(t).getCode());
                     }
 
@@ -122,6 +129,7 @@ final class TestService {
                     ServerCallStreamObserver<byte[]> sobs = (ServerCallStreamObserver<byte[]>) obs;
                     lastRemainingNanos.set(sobs.getDeadline() == null ? -2 : sobs.getDeadline().remainingNanos());
                     sobs.setOnCancelHandler(() -> {
+                        LockCheck.assertNoLockHeld("the Hang handler's cancel handler");
                         events.add("hang-cancelled");
                         hangCancelled.countDown();
                     });
@@ -130,6 +138,7 @@ final class TestService {
                     throw new IllegalStateException("the handler broke: " + new String(req));
                 }))
                 .addMethod(META, ServerCalls.asyncUnaryCall((req, obs) -> {
+                    LockCheck.assertNoLockHeld("the Meta handler");
                     ServerCallStreamObserver<byte[]> sobs = (ServerCallStreamObserver<byte[]>) obs;
                     Metadata in = sobs.getRequestHeaders();
                     Metadata headers = new Metadata();
@@ -165,6 +174,7 @@ final class TestService {
     }
 
     private void hold(byte[] req, StreamObserver<byte[]> obs) {
+        LockCheck.assertNoLockHeld("the Hold handler");
         holdCalls.incrementAndGet();
         holdPeak.accumulateAndGet(holdActive.incrementAndGet(), Math::max);
         holdStarted.countDown();

@@ -14,7 +14,8 @@ public interface Attachment {
     /**
      * An attachment to send: the caller's {@code segment} (native memory is sent without a copy where the transport
      * allows it), and {@code onReleased} (may be null), run exactly once when the call releases it, that is when
-     * nothing references the segment any more. The caller keeps the segment open until then.
+     * nothing references the segment any more (on the shared callback executor, {@link CallExecutors#shared()}, under no
+     * lock of rdmarpc's). The caller keeps the segment open until then.
      */
     static Attachment of(MemorySegment segment, Runnable onReleased) {
         return new LocalAttachment(segment, onReleased);

@@ -56,7 +56,8 @@ public abstract class ClientCall<ReqT, RespT> {
      * Sends one request message with {@code attachment} beside it, read from the caller's memory without a copy where the
      * transport allows it. {@code onReleased} (may be null) runs exactly once when the call no longer references the
      * segment: after its bytes were handed to the network, or when the message is dropped (cancel, deadline, lost
-     * connection). The caller keeps the segment open until then; a segment closed earlier fails the call.
+     * connection). The caller keeps the segment open until then; a segment closed earlier fails the call. rdmarpc's calls
+     * run {@code onReleased} on the shared callback executor ({@link CallExecutors#shared()}), under no lock of theirs.
      */
     public void sendMessage(ReqT message, java.lang.foreign.MemorySegment attachment, Runnable onReleased) {
         if (onReleased != null) {

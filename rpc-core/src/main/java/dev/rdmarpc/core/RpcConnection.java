@@ -5,7 +5,6 @@ import dev.rdmarpc.core.spi.FrameConnection;
 
 import java.net.SocketAddress;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
@@ -16,11 +15,9 @@ import java.util.function.Consumer;
  * <p>A call started after the connection closed or received GOAWAY, before the owner shut it down, opens a
  * new connection, as {@link RpcChannel} does.
  */
-public final class RpcConnection implements Channel {
-    private final ChannelImpl impl;
-
+public final class RpcConnection extends ChannelHandle {
     RpcConnection(ChannelImpl impl) {
-        this.impl = impl;
+        super(impl);
     }
 
     /**
@@ -66,44 +63,5 @@ public final class RpcConnection implements Channel {
     @Override
     public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(MethodDescriptor<ReqT, RespT> method, CallOptions options) {
         return impl.newCall(method, options);
-    }
-
-    @Override
-    public String authority() {
-        return impl.authority();
-    }
-
-    /**
-     * Measures the round trip to the server with a PING frame: the future completes with the time in
-     * nanoseconds, or fails with a {@link StatusException} (UNAVAILABLE) when the connection is or goes away
-     * before the answer. After {@link #shutdown()} it still pings the connection while calls finish on it.
-     */
-    public CompletableFuture<Long> ping() {
-        return impl.ping();
-    }
-
-    /** Lets calls in flight finish, refuses new ones, then closes the connection. */
-    public void shutdown() {
-        impl.shutdown();
-    }
-
-    /** Fails every call in flight with UNAVAILABLE and closes the connection now. */
-    public void shutdownNow() {
-        impl.shutdownNow();
-    }
-
-    /** Whether {@link #shutdown()} or {@link #shutdownNow()} was called. */
-    public boolean isShutdown() {
-        return impl.isShutdown();
-    }
-
-    /** Whether it is shut down and its connection closed. */
-    public boolean isTerminated() {
-        return impl.isTerminated();
-    }
-
-    /** Waits until it is terminated or the timeout passes; returns whether it is terminated. */
-    public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
-        return impl.awaitTermination(timeout, unit);
     }
 }

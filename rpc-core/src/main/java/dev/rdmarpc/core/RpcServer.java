@@ -3,10 +3,8 @@ package dev.rdmarpc.core;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.internal.ConnectionGuards;
 import dev.rdmarpc.core.internal.ConnectionSettings;
-import dev.rdmarpc.core.internal.RpcExecutors;
 import dev.rdmarpc.core.internal.ServerImpl;
 import dev.rdmarpc.core.internal.Transports;
-import dev.rdmarpc.core.spi.TransportConfig;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -14,7 +12,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -116,39 +113,32 @@ public final class RpcServer implements AutoCloseable {
         }
     }
 
-    /** Builds an {@link RpcServer}. */
-    public static final class Builder {
+    /** Builds an {@link RpcServer}; the options it shares with {@link RpcChannel.Builder} are {@link CommonBuilder}'s. */
+    public static final class Builder extends CommonBuilder<Builder> {
         private final InetSocketAddress address;
         private final List<ServiceDefinition> services = new ArrayList<>();
-        private Executor executor;
-        private int maxInboundMessageSize = ConnectionSettings.DEFAULT_MAX_MESSAGE_SIZE;
         /** Attachments every method accepts; -1 (the default): only methods that enable them do. */
         private int maxInboundAttachmentSize = ServerMethodDefinition.SERVER_ATTACHMENT_LIMIT;
-        private int flowControlWindow = ConnectionSettings.DEFAULT_WINDOW;
         private int connectionFlowControlWindow = ServerImpl.DEFAULT_CONNECTION_WINDOW;
-        private Object meterRegistry;
-        private TransportMode transportMode = TransportMode.AUTO;
         private Duration handshakeTimeout = Duration.ofSeconds(20);
-        private SlabPool pool = SlabPool.shared();
-        private int ioThreads;
         private java.util.function.Function<String, ServerMethodDefinition<?, ?>> fallback;
         private PeerConnectionListener connectionListener;
-        private TlsConfig tls;
-        private RdmaUnderTls rdmaUnderTls = RdmaUnderTls.NEVER;
-        private RdmaDeviceChoice rdmaDevice;
         private final List<ServerInterceptor> interceptors = new ArrayList<>();
         private int controlFramesPerSecond = ConnectionGuards.DEFAULT_CONTROL_FRAMES_PER_SECOND;
         private int controlFrameBurst = ConnectionGuards.DEFAULT_CONTROL_FRAME_BURST;
-        private Duration keepAliveTime = ConnectionGuards.DEFAULT_KEEPALIVE_TIME;
-        private Duration keepAliveTimeout = ConnectionGuards.DEFAULT_KEEPALIVE_TIMEOUT;
         private int maxConcurrentCallsPerConnection = ConnectionSettings.DEFAULT_MAX_CONCURRENT_STREAMS;
-        private int maxInboundMetadataSize = ConnectionSettings.DEFAULT_MAX_METADATA_BYTES;
         private int maxConnections = ServerImpl.DEFAULT_MAX_CONNECTIONS;
         private long memoryBudget = ServerImpl.DEFAULT_MEMORY_BUDGET;
         private boolean grpcOverHttp2 = true;
 
         private Builder(InetSocketAddress address) {
+            super(ConnectionGuards.DEFAULT_KEEPALIVE_TIME, ConnectionGuards.DEFAULT_KEEPALIVE_TIMEOUT);
             this.address = Objects.requireNonNull(address);
+        }
+
+        @Override
+        Builder self() {
+            return this;
         }
 
         public Builder addService(BindableService service) {
@@ -171,37 +161,6 @@ public final class RpcServer implements AutoCloseable {
         }
 
         /**
-         * Where handlers run. Default: off the I/O threads, on a worker per I/O thread that drains the calls ready
-         * in a burst (one wake-up per burst); a handler may block (a blocking stub, a {@code sendMessage} waiting
-         * for flow-control room): when it holds up the calls queued behind it for a millisecond, a virtual thread
-         * takes them over. Any executor is safe: a call's callbacks run one at a time and never under a lock of
-         * rdmarpc's.
-         */
-        public Builder executor(Executor e) {
-            this.executor = e;
-            return this;
-        }
-
-        /**
-         * Runs handlers on the transport's I/O threads: lowest latency; handlers must not block, and a streaming
-         * handler should send only while {@code isReady()} (what it queues beyond that is not bounded, since an I/O
-         * thread cannot wait for flow-control room).
-         */
-        public Builder directExecutor() {
-            this.executor = RpcExecutors.direct();
-            return this;
-        }
-
-        /** Largest request message accepted (default 4 MiB); larger ones get RESOURCE_EXHAUSTED. */
-        public Builder maxInboundMessageSize(int bytes) {
-            if (bytes <= 0) {
-                throw new IllegalArgumentException("maxInboundMessageSize must be positive");
-            }
-            this.maxInboundMessageSize = bytes;
-            return this;
-        }
-
-        /**
          * Accepts attachments on every method of this server, up to {@code bytes} with one request message (0: only
          * empty ones). By default a server accepts none except on the methods that enable them
          * ({@link ServiceDefinition#withAttachments}, {@link ServerMethodDefinition#withAttachments}, whose own limit
@@ -214,15 +173,6 @@ public final class RpcServer implements AutoCloseable {
                 throw new IllegalArgumentException("maxInboundAttachmentSize must not be negative");
             }
             this.maxInboundAttachmentSize = bytes;
-            return this;
-        }
-
-        /** Per-stream receive window in bytes (default 2 MiB). */
-        public Builder flowControlWindow(int bytes) {
-            if (bytes < 64 * 1024) {
-                throw new IllegalArgumentException("flowControlWindow must be at least 64 KiB");
-            }
-            this.flowControlWindow = bytes;
             return this;
         }
 
@@ -242,33 +192,9 @@ public final class RpcServer implements AutoCloseable {
             return this;
         }
 
-        /** Records call metrics on this Micrometer {@code MeterRegistry}. */
-        public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
-            this.meterRegistry = registry;
-            return this;
-        }
-
-        /** AUTO (default): RDMA with clients that can, TCP with the rest; or force one. */
-        public Builder transportMode(TransportMode mode) {
-            this.transportMode = Objects.requireNonNull(mode);
-            return this;
-        }
-
         /** Time a new connection has to send HELLO (default 20 s); with TLS, also the time it has to complete the TLS handshake. */
         public Builder handshakeTimeout(Duration timeout) {
             this.handshakeTimeout = timeout;
-            return this;
-        }
-
-        /** Slab pool for this server's buffers (default: the shared pool). */
-        public Builder slabPool(SlabPool p) {
-            this.pool = Objects.requireNonNull(p);
-            return this;
-        }
-
-        /** I/O threads of the server's transport (default: the transport's choice). */
-        public Builder ioThreads(int n) {
-            this.ioThreads = n;
             return this;
         }
 
@@ -290,37 +216,6 @@ public final class RpcServer implements AutoCloseable {
             return this;
         }
 
-        /**
-         * Protects every connection with TLS (default: plaintext). Clients must speak TLS; plaintext clients are
-         * refused. TLS wraps
-         * the TCP connection before the HELLO exchange, so the HELLO and any RDMA parameters in it are protected.
-         */
-        public Builder tls(TlsConfig config) {
-            this.tls = config;
-            return this;
-        }
-
-        /**
-         * Whether a TLS connection may move to RDMA (ignored without TLS). {@link RdmaUnderTls#NEVER} (the default)
-         * keeps it on the encrypted TCP path; {@link RdmaUnderTls#AUTHENTICATE_ONLY} lets it upgrade with an
-         * authenticated peer, after which the calls' bytes cross the RDMA fabric unencrypted. A client is upgraded only
-         * when it presented a certificate this server verified (client auth OPTIONAL or REQUIRE); one without stays
-         * on TLS over TCP (counted as {@code rdmarpc.server.upgrades.refused}).
-         */
-        public Builder rdmaUnderTls(RdmaUnderTls choice) {
-            this.rdmaUnderTls = Objects.requireNonNull(choice);
-            return this;
-        }
-
-        /**
-         * The RDMA device, port and GID this server's connections use (default: chosen per connection from its local
-         * address, then the {@code rdmarpc.rdma.*} system properties); ignored without the RDMA transport.
-         */
-        public Builder rdmaDevice(RdmaDeviceChoice choice) {
-            this.rdmaDevice = Objects.requireNonNull(choice);
-            return this;
-        }
-
         // ---- connection guards ----
 
         /**
@@ -339,31 +234,6 @@ public final class RpcServer implements AutoCloseable {
             return this;
         }
 
-        /**
-         * PING a client's connection after this long without receiving anything from it (default 2 minutes);
-         * {@link Duration#ZERO} turns server keepalive off. With {@link #keepAliveTimeout} it closes connections to
-         * clients that have vanished or stopped reading; a client that answers PINGs keeps an idle connection open.
-         */
-        public Builder keepAliveTime(Duration time) {
-            if (time.isNegative()) {
-                throw new IllegalArgumentException("keepAliveTime must not be negative: " + time);
-            }
-            this.keepAliveTime = time;
-            return this;
-        }
-
-        /**
-         * Close a connection from which nothing (the PING's ACK or any other frame) arrives within this after a
-         * keepalive PING (default 20 s); its calls are cancelled.
-         */
-        public Builder keepAliveTimeout(Duration timeout) {
-            if (timeout.isNegative() || timeout.isZero()) {
-                throw new IllegalArgumentException("keepAliveTimeout must be positive: " + timeout);
-            }
-            this.keepAliveTimeout = timeout;
-            return this;
-        }
-
         // ---- limits ----
 
         /**
@@ -379,22 +249,6 @@ public final class RpcServer implements AutoCloseable {
                 throw new IllegalArgumentException("maxConcurrentCallsPerConnection must be positive: " + calls);
             }
             this.maxConcurrentCallsPerConnection = calls;
-            return this;
-        }
-
-        /**
-         * Most metadata bytes a request's HEADERS may carry (default 8 KiB, as grpc-java's
-         * {@code maxInboundMetadataSize}), counted as each entry's key and value bytes plus 32, as HTTP/2 counts
-         * header fields. Advertised to clients in HELLO: rdmarpc clients fail a call with larger metadata locally,
-         * with RESOURCE_EXHAUSTED, without sending it. A call that arrives with more is refused with
-         * RESOURCE_EXHAUSTED "Header size exceeded max allowed size (N) …" before any handler sees it; decoding stops
-         * at the limit, and the connection stays open.
-         */
-        public Builder maxInboundMetadataSize(int bytes) {
-            if (bytes <= 0) {
-                throw new IllegalArgumentException("maxInboundMetadataSize must be positive: " + bytes);
-            }
-            this.maxInboundMetadataSize = bytes;
             return this;
         }
 
@@ -454,14 +308,9 @@ public final class RpcServer implements AutoCloseable {
         }
 
         public RpcServer build() {
-            ConnectionSettings settings = new ConnectionSettings(pool, flowControlWindow, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
-                    maxInboundMessageSize, transportMode, UpgradePolicy.upgraders(transportMode, tls, rdmaUnderTls, true,
-                            rdmaDevice),
-                    maxConcurrentCallsPerConnection, maxInboundMetadataSize, advertisedAttachmentLimit());
+            ConnectionSettings settings = settings(true, maxConcurrentCallsPerConnection, advertisedAttachmentLimit());
             var transport = Transports.streamTransport().newServerTransport(
-                    new TransportConfig(pool, ioThreads, System.getProperty("rdmarpc.io", "auto"), tls,
-                            handshakeTimeout.toMillis(), grpcOverHttp2));
-            Executor e = executor != null ? executor : RpcExecutors.defaultCallbackExecutor();
+                    transportConfig(handshakeTimeout.toMillis(), grpcOverHttp2, WireProtocol.AUTO));
             List<ServerInterceptor> all = List.copyOf(interceptors);
             List<ServiceDefinition> intercepted = services.stream().map(s -> ServerInterceptors.intercept(s, all)).toList();
             java.util.function.Function<String, ServerMethodDefinition<?, ?>> base = fallback;
@@ -472,15 +321,15 @@ public final class RpcServer implements AutoCloseable {
                     return m == null ? null : ServerInterceptors.intercept(m, all);
                 };
             }
-            ServerImpl impl = new ServerImpl(address, intercepted, transport, settings, e, meterRegistry,
+            ServerImpl impl = new ServerImpl(address, intercepted, transport, settings, executorOrDefault(), meterRegistry(),
                     handshakeTimeout.toMillis());
             impl.setFallback(lookup);
             impl.setLimits(maxConnections, memoryBudget);
             impl.setConnectionWindow(connectionFlowControlWindow);
             impl.setAttachmentLimit(maxInboundAttachmentSize);
             impl.setConnectionListener(connectionListener);
-            impl.setConnectionGuards(new ConnectionGuards(controlFramesPerSecond, controlFrameBurst, keepAliveTime.toNanos(),
-                    keepAliveTimeout.toNanos()));
+            impl.setConnectionGuards(new ConnectionGuards(controlFramesPerSecond, controlFrameBurst, keepAliveTime().toNanos(),
+                    keepAliveTimeout().toNanos()));
             return new RpcServer(impl);
         }
     }

@@ -7,7 +7,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A message's attachment on its way out: the sender's memory segment, sent without a copy where the transport can, and
  * the callback that tells the sender when nothing references the segment any more. The stream holds one reference
  * until it has handed every byte to the transport (or dropped the message); each chunk handed to the transport holds
- * one until it is written or dropped. The callback runs once, when the last reference goes.
+ * one until it is written or dropped. The callback runs once, when the last reference goes, on core's shared callback
+ * executor: the last reference is often dropped under a lock (the stream's, while it sends or ends; a transport's, when
+ * the peer is done with a chunk), and the callback is application code, which never runs under a lock of rdmarpc's.
  */
 final class OutgoingAttachment {
     private final MemorySegment segment;
@@ -21,7 +23,10 @@ final class OutgoingAttachment {
         this.onReleased = onReleased;
     }
 
-    /** The attachment, or null when there is none; throws (and runs the callback) when the segment cannot be sent. */
+    /**
+     * The attachment, or null when there is none (then the callback runs at once: the sender's thread holds no lock of
+     * ours yet); throws (and releases it) when the segment cannot be sent.
+     */
     static OutgoingAttachment of(MemorySegment segment, Runnable onReleased) {
         if (segment == null) {
             if (onReleased != null) {
@@ -64,17 +69,24 @@ final class OutgoingAttachment {
         return this;
     }
 
-    /** Drops one reference; the last one tells the sender its segment is no longer referenced. */
+    /**
+     * Drops one reference; the last one hands the sender's callback to core's shared callback executor, which runs it
+     * after the caller's locks are released (the caller may hold any of them).
+     */
     void release() {
         int left = refs.decrementAndGet();
         if (left == 0 && onReleased != null) {
-            try {
-                onReleased.run();
-            } catch (RuntimeException e) {
-                Connection.LOG.log(System.Logger.Level.WARNING, "an attachment's release callback threw", e);
-            }
+            RpcExecutors.sharedCallbacks().execute(this::notifyReleased);
         } else if (left < 0) {
             throw new IllegalStateException("attachment released more often than retained");
+        }
+    }
+
+    private void notifyReleased() {
+        try {
+            onReleased.run();
+        } catch (RuntimeException e) {
+            Connection.LOG.log(System.Logger.Level.WARNING, "an attachment's release callback threw", e);
         }
     }
 

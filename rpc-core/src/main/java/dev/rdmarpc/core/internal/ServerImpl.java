@@ -292,20 +292,32 @@ public final class ServerImpl {
             }
         }
         transport.stopAccepting();
-        for (ServerConnection c : new ArrayList<>(connections)) {
+        for (ServerConnection c : openConnections()) {
             c.goAway();
         }
         maybeTerminate();
     }
 
+    /**
+     * The connections open now, copied under the lock {@link #admit} takes, so that the copy is not taken in the middle
+     * of an admission (one admitted after it sees {@link #shutdown} and is closed where it is accepted).
+     */
+    private List<ServerConnection> openConnections() {
+        synchronized (connections) {
+            return new ArrayList<>(connections);
+        }
+    }
+
     /** Cancels every call (handlers see cancellation, clients get UNAVAILABLE) and closes everything. */
     public void shutdownNow() {
         shutdown();
-        for (ServerConnection c : new ArrayList<>(connections)) {
+        for (ServerConnection c : openConnections()) {
             c.shutdownNow();
         }
         transport.close();
-        connections.clear();
+        synchronized (connections) {
+            connections.clear();
+        }
         terminated.countDown();
     }
 

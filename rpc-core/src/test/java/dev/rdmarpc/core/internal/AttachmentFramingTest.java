@@ -6,6 +6,8 @@ import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameHeader;
 import dev.rdmarpc.core.protocol.ProtocolException;
+import dev.rdmarpc.core.testing.Await;
+import dev.rdmarpc.core.testing.LockCheckingInterceptors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -23,11 +25,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class AttachmentFramingTest {
     private final SlabPool pool = new SlabPool(0, true);
     private final AtomicInteger releases = new AtomicInteger();
+    private final Runnable onReleased = LockCheckingInterceptors.checkedRelease(releases::incrementAndGet);
     private final AtomicInteger closedHook = new AtomicInteger();
 
     @AfterEach
     void noLeaks() {
         assertEquals(0, pool.inUseBuffers(), pool::describeLiveBuffers);
+    }
+
+    /** The release callback runs on the shared callback executor: waits for it, then checks it ran once. */
+    private void assertReleasedOnce(String what) {
+        Await.until(() -> releases.get() > 0, what);
+        assertEquals(1, releases.get(), what);
     }
 
     private static byte[] pattern(int n, int seed) {
@@ -44,7 +53,7 @@ class AttachmentFramingTest {
         OutboundFlow out = new OutboundFlow(pool);
         out.onAttachmentFailed(s -> closedHook.incrementAndGet());
         out.bind(c, 1, 1 << 20, 1000);
-        OutgoingAttachment att = OutgoingAttachment.of(attachment, releases::incrementAndGet);
+        OutgoingAttachment att = OutgoingAttachment.of(attachment, onReleased);
         out.message(MessageFramer.frameWithAttachment(pool, FlowControlTest.BYTES, message, att.size()), att, false, true);
         return c;
     }
@@ -62,7 +71,7 @@ class AttachmentFramingTest {
             MemorySegment seg = arena.allocate(attachment.length);
             MemorySegment.copy(attachment, 0, seg, ValueLayout.JAVA_BYTE, 0, attachment.length);
             var c = send(message, seg);
-            assertEquals(1, releases.get(), "the callback ran once the last chunk was copied out");
+            assertReleasedOnce("the callback ran once the last chunk was copied out");
             assertTrue(c.frames.size() > 10, "sent in chunks: " + c.frames.size());
             int first = FrameHeader.flags(MemorySegment.ofArray(c.frames.get(0)), 0);
             assertEquals(FrameFlags.BEGIN | FrameFlags.ATTACHMENT, first);
@@ -94,7 +103,7 @@ class AttachmentFramingTest {
         Attachment a = Attachments.received(buf, 10, null);
         assertEquals(0, a.size());
         a.release();
-        assertEquals(1, releases.get());
+        assertReleasedOnce("released once");
     }
 
     @Test
@@ -139,13 +148,13 @@ class AttachmentFramingTest {
         out.onAttachmentFailed(s -> closedHook.incrementAndGet());
         out.bind(c, 1, 200, 1000); // room for the message, none for the attachment
         Arena arena = Arena.ofConfined();
-        OutgoingAttachment att = OutgoingAttachment.of(arena.allocate(5_000), releases::incrementAndGet);
+        OutgoingAttachment att = OutgoingAttachment.of(arena.allocate(5_000), onReleased);
         out.message(MessageFramer.frameWithAttachment(pool, FlowControlTest.BYTES, pattern(192, 1), att.size()), att, false, true);
         assertEquals(1, c.frames.size(), "the message went, the attachment waits for window");
         arena.close();
         out.onWindow(100_000);
         assertEquals(1, closedHook.get(), "the stream was told");
-        assertEquals(1, releases.get());
+        assertReleasedOnce("released once");
         assertTrue(out.isEmpty());
         assertEquals(1, c.frames.size(), "no byte of the closed segment was sent");
     }
@@ -176,14 +185,14 @@ class AttachmentFramingTest {
         out.onAttachmentFailed(failures::add);
         out.bind(c, 1, 1 << 20, 1000);
         try (Arena arena = Arena.ofConfined()) {
-            OutgoingAttachment att = OutgoingAttachment.of(arena.allocate(5_000), releases::incrementAndGet);
+            OutgoingAttachment att = OutgoingAttachment.of(arena.allocate(5_000), onReleased);
             out.message(MessageFramer.frameWithAttachment(pool, FlowControlTest.BYTES, pattern(10, 1), att.size()), att, false, true);
         }
         assertEquals(1, c.refused);
         assertEquals(1, failures.size());
         assertEquals(dev.rdmarpc.core.Status.Code.RESOURCE_EXHAUSTED, failures.get(0).getCode());
         assertTrue(failures.get(0).getDescription().contains("RLIMIT_MEMLOCK"), failures.get(0)::toString);
-        assertEquals(1, releases.get(), "released once");
+        assertReleasedOnce("released once");
         assertTrue(out.isEmpty());
         assertEquals(1, c.frames.size(), "only the message's own frame went out");
     }

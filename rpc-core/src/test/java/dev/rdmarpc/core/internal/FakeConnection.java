@@ -5,6 +5,7 @@ import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameHeader;
 import dev.rdmarpc.core.spi.FrameConnection;
 import dev.rdmarpc.core.spi.FrameHandler;
+import dev.rdmarpc.core.testing.LockCheck;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -101,6 +102,7 @@ final class FakeConnection implements FrameConnection {
     @Override
     public void send(SlabBuffer head, SlabBuffer tail, boolean flush) {
         try {
+            LockCheck.assertSendOrder("FakeConnection.send"); // core sends under its locks: in their order
             if (!open) {
                 return;
             }

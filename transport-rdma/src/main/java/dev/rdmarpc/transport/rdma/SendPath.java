@@ -699,6 +699,7 @@ final class SendPath {
             updateWritability();
         } finally {
             lock.unlock();
+            grants.runReleased();
         }
     }
 
@@ -778,6 +779,7 @@ final class SendPath {
             }
         } finally {
             lock.unlock();
+            grants.runReleased(); // an invalidated window's grant
         }
         if (failure != null) {
             if (failedKind == SendSlots.READ && status == WorkCompletion.STATUS_REM_ACCESS_ERR) {
@@ -855,6 +857,7 @@ final class SendPath {
             }
         } finally {
             lock.unlock();
+            grants.runReleased(); // grants whose FIN's LOCAL_INV was never posted
         }
     }
 
@@ -902,6 +905,7 @@ final class SendPath {
             grants.releaseAll();
         } finally {
             lock.unlock();
+            grants.runReleased();
         }
     }
 }

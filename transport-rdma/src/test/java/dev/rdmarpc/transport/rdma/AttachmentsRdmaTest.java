@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.rdmarpc.core.AttachmentCalls;
+import dev.rdmarpc.core.CallExecutors;
 import dev.rdmarpc.core.CallOptions;
 import dev.rdmarpc.core.ClientCalls;
 import dev.rdmarpc.core.MethodDescriptor;
@@ -17,6 +18,8 @@ import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StatusException;
 import dev.rdmarpc.core.StreamObserver;
 import dev.rdmarpc.core.WithAttachment;
+import dev.rdmarpc.core.testing.LockCheckExtension;
+import dev.rdmarpc.core.testing.LockCheckingInterceptors;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -31,14 +34,18 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Attachments over RDMA (event mode): 1 MiB and 16 MiB attachments both ways on unary and streaming calls, an mmap'd
  * file region, and an attachment over the server's limit refused before any of it is sent; every slab, region, window
- * and queue pair back to its baseline after each test.
+ * and queue pair back to its baseline after each test. Every release callback, handler and listener checks that it runs
+ * under no lock of rdmarpc's ({@link LockCheckingInterceptors}): a grant ended by the peer's FIN or by its window's
+ * invalidation, or at the connection's close, lets its memory go under the send lock.
  */
 @Tag("rdma")
+@ExtendWith(LockCheckExtension.class) // also where JUnit's extension autodetection is off (the guest's launcher)
 class AttachmentsRdmaTest extends RdmaEndToEndBase {
     static final MethodDescriptor<byte[], byte[]> ECHO = MethodDescriptor.create("rdma.test.Attach/Echo", MethodType.UNARY,
             Bytes.MARSHALLER, Bytes.MARSHALLER);
@@ -102,9 +109,12 @@ class AttachmentsRdmaTest extends RdmaEndToEndBase {
         }
     }
 
+    /** The server and channel, checking that handlers, listeners and release callbacks run under no lock of ours. */
     private RpcChannel start() throws Exception {
-        startServer(b -> b.addService(attachEcho()).maxInboundAttachmentSize(LIMIT));
-        return channel(b -> b.maxInboundAttachmentSize(LIMIT));
+        startServer(b -> b.addService(attachEcho()).maxInboundAttachmentSize(LIMIT)
+                .intercept(LockCheckingInterceptors.server()));
+        return channel(b -> b.maxInboundAttachmentSize(LIMIT)
+                .executor(LockCheckingInterceptors.checkedExecutor(CallExecutors.shared())));
     }
 
     private static MemorySegment filled(Arena arena, byte[] bytes) {
@@ -117,12 +127,13 @@ class AttachmentsRdmaTest extends RdmaEndToEndBase {
     void attachmentsOfOneAndSixteenMiBTravelBothWaysOnUnaryAndStreamingCalls() throws Exception {
         RpcChannel channel = start();
         AtomicInteger releases = new AtomicInteger();
+        Runnable released = LockCheckingInterceptors.checkedRelease(releases::incrementAndGet);
         try (Arena arena = Arena.ofShared()) {
             for (int size : new int[]{1 << 20, 16 << 20}) {
                 byte[] bytes = Bytes.pattern(size, size >>> 20);
                 Collect unary = new Collect();
                 ClientCalls.asyncUnaryCall(AttachmentCalls.client(channel.newCall(ECHO, CallOptions.DEFAULT)),
-                        WithAttachment.of(new byte[]{1}, filled(arena, bytes), releases::incrementAndGet), unary);
+                        WithAttachment.of(new byte[]{1}, filled(arena, bytes), released), unary);
                 assertNull(unary.await());
                 assertArrayEquals(bytes, unary.attachments.get(0), size + " B unary");
                 assertRdma(channel);
@@ -135,9 +146,9 @@ class AttachmentsRdmaTest extends RdmaEndToEndBase {
             Collect chat = new Collect();
             StreamObserver<WithAttachment<byte[]>> requests =
                     ClientCalls.asyncBidiStreamingCall(AttachmentCalls.client(channel.newCall(CHAT, CallOptions.DEFAULT)), chat);
-            requests.onNext(WithAttachment.of(new byte[]{1}, filled(arena, a), releases::incrementAndGet));
+            requests.onNext(WithAttachment.of(new byte[]{1}, filled(arena, a), released));
             requests.onNext(WithAttachment.of(new byte[]{2}));
-            requests.onNext(WithAttachment.of(new byte[]{3}, filled(arena, b), releases::incrementAndGet));
+            requests.onNext(WithAttachment.of(new byte[]{3}, filled(arena, b), released));
             requests.onCompleted();
             assertNull(chat.await());
             assertArrayEquals(a, chat.attachments.get(0), "16 MiB streamed");
@@ -157,7 +168,7 @@ class AttachmentsRdmaTest extends RdmaEndToEndBase {
                 long kept = RdmaMetrics.MESSAGE_FRAMES_KEPT.sum();
                 Collect unary = new Collect();
                 ClientCalls.asyncUnaryCall(AttachmentCalls.client(channel.newCall(ECHO, CallOptions.DEFAULT)),
-                        WithAttachment.of(message, filled(arena, bytes), null), unary);
+                        WithAttachment.of(message, filled(arena, bytes), LockCheckingInterceptors.checkedRelease(null)), unary);
                 assertNull(unary.await());
                 assertArrayEquals(bytes, unary.attachments.get(0), size + " B echoed");
                 assertRdma(channel);
@@ -182,7 +193,7 @@ class AttachmentsRdmaTest extends RdmaEndToEndBase {
             MemorySegment region = fc.map(FileChannel.MapMode.READ_ONLY, 0, content.length, arena).asSlice(offset, length);
             Collect unary = new Collect();
             ClientCalls.asyncUnaryCall(AttachmentCalls.client(channel.newCall(ECHO, CallOptions.DEFAULT)),
-                    WithAttachment.of(new byte[]{1}, region, null), unary);
+                    WithAttachment.of(new byte[]{1}, region, LockCheckingInterceptors.checkedRelease(null)), unary);
             assertNull(unary.await());
             assertArrayEquals(java.util.Arrays.copyOfRange(content, offset, offset + length), unary.attachments.get(0));
         }
@@ -194,7 +205,7 @@ class AttachmentsRdmaTest extends RdmaEndToEndBase {
         try (Arena arena = Arena.ofShared()) {
             Collect tooBig = new Collect();
             ClientCalls.asyncUnaryCall(AttachmentCalls.client(channel.newCall(ECHO, CallOptions.DEFAULT)),
-                    WithAttachment.of(new byte[]{1}, arena.allocate(LIMIT + 1L), null), tooBig);
+                    WithAttachment.of(new byte[]{1}, arena.allocate(LIMIT + 1L), LockCheckingInterceptors.checkedRelease(null)), tooBig);
             Throwable t = tooBig.await();
             Status s = t instanceof StatusException se ? se.getStatus() : Status.fromThrowable(t);
             assertEquals(Status.Code.RESOURCE_EXHAUSTED, s.getCode(), s::toString);
@@ -202,9 +213,32 @@ class AttachmentsRdmaTest extends RdmaEndToEndBase {
             Collect ok = new Collect();
             byte[] bytes = Bytes.pattern(1 << 20, 5);
             ClientCalls.asyncUnaryCall(AttachmentCalls.client(channel.newCall(ECHO, CallOptions.DEFAULT)),
-                    WithAttachment.of(new byte[]{1}, filled(arena, bytes), null), ok);
+                    WithAttachment.of(new byte[]{1}, filled(arena, bytes), LockCheckingInterceptors.checkedRelease(null)), ok);
             assertNull(ok.await());
             assertArrayEquals(bytes, ok.attachments.get(0));
+        }
+    }
+
+    @Test
+    void attachmentsInFlightWhenTheChannelIsShutDownAreReleasedOnceUnderNoLock() throws Exception {
+        RpcChannel channel = start();
+        AtomicInteger releases = new AtomicInteger();
+        try (Arena arena = Arena.ofShared()) {
+            List<Collect> calls = new CopyOnWriteArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                Collect c = new Collect();
+                calls.add(c);
+                ClientCalls.asyncUnaryCall(AttachmentCalls.client(channel.newCall(ECHO, CallOptions.DEFAULT)),
+                        WithAttachment.of(new byte[]{1}, filled(arena, Bytes.pattern(8 << 20, i)),
+                                LockCheckingInterceptors.checkedRelease(releases::incrementAndGet)), c);
+            }
+            channel.shutdownNow(); // whatever each send had reached: staged, offered by rendezvous, read, or done
+            for (Collect c : calls) {
+                c.await();
+            }
+            RdmaTests.await(RdmaTests.timeout(30_000), () -> releases.get() == 4,
+                    () -> "4 release callbacks, not " + releases.get());
+            assertEquals(4, releases.get(), "each released once");
         }
     }
 }
