@@ -154,7 +154,7 @@ class AttachmentsTest extends LoopbackTest {
 
             @Override
             public void onMessage(byte[] message) {
-                call.sendMessage(message);
+                call.sendMessage(message, null, null); // no attachment: the same as a plain message
                 call.request(1);
             }
 

@@ -65,6 +65,7 @@ public abstract class ServerCall<ReqT, RespT> {
      * segment: after its bytes were handed to the network, or when the message is dropped (cancel, deadline, lost
      * connection). The caller keeps the segment open until then; a segment closed earlier fails the call. rdmarpc's calls
      * run {@code onReleased} on the shared callback executor ({@link CallExecutors#shared()}), under no lock of theirs.
+     * A null {@code attachment} sends a plain message (and runs {@code onReleased}, if any, at once).
      */
     public void sendMessage(RespT message, java.lang.foreign.MemorySegment attachment, Runnable onReleased) {
         if (onReleased != null) {

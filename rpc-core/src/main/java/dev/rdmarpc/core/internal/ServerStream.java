@@ -358,6 +358,10 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     @Override
     public void sendMessage(RespT message, MemorySegment attachment, Runnable onReleased) {
         OutgoingAttachment att = OutgoingAttachment.of(attachment, onReleased);
+        if (att == null) { // no attachment: a plain message (onReleased, if any, has run)
+            sendMessage(message);
+            return;
+        }
         int peerMax = conn.peerLimits().maxAttachmentBytes();
         if (att.size() > peerMax) {
             // not sent: the client would refuse it; the call ends here as when response metadata is too large
