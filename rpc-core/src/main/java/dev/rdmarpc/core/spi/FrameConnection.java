@@ -33,7 +33,8 @@ public interface FrameConnection {
      * Sends {@code head} then the bytes of {@code body}, native memory the transport does not own (an application's
      * attachment, possibly read-only), back to back; together they form whole frames. Takes ownership of {@code head}; {@code done} runs
      * exactly once when the transport no longer references {@code body}: once written, or when the connection fails or
-     * is closed. Only called when {@link #sendsForeignMemory()} is true.
+     * is closed; it may run under the transport's locks (core's only counts a reference down and hands the
+     * application's callback to an executor). Only called when {@link #sendsForeignMemory()} is true.
      */
     default void send(SlabBuffer head, java.lang.foreign.MemorySegment body, Runnable done, boolean flush) {
         head.release();

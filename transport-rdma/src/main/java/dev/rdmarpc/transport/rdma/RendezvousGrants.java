@@ -9,7 +9,6 @@ import dev.rdmarpc.transport.rdma.verbs.VerbsException;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
-import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
  * The sender's side of rendezvous: buffers a peer may RDMA-READ, each until its FIN. With type-2 memory windows (the
@@ -71,11 +70,6 @@ final class RendezvousGrants {
     private final ArrayDeque<Window> freeWindows = new ArrayDeque<>();
     private final ArrayDeque<Window> allWindows = new ArrayDeque<>();
     private final ArrayDeque<Grant> freeGrants = new ArrayDeque<>();
-    /**
-     * The {@code done} of grants released under the send lock, run by {@link #runReleased} once it is released: they
-     * let the application's memory go, and the application's callback must not run under a lock of ours.
-     */
-    private final ConcurrentLinkedQueue<Runnable> releasedDone = new ConcurrentLinkedQueue<>();
     private Grant[] table = new Grant[64];
     private int nextToken = 1;
     private int open;
@@ -136,7 +130,7 @@ final class RendezvousGrants {
      * attachment sent on: a view of a slab, whose pages the device's slab region pins already) and every grant without
      * windows get a region with remote read over {@code body} for the grant alone: no remotely readable key outlives
      * its grant. {@code done}
-     * runs once the grant is released ({@link #runReleased}, after the send lock). A registration the device refuses (RLIMIT_MEMLOCK) throws before anything
+     * runs once the grant is released. A registration the device refuses (RLIMIT_MEMLOCK) throws before anything
      * changed, without running {@code done}.
      */
     Grant openForeign(MemorySegment body, int streamId, Runnable done) {
@@ -296,10 +290,7 @@ final class RendezvousGrants {
         return g;
     }
 
-    /**
-     * Ends a taken grant: deregisters its region (windows are invalidated by the caller first) and frees the buffer; the
-     * {@code done} of application memory waits for {@link #runReleased}.
-     */
+    /** Ends a taken grant: deregisters its region (windows are invalidated by the caller first) and frees the buffer. */
     void release(Grant g) {
         if (g.window != null) {
             freeWindows.add(g.window);
@@ -323,24 +314,13 @@ final class RendezvousGrants {
         g.foreignDone = null;
         g.foreignAddress = 0;
         if (done != null) {
-            releasedDone.add(done);
+            done.run();
         }
         g.bindPending = false;
         open--;
         openBytes -= g.length;
         g.length = 0;
         freeGrants.add(g);
-    }
-
-    /**
-     * Without the send lock, after a step that may have released grants: runs their {@code done} (any thread may run
-     * those another released; each runs once).
-     */
-    void runReleased() {
-        Runnable done;
-        while ((done = releasedDone.poll()) != null) {
-            done.run();
-        }
     }
 
     /**

@@ -699,7 +699,6 @@ final class SendPath {
             updateWritability();
         } finally {
             lock.unlock();
-            grants.runReleased();
         }
     }
 
@@ -779,7 +778,6 @@ final class SendPath {
             }
         } finally {
             lock.unlock();
-            grants.runReleased(); // an invalidated window's grant
         }
         if (failure != null) {
             if (failedKind == SendSlots.READ && status == WorkCompletion.STATUS_REM_ACCESS_ERR) {
@@ -857,7 +855,6 @@ final class SendPath {
             }
         } finally {
             lock.unlock();
-            grants.runReleased(); // grants whose FIN's LOCAL_INV was never posted
         }
     }
 
@@ -905,7 +902,6 @@ final class SendPath {
             grants.releaseAll();
         } finally {
             lock.unlock();
-            grants.runReleased();
         }
     }
 }
