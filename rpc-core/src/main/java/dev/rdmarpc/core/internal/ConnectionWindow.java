@@ -156,10 +156,7 @@ final class ConnectionWindow {
             throw new ProtocolException("BLOCKED (a connection WINDOW of 0) from a peer that does not keep the connection"
                     + " window");
         }
-        boolean expected = blockedAllowed.getAndDecrement() > 0;
-        if (!expected) {
-            blockedAllowed.incrementAndGet();
-        }
+        boolean expected = blockedAllowed.getAndUpdate(n -> n > 0 ? n - 1 : 0) > 0;
         peerBlocked = true; // before the owed bytes are read: a release racing with this either sees it or is seen
         sendOwed();
         return expected;
