@@ -23,7 +23,7 @@ public final class ClientCalls {
     /**
      * Unary call on {@code channel}: the same as {@code asyncUnaryCall(channel.newCall(method, options), request,
      * responseObserver)}. Generated stubs use this form: as nobody outside core sees the call, an {@link RpcChannel}
-     * (not wrapped by interceptors) runs it on a stream reused from an ended call.
+     * (not wrapped by interceptors) runs it through its unary entry, on a stream reused from an ended call.
      */
     public static <ReqT, RespT> void asyncUnaryCall(Channel channel, MethodDescriptor<ReqT, RespT> method, CallOptions options,
                                                     ReqT request, StreamObserver<RespT> responseObserver) {
@@ -53,14 +53,16 @@ public final class ClientCalls {
                                                       StreamObserver<RespT> observer, boolean streaming) {
         CallToObserver<ReqT, RespT> adapter = observer instanceof ClientResponseObserver<?, ?>
                 ? new CallToObserver<>(call, observer, streaming) : null;
+        if (adapter == null && !streaming && call instanceof DirectUnaryCall<?, ?> direct) {
+            // core's call itself: core's one unary path, which ends into the observer with no listener object
+            @SuppressWarnings("unchecked")
+            DirectUnaryCall<ReqT, RespT> typed = (DirectUnaryCall<ReqT, RespT>) direct;
+            typed.runUnary(request, observer);
+            return;
+        }
         try {
             if (adapter != null) {
                 adapter.start();
-            } else if (!streaming && call instanceof DirectUnaryCall<?> direct) {
-                // core's call itself: it ends into the observer, with no listener object
-                @SuppressWarnings("unchecked")
-                DirectUnaryCall<RespT> typed = (DirectUnaryCall<RespT>) direct;
-                typed.startUnary(observer);
             } else {
                 // nobody can see a request-side observer: the response listener alone drives the call
                 ResponseListener.start(call, observer, streaming, null);
@@ -252,9 +254,10 @@ public final class ClientCalls {
     }
 
     /**
-     * Delivers a unary call's one response to an observer with no request side (a plain async unary call) when the call
-     * is not core's own ({@link DirectUnaryCall}, which needs no listener): what {@link ResponseListener} does for it,
-     * with only the fields it needs (24 bytes a call, not 32).
+     * The adapter of a plain async unary call (an observer with no request side) on a call that is not core's own (an
+     * interceptor's or another {@link ClientCall}; core's own, a {@link DirectUnaryCall}, needs no listener): delivers
+     * the one response as grpc-java's {@code ClientCalls} does, with only the fields it needs (24 bytes a call, not
+     * 32), what {@link ResponseListener} does for it.
      */
     private static final class UnaryListener<ReqT, RespT> extends ClientCall.Listener<RespT> implements NullForEmptyMetadata {
         private final ClientCall<ReqT, RespT> call;

@@ -85,23 +85,24 @@ public final class ChannelImpl {
     }
 
     public <ReqT, RespT> ClientCall<ReqT, RespT> newCall(MethodDescriptor<ReqT, RespT> method, CallOptions options) {
-        return new ClientStream<>(this, method, options);
+        return new ClientStream<>(this, method, options, false);
     }
 
     /**
-     * Runs a plain async unary call (start, request, half-close) on a stream nobody else sees, reused from an ended
-     * call when one is kept, that ends into {@code observer}; always true (the call was made).
+     * The channel's unary entry: runs a plain async unary call ({@link DirectUnaryCall#runUnary}) that ends into
+     * {@code observer}, on a stream nobody else sees, reused from an ended call when one is kept; always true (the
+     * call was made).
      */
     public <ReqT, RespT> boolean startPooledUnary(MethodDescriptor<ReqT, RespT> method, CallOptions options, ReqT request,
                                                   StreamObserver<RespT> observer) {
         @SuppressWarnings("unchecked")
         ClientStream<ReqT, RespT> stream = (ClientStream<ReqT, RespT>) recycled.take();
         if (stream == null) {
-            stream = new ClientStream<>(this, method, options);
+            stream = new ClientStream<>(this, method, options, true);
         } else {
             stream.reuse(method, options);
         }
-        stream.runPooledUnary(request, observer);
+        stream.runUnary(request, observer);
         return true;
     }
 

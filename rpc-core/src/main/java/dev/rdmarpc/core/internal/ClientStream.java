@@ -5,7 +5,6 @@ import dev.rdmarpc.core.ClientCall;
 import dev.rdmarpc.core.Deadline;
 import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.MethodDescriptor;
-import dev.rdmarpc.core.ResponseMetadata;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StreamObserver;
 import dev.rdmarpc.core.buffer.SlabBuffer;
@@ -20,26 +19,26 @@ import java.util.Locale;
 import java.util.concurrent.Executor;
 
 /**
- * The client side of one call: sends HEADERS and messages under flow control, reassembles
- * responses, and has its callbacks delivered in order on the call's executor, never under this call's lock, by its
- * {@link ClientDelivery} (its {@link CallDrain}, also the send side's attachment-failure hook,
- * {@link #attachmentFailedLocked}). The protocol
- * state is {@link State}, as in the stream state diagram of PROTOCOL.md (kept in two bits of the flags). A plain
- * async unary call started through {@link #startUnary} ends straight into its observer, with no listener object. A
- * generated stub's async unary call runs on a stream from the channel's {@link RecycledStreams} ({@link #runPooledUnary}):
- * nobody outside core ever holds it, and its {@link Recycling} gives it back once its starter and its drain are done
- * with it and it left its connection, if it opened on the caller's thread and ended by the server's TRAILERS (the
- * only paths that leave no reference behind). Every event from a connection names the connection and the stream id it was for and is dropped
- * unless the stream is still that one, so a stale reference cannot reach the stream's next call. Finding a connection
- * and a stream slot on it is its {@link ClientStreamOpener}'s. All state is guarded by {@code this}.
+ * The client side of one call: its state machine. What it sends (HEADERS, messages, END_STREAM under flow control) is
+ * its {@link ClientSendSide}'s; finding a connection and a stream slot on it its {@link ClientStreamOpener}'s; the
+ * delivery of its callbacks, in order on the call's executor and never under this call's lock, its
+ * {@link ClientDelivery}'s (its {@link CallDrain}, also the send side's attachment-failure hook,
+ * {@link #attachmentFailedLocked}). Each is guarded by this stream's lock and called by it alone: none calls back into
+ * the stream, they return what the stream decides on. The protocol state is {@link State}, as in the stream state
+ * diagram of PROTOCOL.md (kept in two bits of the flags). Every unary call core starts itself runs through
+ * {@link #runUnary}, ending straight into its observer with no listener object; a stream the channel made for its
+ * unary entry ({@link ChannelImpl#startPooledUnary}), which nobody outside core ever holds, has a {@link Recycling}
+ * that gives it back once its starter and its drain are done with it and it left its connection, if it opened on the
+ * caller's thread and ended by the server's TRAILERS (the only paths that leave no reference behind). Every event from
+ * a connection names the connection and the stream id it was for and is dropped unless the stream is still that one,
+ * so a stale reference cannot reach the stream's next call. All state is guarded by {@code this}.
  *
- * <p>Over 600 lines: what is left is the call's state machine alone (the opening is {@link ClientStreamOpener}'s, the
- * delivery {@link ClientDelivery}'s, recycling {@link Recycling}'s): the ClientCall API, the frames from the
- * connection, and the one way a call ends ({@link #finishLocked}), each a transition over the same guarded fields
- * (the state, the held request, the send side, the connection); split further, one transition would span classes.
+ * <p>Over 600 lines: what is left is the call's state machine alone, each method one transition over the same guarded
+ * fields (the state and flags, the status, the connection and id): the ClientCall API, the frames from the
+ * connection, the opener's outcomes and the one way a call ends ({@link #finishLocked}).
  */
 final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
-        implements CallDrain.Owner, NullForEmptyMetadata, DirectUnaryCall<RespT>, FlagBits {
+        implements CallDrain.Owner, NullForEmptyMetadata, DirectUnaryCall<ReqT, RespT>, FlagBits {
     /** The client side's stream states (PROTOCOL.md, "Stream states"). */
     enum State {
         /** Started, no HEADERS sent yet (waiting for a connection). */
@@ -56,16 +55,16 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     /** Set at creation, and again when a recycled stream is reused ({@link #reuse}). */
     private MethodDescriptor<ReqT, RespT> method;
     private CallOptions options;
-    /** The send side, from the channel's {@link StreamParts}; null once given back after onClose. */
-    private OutboundFlow outbound;
-    /** The reassembler, from the channel's {@link StreamParts}; null once given back after onClose. */
-    private InboundMessages inbound;
+    /** What the call sends: request metadata, the held request, the send side's flow control. */
+    private final ClientSendSide sendSide;
+    /** What the call receives: the responses' reassembly, credit and parse. */
+    private final ClientReceiveSide receiveSide;
     /** Delivers the call's callbacks, one at a time, outside its lock; the send side's attachment-failure hook. */
     private final ClientDelivery<RespT> drain = new ClientDelivery<>(this);
     /** Only for a call with a deadline, which it keeps (no field of its own); armed at start, kept when recycled. */
     private CallTimer deadlineTimer;
-    /** Set only on the pooled path ({@link #runPooledUnary}): when the stream may serve the channel's next call. */
-    private Recycling recycling;
+    /** Only for a stream of the channel's unary entry ({@link ChannelImpl#startPooledUnary}): when it may serve the next call. */
+    private final Recycling recycling;
 
     private ClientConnection conn;
     /** Set when the call ended on a connection it has yet to leave ({@link #leaveConnection}). */
@@ -96,25 +95,25 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      */
     private static final int OPENED_INLINE = 1, ENDED_BY_SERVER = 2;
     /**
-     * The parties done with a pooled call before it is recycled: {@link #runPooledUnary} returned; the drain delivered
+     * The parties done with a pooled call before it is recycled: {@link #runUnary} returned; the drain delivered
      * onClose and went idle; the stream left its connection's table ({@link #leaveConnection}; until then the thread
      * that ended the call still has to take it off, so its fields must stay as they are).
      */
     private static final int CALLER = 0, DRAIN = 1, LEFT = 2;
     private static final State[] STATES = State.values();
-    /** The metadata sent in HEADERS, or null for none. */
-    private Metadata requestHeaders;
     private Status closeStatus;
     /** The trailers onClose gets, or null when there are none (an instance is made then, unless the listener takes null). */
     private Metadata closeTrailers;
-    private SlabBuffer heldSingleRequest;
-    private OutgoingAttachment heldAttachment;
     private long startNanos;
     private boolean counted;
 
-    ClientStream(ChannelImpl channel, MethodDescriptor<ReqT, RespT> method, CallOptions options) {
+    /** A new stream; {@code recyclable} only for the channel's unary entry, whose streams nobody outside core holds. */
+    ClientStream(ChannelImpl channel, MethodDescriptor<ReqT, RespT> method, CallOptions options, boolean recyclable) {
         this.channel = channel;
         this.opener = new ClientStreamOpener(channel, this);
+        this.sendSide = new ClientSendSide(channel);
+        this.receiveSide = new ClientReceiveSide(channel);
+        this.recycling = recyclable ? new Recycling(OPENED_INLINE | ENDED_BY_SERVER, 3) : null;
         begin(method, options);
     }
 
@@ -141,25 +140,22 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         if (deadlineTimer != null) {
             deadlineTimer.deadline(d);
         }
-        this.outbound = channel.parts().takeOutbound();
-        this.inbound = channel.parts().takeInbound();
-        outbound.onAttachmentFailed(drain);
+        sendSide.begin(drain);
+        receiveSide.begin();
     }
 
     /**
-     * A generated stub's async unary call on a stream only core holds (from the channel's pool, or new): starts it,
-     * sends the request and half-closes, as {@code ClientCalls} does for a call it was given. The stream may go back
-     * to the pool once this has returned, the observer has been told how the call ended, and the stream has left its
-     * connection; whichever of the three comes last recycles it.
+     * A unary call core starts itself: starts it with no request headers of its own and {@code observer} in place of
+     * a listener, asks for the response, sends {@code request} and half-closes; the call ends into the observer as
+     * {@link UnaryObserverClose#close} says. On a recyclable stream, the stream goes back to the channel's pool once
+     * this has returned, the observer has been told how the call ended, and the stream has left its connection;
+     * whichever of the three comes last recycles it.
      */
-    void runPooledUnary(ReqT request, StreamObserver<RespT> observer) {
-        synchronized (this) {
-            if (recycling == null) {
-                recycling = new Recycling(OPENED_INLINE | ENDED_BY_SERVER, 3);
-            }
-        }
+    @Override
+    public void runUnary(ReqT request, StreamObserver<RespT> observer) {
         try {
-            startUnary(observer);
+            start(null, observer, null);
+            request(2);
             sendMessage(request);
             halfClose();
         } catch (RuntimeException | Error e) {
@@ -204,11 +200,9 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             id = 0;
             flags = 0;
             drain.resetLocked();
-            requestHeaders = null;
+            sendSide.reset();
             closeStatus = null;
             closeTrailers = null;
-            heldSingleRequest = null;
-            heldAttachment = null;
             startNanos = 0;
             counted = false;
             if (deadlineTimer != null) {
@@ -274,13 +268,6 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         start(l, null, headers);
     }
 
-    /** Starts a plain async unary call that ends into {@code observer}, with no listener object, and asks for the response. */
-    @Override
-    public void startUnary(StreamObserver<RespT> observer) {
-        start(null, observer, null);
-        request(2);
-    }
-
     private void start(Listener<RespT> l, StreamObserver<RespT> observer, Metadata headers) {
         synchronized (this) {
             if (has(STARTED)) {
@@ -289,32 +276,21 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             set(STARTED);
             drain.listenLocked(l, observer);
             this.startNanos = System.nanoTime();
+            sendSide.requestHeaders(headers, options); // null (from core's own callers, or an application) sends none
         }
-        Metadata md = headers; // null (from core's own callers, or an application) sends none
-        if (options.getHeaders() != null) {
-            if (md == null) {
-                md = new Metadata();
-            }
-            md.merge(options.getHeaders());
-        }
-        if (options.getCompressor() != null) {
-            md = Gzip.encodingNamed(md);
-            md.put(Gzip.ACCEPT_ENCODING, Gzip.NAME);
-        }
-        this.requestHeaders = md;
         counted = channel.callStarted();
         if (counted) {
             channel.metrics().callStarted(method.getFullMethodName(), null);
         }
         if (!counted) {
-            finish(Status.UNAVAILABLE.withDescription("channel to " + channel.authority() + " is shut down"), null, false);
+            finish(Status.UNAVAILABLE.withDescription("channel to " + channel.authority() + " is shut down"), false);
             return;
         }
         Deadline deadline = deadline();
         if (deadline != null) {
             long remaining = deadline.remainingNanos();
             if (remaining <= 0) {
-                finish(Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded before the call was sent"), null, false);
+                finish(Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded before the call was sent"), false);
                 return;
             }
             synchronized (this) {
@@ -326,7 +302,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
 
     /** Without the lock: fails the call before it reached the server (nothing to cancel there). */
     void fail(Status s) {
-        finish(s, null, false);
+        finish(s, false);
     }
 
     /** With the lock held: fails the call before it reached the server; true when a drain must start ({@link #afterUnlock}). */
@@ -341,23 +317,12 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
 
     /** With the lock held: why {@code c}'s server would refuse the request metadata (RESOURCE_EXHAUSTED), or null. */
     Status metadataRefusalLocked(ClientConnection c) {
-        long metadataBytes = Frames.metadataBytes(requestHeaders);
-        int peerMax = c.peerLimits().maxMetadataBytes();
-        if (metadataBytes <= peerMax) {
-            return null;
-        }
-        return Status.RESOURCE_EXHAUSTED.withDescription("request metadata of " + metadataBytes
-                + " bytes (keys and values plus " + Frames.METADATA_ENTRY_OVERHEAD + " per entry) exceeds the "
-                + peerMax + " bytes the server at " + channel.authority() + " accepts; the call was not sent");
+        return sendSide.metadataRefusal(c);
     }
 
-    /**
-     * With the lock held: whether the HEADERS are flushed as they open the stream. A call that sends one request sends
-     * it next, flushed with its END_STREAM: the HEADERS go with it.
-     */
+    /** With the lock held: whether the HEADERS are flushed as they open the stream ({@link ClientSendSide#headersGoAlone}). */
     boolean headersGoAloneLocked() {
-        return !(heldSingleRequest != null || !outbound.isEmpty() || has(HALF_CLOSE_REQUESTED)
-                || method.getType().clientSendsOneMessage());
+        return sendSide.headersGoAlone(has(HALF_CLOSE_REQUESTED), method.getType().clientSendsOneMessage());
     }
 
     /**
@@ -371,9 +336,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         }
         this.conn = c;
         moveTo(State.OPEN);
-        var peer = c.peerSettings();
-        outbound.bind(c.out, c.sendWindow, id, peer.initialWindow(),
-                Math.min(c.out.preferredChunkSize(), peer.maxFramePayload()));
+        sendSide.bind(c, id);
         boolean refused = has(HALF_CLOSE_REQUESTED) && sendHalfClose();
         return updateReadinessLocked() | refused | attachmentFailedLocked();
     }
@@ -383,8 +346,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      * e.g. the held request's attachment was refused) and starts the drain.
      */
     void afterUnlock() {
-        leaveConnection();
-        drain.start();
+        afterEnd(true);
     }
 
     /** The connection this stream waited on reserved it a slot: open it there now. */
@@ -399,17 +361,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
 
     /** Fails the call here and cancels it on the server (a response the client refuses, e.g. oversized metadata). */
     void failLocally(ClientConnection from, int streamId, Status s) {
-        boolean run;
-        synchronized (this) {
-            if (!isStreamLocked(from, streamId)) {
-                return;
-            }
-            run = finishLocked(s, null, true);
-        }
-        leaveConnection();
-        if (run) {
-            drain.start();
-        }
+        ended(from, streamId, s, true);
     }
 
     /**
@@ -418,11 +370,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      * @throws FrameTooLargeException when it would exceed the server's max frame payload {@code maxPayload}
      */
     SlabBuffer encodeHeaders(int streamId, int maxPayload) {
-        // the time left as it opens
-        Deadline deadline = deadline();
-        long timeoutNanos = deadline == null ? 0 : Math.max(1, deadline.remainingNanos());
-        return Frames.requestHeaders(pool(), streamId, false, channel.encodedPath(method), channel.encodedAuthority(),
-                timeoutNanos, requestHeaders, maxPayload);
+        return sendSide.encodeHeaders(streamId, maxPayload, method, deadline());
     }
 
     @Override
@@ -437,9 +385,9 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         boolean run;
         synchronized (this) {
             drain.addRequestedLocked(n);
-            if (conn != null && !has(REMOTE_CLOSED) && closeStatus == null && drain.wantsMoreLocked(inbound)) {
-                inbound.onDemand();
-                credit = inbound.takeCredit();
+            if (conn != null && !has(REMOTE_CLOSED) && closeStatus == null
+                    && drain.wantsMoreLocked(receiveSide.messages())) {
+                credit = receiveSide.onDemand();
             }
             run = requestDrainIfListeningLocked();
         }
@@ -473,47 +421,27 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         channel.metrics().bytesSent(framed.length() - MessageFramer.PREFIX + (att == null ? 0 : att.size()));
         boolean run;
         synchronized (this) {
-            if (!has(STARTED)) {
+            String misuse = !has(STARTED) ? "sendMessage before start"
+                    : has(HALF_CLOSE_REQUESTED) ? "sendMessage after halfClose" : null;
+            if (misuse != null || closeStatus != null) {
                 Attachments.drop(framed, att);
-                throw new IllegalStateException("sendMessage before start");
-            }
-            if (has(HALF_CLOSE_REQUESTED)) {
-                Attachments.drop(framed, att);
-                throw new IllegalStateException("sendMessage after halfClose");
-            }
-            if (closeStatus != null) {
-                Attachments.drop(framed, att);
+                if (misuse != null) {
+                    throw new IllegalStateException(misuse);
+                }
                 return;
             }
             if (method.getType().clientSendsOneMessage()) {
-                if (heldSingleRequest != null) {
-                    Attachments.drop(framed, att);
+                if (!sendSide.hold(framed, att)) {
                     throw new IllegalStateException(method.getType() + " call takes exactly one request message");
                 }
-                heldSingleRequest = framed;
-                heldAttachment = att;
                 return;
             }
-            Status refused = attachmentRefusal(att);
-            if (refused != null) {
-                Attachments.drop(framed, att);
-                run = finishLocked(refused, null, true);
-            } else {
-                int need = framed.length() + (att == null ? 0 : att.size());
-                if (outbound.mustAwaitRoom(need)) {
-                    outbound.awaitRoom(this, need, () -> closeStatus != null);
-                }
-                if (closeStatus != null) {
-                    Attachments.drop(framed, att);
-                    return;
-                }
-                outbound.message(framed, att, false, true);
-                run = updateReadinessLocked() | attachmentFailedLocked();
-            }
+            Status refused = sendSide.send(framed, att, this, () -> closeStatus != null);
+            run = refused != null ? finishLocked(refused, null, true)
+                    : closeStatus == null && (updateReadinessLocked() | attachmentFailedLocked());
         }
         if (run) {
-            leaveConnection(); // a no-op unless the attachment was refused or failed and ended the call
-            drain.start();
+            afterUnlock(); // leaves the connection only if the attachment was refused or failed and ended the call
         }
     }
 
@@ -528,50 +456,21 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                 throw new IllegalStateException("halfClose called twice");
             }
             set(HALF_CLOSE_REQUESTED);
-            if (closeStatus != null || !outbound.isBound()) {
+            if (closeStatus != null || !sendSide.isBound()) {
                 return;
             }
             run = sendHalfClose() | attachmentFailedLocked();
         }
         if (run) {
-            leaveConnection();
-            drain.start();
+            afterUnlock();
         }
     }
 
     /** With the lock held: half-closes, with the held single request if any; true when that failed the call (drain). */
     private boolean sendHalfClose() {
         moveTo(State.HALF_CLOSED_LOCAL);
-        if (heldSingleRequest != null) {
-            SlabBuffer b = heldSingleRequest;
-            heldSingleRequest = null;
-            OutgoingAttachment a = heldAttachment;
-            heldAttachment = null;
-            Status refused = attachmentRefusal(a);
-            if (refused != null) {
-                Attachments.drop(b, a);
-                return finishLocked(refused, null, true);
-            }
-            outbound.message(b, a, true, true);
-        } else {
-            outbound.control(Frames.endStream(pool(), id), true);
-        }
-        return false;
-    }
-
-    /** With the lock held, once on a connection: why the server would refuse {@code att} (RESOURCE_EXHAUSTED), or null. */
-    private Status attachmentRefusal(OutgoingAttachment att) {
-        if (att == null || conn == null) {
-            return null;
-        }
-        int peerMax = conn.peerLimits().maxAttachmentBytes();
-        if (att.size() <= peerMax) {
-            return null;
-        }
-        return Status.RESOURCE_EXHAUSTED.withDescription(peerMax < 0
-                ? "the server at " + channel.authority() + " takes no attachments; the message was not sent"
-                : Attachments.tooLarge("request", att.size(), peerMax) + " of the server at " + channel.authority()
-                        + "; the message was not sent");
+        Status refused = sendSide.halfClose(id);
+        return refused != null && finishLocked(refused, null, true);
     }
 
     @Override
@@ -580,13 +479,13 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         if (cause != null) {
             s = s.withCause(cause);
         }
-        finish(s, null, true);
+        finish(s, true);
     }
 
     @Override
     public boolean isReady() {
         synchronized (this) {
-            return closeStatus == null && outbound.isReady();
+            return closeStatus == null && sendSide.isReady();
         }
     }
 
@@ -601,18 +500,10 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                 return;
             }
             double secs = (System.nanoTime() - startNanos) / 1e9;
-            ClientConnection waitingOn = opener.waitingOnLocked();
-            String where = conn != null ? " [remote_addr=" + conn.peer() + "]"
-                    : waitingOn != null ? " (waiting for one of the " + waitingOn.peerLimits().maxConcurrentStreams()
-                    + " concurrent streams the server at " + channel.authority() + " allows)"
-                    : " (not yet connected to " + channel.authority() + ")";
-            run = finishLocked(Status.DEADLINE_EXCEEDED.withDescription(
-                    String.format(Locale.ROOT, "deadline exceeded after %.3fs%s", secs, where)), null, true);
+            run = finishLocked(Status.DEADLINE_EXCEEDED.withDescription(String.format(Locale.ROOT,
+                    "deadline exceeded after %.3fs%s", secs, opener.whereLocked(conn))), null, true);
         }
-        leaveConnection();
-        if (run) {
-            drain.start();
-        }
+        afterEnd(run);
     }
 
     // ------------------------------------------------------------------ frames (I/O thread)
@@ -631,14 +522,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             if (closeStatus != null) {
                 return;
             }
-            ResponseMetadata capture = options.getResponseMetadata();
-            if (capture != null) {
-                if (md == null) {
-                    md = new Metadata();
-                }
-                capture.recordHeaders(md);
-            }
-            run = drain.headersLocked(md);
+            run = drain.headersLocked(ClientReceiveSide.headers(options, md));
         }
         if (run) {
             drain.start();
@@ -668,19 +552,15 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             if (closeStatus != null) {
                 return false;
             }
-            channel.metrics().bytesReceived(length);
-            int r = inbound.onFrame(flags, memory, holder, offset, length, drain.wantsMoreLocked(inbound));
-            kept = inbound.keptHolder();
+            int r = receiveSide.onFrame(flags, memory, holder, offset, length,
+                    drain.wantsMoreLocked(receiveSide.messages()));
+            kept = receiveSide.keptHolder();
             tooLarge = r == InboundMessages.TOO_LARGE;
             if (tooLarge) {
-                long size = inbound.rejectedSize();
-                run = finishLocked(Status.RESOURCE_EXHAUSTED.withDescription(inbound.rejectedAttachment()
-                        ? Attachments.tooLarge("response", size, channel.maxInboundAttachmentSize())
-                        : "response message of " + size + " bytes exceeds the maximum inbound message size "
-                                + channel.maxInboundMessageSize()), null, true);
+                run = finishLocked(receiveSide.tooLarge(), null, true);
             } else {
                 run = r == InboundMessages.COMPLETED && requestDrainIfListeningLocked();
-                credit = inbound.takeCredit();
+                credit = receiveSide.takeCredit();
             }
         }
         if (credit > 0) {
@@ -712,39 +592,31 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             if (closeStatus == null && recycling != null) {
                 recycling.allow(ENDED_BY_SERVER);
             }
-            ResponseMetadata capture = options.getResponseMetadata();
-            if (capture != null) {
-                if (md == null) {
-                    md = new Metadata();
-                }
-                capture.recordTrailers(md);
-            }
-            run = finishLocked(status, md, false);
+            run = finishLocked(status, ClientReceiveSide.trailers(options, md), false);
         }
-        leaveConnection();
-        if (run) {
-            drain.start();
-        }
+        afterEnd(run);
     }
 
     void onServerCancel(ClientConnection from, int streamId, Status s) {
-        remoteEnded(from, streamId, s);
+        ended(from, streamId, s, false);
     }
 
-    /** The server or the transport ended the stream ({@code from} for {@code streamId}; any id when it is -1). */
-    private void remoteEnded(ClientConnection from, int streamId, Status s) {
+    /**
+     * The call on {@code from} as {@code streamId} (any id when it is -1) ends with {@code s}: failed here and cancelled
+     * on the server ({@code here}), else ended by the server or the transport.
+     */
+    private void ended(ClientConnection from, int streamId, Status s, boolean here) {
         boolean run;
         synchronized (this) {
             if (conn != from || (streamId != -1 && id != streamId)) {
                 return;
             }
-            set(REMOTE_CLOSED);
-            run = finishLocked(s, null, false);
+            if (!here) {
+                set(REMOTE_CLOSED);
+            }
+            run = finishLocked(s, null, here);
         }
-        leaveConnection();
-        if (run) {
-            drain.start();
-        }
+        afterEnd(run);
     }
 
     void onWindow(ClientConnection from, int streamId, int increment) {
@@ -767,16 +639,14 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                 return;
             }
             if (fromWindow) {
-                outbound.onWindow(increment);
+                sendSide.onWindow(increment, this);
             } else {
-                outbound.onConnectionWritable();
+                sendSide.onConnectionWritable(this);
             }
-            outbound.wakeWaiters(this);
             run = updateReadinessLocked() | attachmentFailedLocked();
         }
         if (run) {
-            leaveConnection(); // a no-op unless an attachment failed and ended the call
-            drain.start();
+            afterUnlock(); // leaves the connection only if an attachment failed and ended the call
         }
     }
 
@@ -785,16 +655,21 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      * connection identifies the stream's call).
      */
     void transportFailed(ClientConnection from, Status s) {
-        remoteEnded(from, -1, s);
+        ended(from, -1, s, false);
     }
 
     // ------------------------------------------------------------------ completion and delivery
 
-    private void finish(Status s, Metadata trailers, boolean tellServer) {
+    private void finish(Status s, boolean tellServer) {
         boolean run;
         synchronized (this) {
-            run = finishLocked(s, trailers, tellServer);
+            run = finishLocked(s, null, tellServer);
         }
+        afterEnd(run);
+    }
+
+    /** Without the lock, after a locked step that may have ended the call: leaves the connection, starts the drain if {@code run}. */
+    private void afterEnd(boolean run) {
         leaveConnection();
         if (run) {
             drain.start();
@@ -825,17 +700,12 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         if (!has(CLOSED_BY_SERVER)) {
             // ended here or by the transport: undelivered responses are dropped now, not when (if ever)
             // the listener's executor next runs (the call is not recycled: ENDED_BY_SERVER was not allowed)
-            inbound.releaseAll();
+            receiveSide.releaseAll();
         }
         if (deadlineTimer != null) {
             deadlineTimer.disarm();
         }
-        outbound.discard();
-        if (heldSingleRequest != null) {
-            Attachments.drop(heldSingleRequest, heldAttachment);
-            heldSingleRequest = null;
-            heldAttachment = null;
-        }
+        sendSide.discard(this);
         opener.stopWaitingLocked();
         ClientConnection c = conn;
         if (c != null) {
@@ -846,13 +716,12 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             // (and may run its callbacks) on this thread
             detachFrom = c;
         }
-        outbound.wakeWaiters(this);
         return requestDrainIfListeningLocked();
     }
 
     /** With the lock held: notes a ready transition; true when a drain must start. */
     private boolean updateReadinessLocked() {
-        boolean ready = closeStatus == null && outbound.isReady();
+        boolean ready = closeStatus == null && sendSide.isReady();
         boolean run = false;
         if (ready && !has(WAS_READY)) {
             run = drain.readyLocked();
@@ -871,24 +740,18 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         return executor();
     }
 
-    @Override
-    public void drainRejected(java.util.concurrent.RejectedExecutionException e) {
-        executorRejected(e);
-    }
-
     /**
      * The call's executor refused to run its callbacks: the call ends (the server is told) and frees what it holds;
      * its listener cannot be called any more.
      */
-    private void executorRejected(java.util.concurrent.RejectedExecutionException e) {
+    @Override
+    public void drainRejected(java.util.concurrent.RejectedExecutionException e) {
         Connection.LOG.log(System.Logger.Level.WARNING, "the executor of a call to " + method.getFullMethodName()
                 + " rejected its callbacks; cancelling the call, whose listener will not be called", e);
         finish(Status.CANCELLED.withDescription("the call's executor rejected its callbacks: " + e.getMessage()).withCause(e),
-                null, true);
+                true);
         synchronized (this) {
-            if (inbound != null) {
-                inbound.releaseAll();
-            }
+            receiveSide.releaseAll();
         }
     }
 
@@ -916,7 +779,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
 
     /** With the lock held: the reassembler of the responses (null once given back). */
     InboundMessages inboundLocked() {
-        return inbound;
+        return receiveSide.messages();
     }
 
     /** With the lock held: the delivery ended the call's callbacks and went idle; true when it must recycle it. */
@@ -939,12 +802,8 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      * the fields are cleared first, so this call keeps no reference to parts another call may now hold.
      */
     void givePartsBackLocked() {
-        InboundMessages in = inbound;
-        OutboundFlow out = outbound;
-        inbound = null;
-        outbound = null;
-        channel.parts().recycle(in);
-        channel.parts().recycle(out);
+        receiveSide.givePartsBack();
+        sendSide.givePartsBack();
     }
 
     /**
@@ -960,11 +819,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     /** Without the lock: a response as the listener gets it; {@code attachment} is the one received with it, or null. */
     RespT parseResponse(SlabBuffer buf, boolean compressed, int split, dev.rdmarpc.core.Attachment attachment,
                         SlabBuffer apart) {
-        if (split >= 0) {
-            return Attachments.parse(method.getResponseMarshaller(), buf, split, compressed, attachment, apart);
-        }
-        return Gzip.parseOwned(method.getResponseMarshaller(), buf, compressed, options.getCompressor() != null,
-                channel.maxInboundMessageSize());
+        return receiveSide.parse(method, options, buf, compressed, split, attachment, apart);
     }
 
     /** Without the lock: a response could not be parsed ({@code e}): the call ends with the failure. */
@@ -978,16 +833,16 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                 // the server's OK arrived before this message was parsed: the call ends with the failure instead
                 closeStatus = s;
                 closeTrailers = null;
-                inbound.releaseAll();
+                receiveSide.releaseAll();
                 return;
             }
         }
-        finish(s, null, true);
+        finish(s, true);
     }
 
     /** Without the lock: the listener threw {@code e}: the call is cancelled. */
     void listenerThrew(RuntimeException e) {
-        finish(Status.CANCELLED.withDescription("the call's listener threw: " + e).withCause(e), null, true);
+        finish(Status.CANCELLED.withDescription("the call's listener threw: " + e).withCause(e), true);
     }
 
     @Override

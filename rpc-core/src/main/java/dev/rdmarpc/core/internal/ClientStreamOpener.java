@@ -155,9 +155,15 @@ final class ClientStreamOpener {
         }
     }
 
-    /** With the stream's lock held: the connection the stream waits on for a slot, or null. */
-    ClientConnection waitingOnLocked() {
-        return waitingOn;
+    /**
+     * With the stream's lock held: where the stream is, for a message: on {@code conn} (null while not open), waiting
+     * for a slot, or not yet connected.
+     */
+    String whereLocked(ClientConnection conn) {
+        return conn != null ? " [remote_addr=" + conn.peer() + "]"
+                : waitingOn != null ? " (waiting for one of the " + waitingOn.peerLimits().maxConcurrentStreams()
+                + " concurrent streams the server at " + channel.authority() + " allows)"
+                : " (not yet connected to " + channel.authority() + ")";
     }
 
     /** With the stream's lock held, when the stream is recycled: as a new opener. */
