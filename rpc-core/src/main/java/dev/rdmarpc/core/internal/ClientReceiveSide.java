@@ -86,23 +86,25 @@ final class ClientReceiveSide {
 
     /** Response headers {@code md} (null for none) as the call records them: into the options' capture, if any. */
     static Metadata headers(CallOptions options, Metadata md) {
-        ResponseMetadata capture = options.getResponseMetadata();
-        if (capture == null) {
-            return md;
-        }
-        Metadata m = md != null ? md : new Metadata();
-        capture.recordHeaders(m);
-        return m;
+        return record(options, md, false);
     }
 
     /** Trailers {@code md} (null for none) as the call records them: into the options' capture, if any. */
     static Metadata trailers(CallOptions options, Metadata md) {
+        return record(options, md, true);
+    }
+
+    private static Metadata record(CallOptions options, Metadata md, boolean trailers) {
         ResponseMetadata capture = options.getResponseMetadata();
         if (capture == null) {
             return md;
         }
         Metadata m = md != null ? md : new Metadata();
-        capture.recordTrailers(m);
+        if (trailers) {
+            capture.recordTrailers(m);
+        } else {
+            capture.recordHeaders(m);
+        }
         return m;
     }
 

@@ -159,7 +159,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             sendMessage(request);
             halfClose();
         } catch (RuntimeException | Error e) {
-            cancel("exception while sending the request", e);
+            cancel("exception while starting the call or sending its request", e);
             throw e;
         } finally {
             done(CALLER);
