@@ -194,13 +194,16 @@ class ClientStreamStatesTest {
     @Test
     void deadlineCancelsTheStreamAndTellsTheServer() throws Exception {
         channel(RpcExecutors.direct());
+        // connected first, so the call opens as it starts: its deadline cannot expire while the connection is made
+        var ready = channel.connection();
+        FakeConnection c = connect();
+        ready.get(60, TimeUnit.SECONDS);
         ClientStream<String, String> call = (ClientStream<String, String>) channel.newCall(UNARY,
-                CallOptions.DEFAULT.withDeadlineAfter(200, TimeUnit.MILLISECONDS));
+                CallOptions.DEFAULT.withDeadlineAfter(500, TimeUnit.MILLISECONDS));
         Recorder r = new Recorder();
         call.start(r, new Metadata());
         call.sendMessage("slow");
         call.halfClose();
-        FakeConnection c = connect();
         int id = c.next(FrameType.HEADERS).streamId();
         assertEquals(Status.Code.DEADLINE_EXCEEDED, r.closed.get(60, TimeUnit.SECONDS).getCode());
         FakeConnection.Sent cancel = c.next(FrameType.CANCEL);

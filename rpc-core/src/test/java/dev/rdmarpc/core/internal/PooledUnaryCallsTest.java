@@ -120,6 +120,25 @@ class PooledUnaryCallsTest {
         assertSame(stream, channel.recycled().take(), "the same stream served both calls");
     }
 
+    /**
+     * A call of core's that the application holds (from {@code newCall}) takes the same unary path
+     * ({@link DirectUnaryCall#runUnary}, no listener) when given to {@code ClientCalls}, but its stream is never kept:
+     * the application may still reach it.
+     */
+    @Test
+    void aCallTheApplicationHoldsTakesTheSameUnaryPathAndIsNeverKept() throws Exception {
+        FakeConnection c = connect();
+        var call = channel.newCall(UNARY, CallOptions.DEFAULT);
+        assertInstanceOf(DirectUnaryCall.class, call);
+        RecordingObserver observer = new RecordingObserver();
+        dev.rdmarpc.core.ClientCalls.asyncUnaryCall(call, "one", observer);
+        answer(c, request(c, "one"), "pong one");
+        assertEquals("next:pong one", observer.next());
+        assertEquals("completed", observer.next());
+        assertEquals(ClientStream.State.CLOSED, ((ClientStream<?, ?>) call).state());
+        assertEquals(0, channel.recycled().idle(), "a stream the application holds is not kept");
+    }
+
     @Test
     void callsEndedWhileTheirDrainRunsOnAnotherThreadLeaveTheTableAndAreKept() throws Exception {
         java.util.concurrent.ExecutorService drains = java.util.concurrent.Executors.newSingleThreadExecutor();
