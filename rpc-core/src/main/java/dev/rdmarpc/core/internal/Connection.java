@@ -3,6 +3,7 @@ package dev.rdmarpc.core.internal;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.TransportMode;
 import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.internal.flow.ConnectionSendWindow;
 import dev.rdmarpc.core.protocol.FlowCapability;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameType;

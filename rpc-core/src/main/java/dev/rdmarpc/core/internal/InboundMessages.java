@@ -2,6 +2,7 @@ package dev.rdmarpc.core.internal;
 
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.flow.ConnectionWindow;
 import dev.rdmarpc.core.protocol.FlowCapability;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.ProtocolException;

@@ -3,6 +3,7 @@ package dev.rdmarpc.core.internal;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.flow.ConnectionSendWindow;
 import dev.rdmarpc.core.protocol.FrameHeader;
 import dev.rdmarpc.core.protocol.ProtocolException;
 import dev.rdmarpc.core.spi.FrameConnection;

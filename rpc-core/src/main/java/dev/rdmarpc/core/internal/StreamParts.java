@@ -1,6 +1,7 @@
 package dev.rdmarpc.core.internal;
 
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.flow.ConnectionWindow;
 
 /**
  * Recycles the per-call halves of a stream's flow control ({@link InboundMessages}, {@link OutboundFlow}) between the

@@ -2,6 +2,8 @@ package dev.rdmarpc.core.internal;
 
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.flow.ConnectionSendWindow;
+import dev.rdmarpc.core.internal.flow.ConnectionWindow;
 import dev.rdmarpc.core.protocol.FlowCapability;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameHeader;
@@ -28,7 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * receiver's window ends, credit returns what was taken, a peer that does not keep the window is charged as bytes
  * arrive and refused past it, and the memory share refuses a connection over it.
  */
-class ConnectionWindowTest {
+class ConnectionWindowStreamsTest {
     private static final int WINDOW = 64 << 10;
     private final SlabPool pool = new SlabPool(0, true);
     private final List<Integer> credits = new ArrayList<>();
@@ -176,55 +178,5 @@ class ConnectionWindowTest {
                 "the peer gets back what it charged itself for both messages");
         assertFalse(window.held() > 0);
         in.releaseAll();
-    }
-
-    @Test
-    void aBlockedSenderSaysSoOnceAndGetsTheCreditHeldBack() {
-        // a window raised to fit its largest message: after a small message the credit owed (under half the window)
-        // is held back, and the large message could wait for it for ever without the sender's BLOCKED
-        ConnectionWindow receiver = strictWindow();
-        ConnectionSendWindow sender = new ConnectionSendWindow();
-        int[] blockedSent = {0};
-        sender.onBlocked(() -> blockedSent[0]++);
-        sender.peerWindow(WINDOW);
-
-        assertTrue(sender.tryTake(1024, 1024));
-        assertTrue(receiver.charge(1024));
-        receiver.release(1024);
-        assertEquals(List.of(), credits, "1 KiB owed is not yet worth a frame");
-
-        long large = WINDOW - 64;
-        assertFalse(sender.tryTake(large, 4096));
-        assertFalse(sender.tryTake(large, 4096), "asked again before any credit came");
-        assertEquals(1, blockedSent[0], "one BLOCKED until the receiver's next connection WINDOW");
-
-        assertTrue(receiver.peerBlocked(), "the BLOCKED has what is owed sent");
-        assertEquals(List.of(1024), credits);
-        sender.grant(1024);
-        assertTrue(sender.tryTake(large, 4096));
-        assertTrue(receiver.charge((int) large));
-        receiver.release(large);
-    }
-
-    @Test
-    void aBlockedPeerWithNothingOwedGetsTheNextReleaseAtOnceAndARepeatedBlockedIsCharged() {
-        ConnectionWindow receiver = strictWindow();
-        assertTrue(receiver.charge(1024));
-        assertTrue(receiver.peerBlocked(), "a first BLOCKED is expected, even with nothing owed");
-        assertFalse(receiver.peerBlocked(), "a second one before any credit went is one too many");
-        assertEquals(List.of(), credits);
-        receiver.release(1024);
-        assertEquals(List.of(1024), credits, "released while the peer is blocked: credited at once");
-        assertTrue(receiver.charge(1024));
-        receiver.release(1024);
-        assertEquals(List.of(1024), credits, "the peer got its credit: back to holding small amounts");
-        assertTrue(receiver.peerBlocked(), "one BLOCKED more is allowed per connection WINDOW sent");
-        assertEquals(List.of(1024, 1024), credits, "and it has what is owed sent at once");
-    }
-
-    @Test
-    void blockedFromAPeerThatDoesNotKeepTheWindowIsAProtocolError() {
-        ConnectionWindow receiver = new ConnectionWindow(WINDOW, credits::add, null);
-        assertThrows(ProtocolException.class, receiver::peerBlocked);
     }
 }

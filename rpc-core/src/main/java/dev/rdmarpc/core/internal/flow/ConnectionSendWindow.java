@@ -1,4 +1,4 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.flow;
 
 import dev.rdmarpc.core.protocol.FlowCapability;
 import dev.rdmarpc.core.protocol.ProtocolException;
@@ -6,15 +6,15 @@ import dev.rdmarpc.core.protocol.ProtocolException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The send side of one connection, shared by its streams' {@link OutboundFlow}s: the peer's connection window (PROTOCOL.md
+ * The send side of one connection, shared by its streams' {@code OutboundFlow}s: the peer's connection window (PROTOCOL.md
  * "Flow control"), from which each message takes its whole charge before its first frame goes out and which the peer's
  * connection WINDOW frames refill; the bytes the connection's streams have queued, past a limit of which
  * ({@link #QUEUE_LIMIT} on a server) a sending thread waits (as it does past its own stream's limit); and the bytes of messages already begun
  * handed to the transport while it was not writable, at most {@link #OVERFLOW_LIMIT} until it drains. Thread-safe.
  */
-final class ConnectionSendWindow {
+public final class ConnectionSendWindow {
     /** Bytes queued across a server connection's streams past which a sending thread (not an I/O thread) waits. */
-    static final long QUEUE_LIMIT = 6 << 20;
+    public static final long QUEUE_LIMIT = 6 << 20;
 
     /**
      * Bytes of begun messages the connection's streams may hand to a transport that is not writable (past its
@@ -38,17 +38,17 @@ final class ConnectionSendWindow {
     private Runnable signalBlocked = () -> { };
 
     /** Without a limit on queued bytes (each stream keeps its own). */
-    ConnectionSendWindow() {
+    public ConnectionSendWindow() {
         this(Long.MAX_VALUE);
     }
 
     /** With sending threads waiting past {@code queueLimit} bytes queued across the connection's streams. */
-    ConnectionSendWindow(long queueLimit) {
+    public ConnectionSendWindow(long queueLimit) {
         this.queueLimit = queueLimit;
     }
 
     /** The peer advertised a connection window of {@code window} bytes (0: none). Before any message is sent. */
-    synchronized void peerWindow(int window) {
+    public synchronized void peerWindow(int window) {
         this.peerWindow = window;
         this.left = window;
     }
@@ -57,7 +57,7 @@ final class ConnectionSendWindow {
      * {@code signal} sends the peer a BLOCKED: a message waits for more of the peer's connection window than is left.
      * It is run at most once between two of the peer's connection WINDOWs, by a thread that found too little left.
      */
-    void onBlocked(Runnable signal) {
+    public void onBlocked(Runnable signal) {
         this.signalBlocked = signal;
     }
 
@@ -72,7 +72,7 @@ final class ConnectionSendWindow {
      * connection WINDOW, and the peer is told once that this side is blocked, so that it returns the credit it holds
      * back). Always true when the peer has no connection window.
      */
-    boolean tryTake(long cost, int beginPayload) {
+    public boolean tryTake(long cost, int beginPayload) {
         int window = peerWindow;
         if (window == 0) {
             return true;
@@ -96,7 +96,7 @@ final class ConnectionSendWindow {
      * The peer's connection WINDOW granted {@code increment} bytes. Not positive, or past 2^31-1 in all, is a protocol
      * error (as in HTTP/2).
      */
-    synchronized void grant(int increment) {
+    public synchronized void grant(int increment) {
         if (increment <= 0) {
             throw new ProtocolException("connection WINDOW grants " + increment + " bytes (must be positive)");
         }
@@ -109,7 +109,7 @@ final class ConnectionSendWindow {
     }
 
     /** What is left of the peer's connection window (for tests); Long.MAX_VALUE when it has none. */
-    synchronized long left() {
+    public synchronized long left() {
         return peerWindow == 0 ? Long.MAX_VALUE : left;
     }
 
@@ -117,7 +117,7 @@ final class ConnectionSendWindow {
      * A stream would hand {@code bytes} of a begun message to a transport that is not writable: false (it waits for
      * the transport to drain) once {@link #OVERFLOW_LIMIT} has been handed since the transport was last writable.
      */
-    boolean tryOverflow(int bytes) {
+    public boolean tryOverflow(int bytes) {
         if (overflow.addAndGet(bytes) <= OVERFLOW_LIMIT) {
             return true;
         }
@@ -126,24 +126,24 @@ final class ConnectionSendWindow {
     }
 
     /** The transport drained below its low-water mark: what was handed to it beyond the mark has gone. */
-    void drained() {
+    public void drained() {
         overflow.set(0);
     }
 
     /** Adds {@code bytes} (negative: removes) to what the connection's streams have queued. */
-    void addQueued(long bytes) {
+    public void addQueued(long bytes) {
         if (bytes != 0) {
             queued.addAndGet(bytes);
         }
     }
 
     /** Bytes the connection's streams have queued. */
-    long queued() {
+    public long queued() {
         return queued.get();
     }
 
     /** Whether a sender must wait before queueing {@code size} more bytes on the connection. */
-    boolean mustWait(int size) {
+    public boolean mustWait(int size) {
         long q = queued.get() + reserved.get();
         return q > 0 && q + size > queueLimit;
     }
@@ -154,7 +154,7 @@ final class ConnectionSendWindow {
      * holds at most its limit, or one message when it was empty. The taker calls {@link #unreserve} once the message
      * is queued (or was not sent).
      */
-    boolean tryReserve(int size) {
+    public boolean tryReserve(int size) {
         while (true) {
             long r = reserved.get();
             long q = queued.get() + r;
@@ -168,7 +168,7 @@ final class ConnectionSendWindow {
     }
 
     /** Gives back room taken by {@link #tryReserve}, after the message was queued (its bytes now count as queued). */
-    void unreserve(int size) {
+    public void unreserve(int size) {
         reserved.addAndGet(-size);
     }
 }

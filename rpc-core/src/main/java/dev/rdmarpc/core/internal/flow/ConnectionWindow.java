@@ -1,4 +1,4 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.flow;
 
 import dev.rdmarpc.core.protocol.FlowCapability;
 import dev.rdmarpc.core.protocol.ProtocolException;
@@ -18,9 +18,9 @@ import java.util.function.IntConsumer;
  * exceeded and this connection holds more than its share ({@link MemoryShare}). Charged on the connection's reading
  * thread, released from any thread.
  */
-final class ConnectionWindow {
+public final class ConnectionWindow {
     /** Whether a connection may hold {@code more} bytes beyond {@code held}: false when it is over its share. */
-    interface MemoryShare {
+    public interface MemoryShare {
         boolean allows(long held, long more);
     }
 
@@ -43,29 +43,29 @@ final class ConnectionWindow {
     private boolean refusedForShare;
 
     /** A window of {@code window} bytes whose credit {@code credits} sends, within {@code share} (null: no budget). */
-    ConnectionWindow(int window, IntConsumer credits, MemoryShare share) {
+    public ConnectionWindow(int window, IntConsumer credits, MemoryShare share) {
         this.window = window;
         this.credits = credits;
         this.share = share;
     }
 
     /** The peer's HELLO said it keeps connection-level flow control (it has a {@link FlowCapability} block). */
-    void peerKeepsWindow() {
+    public void peerKeepsWindow() {
         strict = true;
     }
 
     /** Whether the peer keeps the connection window: messages are charged whole at BEGIN, overruns are protocol errors. */
-    boolean strict() {
+    public boolean strict() {
         return strict;
     }
 
     /** The window this side advertised. */
-    int window() {
+    public int window() {
         return window;
     }
 
     /** Bytes held now (charged, not released). */
-    long held() {
+    public long held() {
         return held.get();
     }
 
@@ -75,7 +75,7 @@ final class ConnectionWindow {
      *
      * @throws ProtocolException when a peer that keeps the window goes past it
      */
-    boolean charge(int bytes) {
+    public boolean charge(int bytes) {
         if (bytes == 0) {
             return true;
         }
@@ -109,7 +109,7 @@ final class ConnectionWindow {
      *
      * @throws ProtocolException when the peer that keeps the window went past it
      */
-    void dropped(int bytes) {
+    public void dropped(int bytes) {
         if (!strict || bytes == 0) {
             return;
         }
@@ -122,7 +122,7 @@ final class ConnectionWindow {
     }
 
     /** Why {@link #charge} last refused a message (on the reading thread, after it did). */
-    String describeRefusal() {
+    public String describeRefusal() {
         return refusedForShare
                 ? "the server's memory budget is exhausted and this connection holds more than its share (" + held()
                         + " bytes of messages); retry later"
@@ -131,7 +131,7 @@ final class ConnectionWindow {
     }
 
     /** Releases {@code bytes} charged earlier; to a peer that keeps the window, credit goes back once it is worth a frame. */
-    void release(long bytes) {
+    public void release(long bytes) {
         if (bytes == 0) {
             return;
         }
@@ -151,7 +151,7 @@ final class ConnectionWindow {
      *
      * @throws ProtocolException when the peer does not keep the window (it has no business saying it is blocked)
      */
-    boolean peerBlocked() {
+    public boolean peerBlocked() {
         if (!strict) {
             throw new ProtocolException("BLOCKED (a connection WINDOW of 0) from a peer that does not keep the connection"
                     + " window");
