@@ -3,6 +3,8 @@ package dev.rdmarpc.core.internal;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.TransportMode;
 import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.internal.exec.CallbackLane;
+import dev.rdmarpc.core.internal.exec.RpcExecutors;
 import dev.rdmarpc.core.internal.flow.ConnectionSendWindow;
 import dev.rdmarpc.core.protocol.FlowCapability;
 import dev.rdmarpc.core.protocol.FrameFlags;

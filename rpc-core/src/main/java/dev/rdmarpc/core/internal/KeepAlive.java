@@ -1,5 +1,7 @@
 package dev.rdmarpc.core.internal;
 
+import dev.rdmarpc.core.internal.exec.RpcExecutors;
+
 import java.lang.System.Logger.Level;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;

@@ -1,5 +1,7 @@
 package dev.rdmarpc.core.internal;
 
+import dev.rdmarpc.core.internal.exec.RpcExecutors;
+
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicInteger;
 

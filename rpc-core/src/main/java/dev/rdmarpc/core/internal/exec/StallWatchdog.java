@@ -1,4 +1,4 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.exec;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -1,4 +1,4 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.exec;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -17,7 +17,7 @@ import java.util.concurrent.locks.LockSupport;
  * handler never starves the other calls of its connection, and blocked handlers beyond the first hold no OS
  * thread. Guarded by this object's monitor.
  */
-final class CallbackLane {
+public final class CallbackLane {
     private static final System.Logger LOG = System.getLogger(CallbackLane.class.getName());
     /** How long an idle platform worker stays parked before its thread ends (the next hand-off starts a new one). */
     private static final long KEEP_ALIVE_NANOS = TimeUnit.SECONDS.toNanos(10);
@@ -90,7 +90,7 @@ final class CallbackLane {
     }
 
     /** Ends a {@link #holdWakes}: a worker takes the runs that queued meanwhile. */
-    void releaseWakes() {
+    public void releaseWakes() {
         Thread worker;
         boolean watch;
         synchronized (this) {
@@ -110,7 +110,7 @@ final class CallbackLane {
     }
 
     /** Whether no worker holds the lane (tests). */
-    synchronized boolean isIdle() {
+    public synchronized boolean isIdle() {
         return holder == null;
     }
 

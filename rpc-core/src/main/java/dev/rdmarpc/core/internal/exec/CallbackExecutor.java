@@ -1,4 +1,4 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.exec;
 
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * one wake-up. A virtual thread handing a run off (a handler calling another service, say) starts a virtual thread
  * for it instead: virtual threads are many and short-lived, a lane each would not pay off.
  */
-final class CallbackExecutor implements Executor {
+public final class CallbackExecutor implements Executor {
     private final String name;
     private final ThreadLocal<CallbackLane> lanes = ThreadLocal.withInitial(() -> new CallbackLane(this));
     private final Thread.Builder.OfVirtual virtualWorkers;
@@ -36,7 +36,7 @@ final class CallbackExecutor implements Executor {
      * wakes a worker once, at {@link CallbackLane#releaseWakes} on the returned lane, not at every run. Null (nothing
      * to release) on a virtual thread, which has no lane.
      */
-    CallbackLane holdWakes() {
+    public CallbackLane holdWakes() {
         if (Thread.currentThread().isVirtual()) {
             return null;
         }

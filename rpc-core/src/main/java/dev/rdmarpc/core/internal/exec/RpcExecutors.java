@@ -1,4 +1,4 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.exec;
 
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
@@ -6,7 +6,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** The shared default callback executor and deadline timer (daemon threads). Internal: public only for RpcChannel and RpcServer. */
+/** The shared default callback executor and deadline timer (daemon threads). Internal: public for the other internal packages and for CommonBuilder and CallExecutors. */
 public final class RpcExecutors {
     private static final CallbackExecutor CALLBACKS = new CallbackExecutor("rdmarpc-callback");
     private static final ScheduledExecutorService TIMER = newTimer();
@@ -27,12 +27,12 @@ public final class RpcExecutors {
     }
 
     /** {@link #defaultCallbackExecutor()} as what it is, for core's own use (holding its lanes' wake-ups). */
-    static CallbackExecutor sharedCallbacks() {
+    public static CallbackExecutor sharedCallbacks() {
         return CALLBACKS;
     }
 
     /** Single-thread scheduler for deadlines and handshake timeouts. */
-    static ScheduledExecutorService timer() {
+    public static ScheduledExecutorService timer() {
         return TIMER;
     }
 
