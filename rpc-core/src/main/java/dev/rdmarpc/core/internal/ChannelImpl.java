@@ -7,6 +7,8 @@ import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StreamObserver;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.internal.exec.RpcExecutors;
+import dev.rdmarpc.core.internal.metrics.CallMetrics;
+import dev.rdmarpc.core.internal.metrics.MicrometerCallMetrics;
 import dev.rdmarpc.core.spi.ClientTransport;
 import dev.rdmarpc.core.spi.FrameConnection;
 

@@ -1,6 +1,7 @@
 package dev.rdmarpc.core.internal;
 
 import dev.rdmarpc.core.internal.exec.RpcExecutors;
+import dev.rdmarpc.core.internal.metrics.CallMetrics;
 
 import java.lang.System.Logger.Level;
 import java.util.concurrent.ScheduledFuture;

@@ -2,6 +2,8 @@ package dev.rdmarpc.core.internal;
 
 import dev.rdmarpc.core.ServerMethodDefinition;
 import dev.rdmarpc.core.ServiceDefinition;
+import dev.rdmarpc.core.internal.metrics.CallMetrics;
+import dev.rdmarpc.core.internal.metrics.MicrometerCallMetrics;
 import dev.rdmarpc.core.spi.ServerTransport;
 
 import java.io.IOException;

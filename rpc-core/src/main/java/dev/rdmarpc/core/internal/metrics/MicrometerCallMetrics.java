@@ -1,6 +1,7 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.metrics;
 
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.Transports;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -15,7 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link CallMetrics} on Micrometer, for one side ("server" or "client"); only loaded when the
  * user passes a registry. Meter names are listed in docs/METRICS.md.
  */
-final class MicrometerCallMetrics implements CallMetrics {
+public final class MicrometerCallMetrics implements CallMetrics {
     private final MeterRegistry registry;
     private final String side;
     private final AtomicInteger activeCalls = new AtomicInteger();
@@ -55,7 +56,7 @@ final class MicrometerCallMetrics implements CallMetrics {
     }
 
     /** Metrics on the given registry (typed Object so core loads without Micrometer). */
-    static CallMetrics create(Object registry, String side, SlabPool pool) {
+    public static CallMetrics create(Object registry, String side, SlabPool pool) {
         if (registry == null) {
             return NOOP;
         }

@@ -1,7 +1,7 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.metrics;
 
 /** Call metrics of a server or a channel; {@link #NOOP} when no meter registry is configured. */
-interface CallMetrics {
+public interface CallMetrics {
     CallMetrics NOOP = new CallMetrics() {
     };
 
