@@ -1,7 +1,7 @@
 package dev.rdmarpc.core;
 
 import dev.rdmarpc.core.buffer.SlabPool;
-import dev.rdmarpc.core.internal.ConnectionSettings;
+import dev.rdmarpc.core.internal.connection.ConnectionSettings;
 import dev.rdmarpc.core.internal.exec.RpcExecutors;
 import dev.rdmarpc.core.spi.TransportConfig;
 

@@ -6,6 +6,8 @@ import dev.rdmarpc.core.MethodDescriptor;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StreamObserver;
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.connection.ConnectionSettings;
+import dev.rdmarpc.core.internal.connection.KeepAlive;
 import dev.rdmarpc.core.internal.exec.RpcExecutors;
 import dev.rdmarpc.core.internal.metrics.CallMetrics;
 import dev.rdmarpc.core.internal.metrics.MicrometerCallMetrics;

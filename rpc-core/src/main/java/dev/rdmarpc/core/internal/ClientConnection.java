@@ -3,6 +3,11 @@ package dev.rdmarpc.core.internal;
 import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.internal.connection.Connection;
+import dev.rdmarpc.core.internal.connection.ConnectionGuards;
+import dev.rdmarpc.core.internal.connection.ConnectionSettings;
+import dev.rdmarpc.core.internal.connection.KeepAlive;
+import dev.rdmarpc.core.internal.connection.StreamTable;
 import dev.rdmarpc.core.protocol.DecodedHeaders;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameTooLargeException;
@@ -61,7 +66,7 @@ final class ClientConnection extends Connection {
     }
 
     @Override
-    void streamsWritable() {
+    protected void streamsWritable() {
         // the first stream told changes every time, so that streams waiting to start a message take turns instead
         // of the ones in the table's first slots winning every time the connection drains
         List<ClientStream<?, ?>> open = streams.snapshot();
@@ -92,7 +97,7 @@ final class ClientConnection extends Connection {
     }
 
     @Override
-    void onHello(Hello hello) {
+    protected void onHello(Hello hello) {
         if (peerHello != null) {
             throw new ProtocolException("second HELLO");
         }
@@ -215,12 +220,12 @@ final class ClientConnection extends Connection {
     }
 
     @Override
-    void onControlFramesExceeded() {
+    protected void onControlFramesExceeded() {
         channel.metrics().connectionClosedForControlFrames();
     }
 
     @Override
-    void onGoAway(Frames.GoAway goAway) {
+    protected void onGoAway(Frames.GoAway goAway) {
         List<ClientStream<?, ?>> open;
         List<ClientStream<?, ?>> notSent;
         synchronized (this) {
@@ -244,7 +249,7 @@ final class ClientConnection extends Connection {
     }
 
     @Override
-    boolean onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory, SlabBuffer holder,
+    protected boolean onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory, SlabBuffer holder,
                           long offset, int length) {
         if (screenControlFrame(type, flags, streamId, credit, memory, offset, length)) {
             return false;
@@ -308,7 +313,7 @@ final class ClientConnection extends Connection {
     }
 
     @Override
-    void connectionClosed(String reason, Throwable cause) {
+    protected void connectionClosed(String reason, Throwable cause) {
         switchesProtocol = cause instanceof ProtocolSwitchException && !ready.isDone();
         Status s = unavailable("connection to", authority, reason);
         if (cause != null && !(cause instanceof ProtocolException)) {

@@ -1,5 +1,6 @@
 package dev.rdmarpc.core.internal;
 
+import dev.rdmarpc.core.internal.connection.Connection;
 import dev.rdmarpc.core.internal.exec.RpcExecutors;
 
 import java.lang.foreign.MemorySegment;

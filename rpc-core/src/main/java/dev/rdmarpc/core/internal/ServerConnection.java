@@ -4,6 +4,11 @@ import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.ServerMethodDefinition;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.internal.connection.Connection;
+import dev.rdmarpc.core.internal.connection.ConnectionGuards;
+import dev.rdmarpc.core.internal.connection.ConnectionSettings;
+import dev.rdmarpc.core.internal.connection.KeepAlive;
+import dev.rdmarpc.core.internal.connection.StreamTable;
 import dev.rdmarpc.core.internal.exec.RpcExecutors;
 import dev.rdmarpc.core.internal.flow.ConnectionSendWindow;
 import dev.rdmarpc.core.internal.flow.ConnectionWindow;
@@ -95,14 +100,14 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     }
 
     @Override
-    void onPingReceived() {
+    protected void onPingReceived() {
         if (peerHello != null) {
             server.pingReceived(this);
         }
     }
 
     @Override
-    void onHello(Hello hello) {
+    protected void onHello(Hello hello) {
         if (peerHello != null) {
             throw new ProtocolException("second HELLO");
         }
@@ -151,17 +156,17 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     }
 
     @Override
-    boolean onPeerBlocked() {
+    protected boolean onPeerBlocked() {
         return window.peerBlocked();
     }
 
     @Override
-    int advertisedConnectionWindow() {
+    protected int advertisedConnectionWindow() {
         return window.window();
     }
 
     @Override
-    void onControlFramesExceeded() {
+    protected void onControlFramesExceeded() {
         server.metrics().connectionClosedForControlFrames();
     }
 
@@ -222,14 +227,14 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     }
 
     @Override
-    void onGoAway(Frames.GoAway goAway) {
+    protected void onGoAway(Frames.GoAway goAway) {
         // A client going away closes its connection itself; until it does, each GOAWAY costs the control-frame budget
         // (a client has no reason to send more than one or two, and a flood of them must end as a PING flood does).
         chargeControlFrame(FrameType.GOAWAY, "a GOAWAY");
     }
 
     @Override
-    boolean onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory, SlabBuffer holder,
+    protected boolean onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory, SlabBuffer holder,
                           long offset, int length) {
         if (type == FrameType.HEADERS) {
             requireNextStreamId(streamId);
@@ -348,7 +353,7 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     }
 
     @Override
-    void streamsWritable() {
+    protected void streamsWritable() {
         // the first stream told changes every time, so that streams waiting to start a message take turns instead
         // of the ones in the table's first slots winning every time the connection drains
         List<ServerStream<?, ?>> open = streams.snapshot();
@@ -471,7 +476,7 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     }
 
     @Override
-    void connectionClosed(String reason, Throwable cause) {
+    protected void connectionClosed(String reason, Throwable cause) {
         helloTimeout.cancel(false);
         if (keepAlive != null) {
             keepAlive.stop();

@@ -2,6 +2,9 @@ package dev.rdmarpc.core.internal;
 
 import dev.rdmarpc.core.ServerMethodDefinition;
 import dev.rdmarpc.core.ServiceDefinition;
+import dev.rdmarpc.core.internal.connection.Connection;
+import dev.rdmarpc.core.internal.connection.ConnectionGuards;
+import dev.rdmarpc.core.internal.connection.ConnectionSettings;
 import dev.rdmarpc.core.internal.metrics.CallMetrics;
 import dev.rdmarpc.core.internal.metrics.MicrometerCallMetrics;
 import dev.rdmarpc.core.spi.ServerTransport;

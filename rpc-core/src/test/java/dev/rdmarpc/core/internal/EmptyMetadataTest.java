@@ -17,6 +17,7 @@ import dev.rdmarpc.core.StatusException;
 import dev.rdmarpc.core.StreamObserver;
 import dev.rdmarpc.core.TransportMode;
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.connection.ConnectionSettings;
 import dev.rdmarpc.core.internal.exec.RpcExecutors;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameType;

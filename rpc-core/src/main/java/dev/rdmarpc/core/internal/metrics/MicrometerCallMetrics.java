@@ -1,7 +1,7 @@
 package dev.rdmarpc.core.internal.metrics;
 
 import dev.rdmarpc.core.buffer.SlabPool;
-import dev.rdmarpc.core.internal.Transports;
+import dev.rdmarpc.core.internal.connection.Transports;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1,10 +1,11 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.connection;
 
 import java.time.Duration;
 
 /**
  * The limits a side puts on the connections it accepts or makes: the control-frame budget (see
- * {@link ControlFrameBudget}) and the server's keepalive. Internal: public only for RpcServer.
+ * {@link ControlFrameBudget}) and the server's keepalive. Internal: public for the
+ * channel and server packages and for RpcServer.
  *
  * @param controlFramesPerSecond sustained rate of counted control frames a peer may send
  * @param controlFrameBurst      counted control frames a peer may send at once
@@ -36,7 +37,7 @@ public record ConnectionGuards(int controlFramesPerSecond, int controlFrameBurst
     }
 
     /** A fresh budget for one connection. */
-    ControlFrameBudget newControlFrameBudget() {
+    public ControlFrameBudget newControlFrameBudget() {
         return new ControlFrameBudget(controlFramesPerSecond, controlFrameBurst, System.nanoTime());
     }
 }

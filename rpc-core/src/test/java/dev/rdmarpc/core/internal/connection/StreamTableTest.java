@@ -1,4 +1,4 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.connection;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

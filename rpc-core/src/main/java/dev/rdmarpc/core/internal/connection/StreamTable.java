@@ -1,4 +1,4 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.connection;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -8,12 +8,12 @@ import java.util.List;
  * entry), linear probing with backward-shift deletion. Ids are positive; 0 marks a free slot. Every method locks the
  * table: lookups come from the connection's I/O thread, inserts and removals from callers' threads.
  */
-final class StreamTable<V> {
+public final class StreamTable<V> {
     private int[] keys;
     private Object[] values;
     private int size;
 
-    StreamTable() {
+    public StreamTable() {
         keys = new int[16];
         values = new Object[16];
     }
@@ -25,7 +25,7 @@ final class StreamTable<V> {
 
     /** The stream with this id, or null. */
     @SuppressWarnings("unchecked")
-    synchronized V get(int key) {
+    public synchronized V get(int key) {
         int[] k = keys;
         int mask = k.length - 1;
         for (int i = slot(key, mask); k[i] != 0; i = (i + 1) & mask) {
@@ -37,7 +37,7 @@ final class StreamTable<V> {
     }
 
     /** Adds or replaces the stream with this id. */
-    synchronized void put(int key, V value) {
+    public synchronized void put(int key, V value) {
         if (key <= 0) {
             throw new IllegalArgumentException("stream id must be positive: " + key);
         }
@@ -60,7 +60,7 @@ final class StreamTable<V> {
     }
 
     /** Removes the entry for this id if it maps to {@code value}; true if it did. */
-    synchronized boolean remove(int key, V value) {
+    public synchronized boolean remove(int key, V value) {
         int[] k = keys;
         int mask = k.length - 1;
         for (int i = slot(key, mask); k[i] != 0; i = (i + 1) & mask) {
@@ -119,17 +119,17 @@ final class StreamTable<V> {
         }
     }
 
-    synchronized int size() {
+    public synchronized int size() {
         return size;
     }
 
-    synchronized boolean isEmpty() {
+    public synchronized boolean isEmpty() {
         return size == 0;
     }
 
     /** A copy of the streams now in the table. */
     @SuppressWarnings("unchecked")
-    synchronized List<V> snapshot() {
+    public synchronized List<V> snapshot() {
         List<V> out = new ArrayList<>(size);
         for (int i = 0; i < keys.length; i++) {
             if (keys[i] != 0) {
@@ -140,7 +140,7 @@ final class StreamTable<V> {
     }
 
     /** Empties the table and returns what it held. */
-    synchronized List<V> takeAll() {
+    public synchronized List<V> takeAll() {
         List<V> out = snapshot();
         keys = new int[16];
         values = new Object[16];

@@ -1,4 +1,4 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.connection;
 
 import dev.rdmarpc.core.internal.exec.RpcExecutors;
 import dev.rdmarpc.core.internal.metrics.CallMetrics;
@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
  * whether the count moved. The PING therefore goes out between {@code timeNanos} and 1.25 × {@code timeNanos} after
  * the last frame.
  */
-final class KeepAlive {
+public final class KeepAlive {
     private final Connection conn;
     private final long timeNanos;
     private final long timeoutNanos;
@@ -31,7 +31,7 @@ final class KeepAlive {
     private int seenFrames;
     private long quietSince;
 
-    KeepAlive(Connection conn, long timeNanos, long timeoutNanos, CallMetrics metrics) {
+    public KeepAlive(Connection conn, long timeNanos, long timeoutNanos, CallMetrics metrics) {
         this.conn = conn;
         this.timeNanos = timeNanos;
         this.timeoutNanos = timeoutNanos;
@@ -40,7 +40,7 @@ final class KeepAlive {
     }
 
     /** Starts watching (after the HELLO exchange). */
-    synchronized void start() {
+    public synchronized void start() {
         if (stopped) {
             return;
         }
@@ -50,7 +50,7 @@ final class KeepAlive {
     }
 
     /** Stops for good (the connection closed). */
-    synchronized void stop() {
+    public synchronized void stop() {
         stopped = true;
         if (timer != null) {
             timer.cancel(false);

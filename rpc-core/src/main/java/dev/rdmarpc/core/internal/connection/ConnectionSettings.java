@@ -1,4 +1,4 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.connection;
 
 import dev.rdmarpc.core.TransportMode;
 import dev.rdmarpc.core.buffer.SlabPool;
@@ -7,8 +7,8 @@ import dev.rdmarpc.core.spi.ConnectionUpgrader;
 import java.util.List;
 
 /**
- * What one side of every connection it makes or accepts advertises and enforces. Internal: public only for
- * RpcChannel and RpcServer.
+ * What one side of every connection it makes or accepts advertises and enforces. Internal: public for the
+ * channel and server packages and for RpcChannel, RpcServer and CommonBuilder.
  *
  * @param pool                 slab pool for frames and messages
  * @param initialWindow        per-stream receive window, in MESSAGE payload bytes

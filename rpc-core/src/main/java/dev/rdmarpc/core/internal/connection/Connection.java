@@ -1,4 +1,4 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.connection;
 
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.TransportMode;
@@ -28,15 +28,15 @@ import java.util.Map;
  * Core's handler of one transport connection, client or server: the HELLO exchange and optional
  * upgrade, connection-level frames (PING, GOAWAY), and dispatch of stream frames to subclasses.
  */
-abstract class Connection implements FrameHandler {
-    static final System.Logger LOG = System.getLogger("dev.rdmarpc.core.Connection");
+public abstract class Connection implements FrameHandler {
+    public static final System.Logger LOG = System.getLogger("dev.rdmarpc.core.Connection");
 
-    final ConnectionSettings settings;
-    final FrameConnection base;
+    public final ConnectionSettings settings;
+    protected final FrameConnection base;
     /** The peer's connection window and what this connection's streams have queued to send. */
-    final ConnectionSendWindow sendWindow;
-    volatile FrameConnection out;
-    volatile Hello peerHello;
+    public final ConnectionSendWindow sendWindow;
+    public volatile FrameConnection out;
+    public volatile Hello peerHello;
     private volatile boolean closed;
     private ConnectionUpgrader.Offer offer;
     private ConnectionUpgrader upgrader;
@@ -67,7 +67,7 @@ abstract class Connection implements FrameHandler {
     }
 
     /** {@code queueLimit}: bytes queued across the connection's streams past which sending threads wait. */
-    Connection(ConnectionSettings settings, FrameConnection base, ControlFrameBudget controlFrames, long queueLimit) {
+    protected Connection(ConnectionSettings settings, FrameConnection base, ControlFrameBudget controlFrames, long queueLimit) {
         this.sendWindow = new ConnectionSendWindow(queueLimit);
         this.sendWindow.onBlocked(this::sendBlocked);
         this.settings = settings;
@@ -108,7 +108,7 @@ abstract class Connection implements FrameHandler {
      * which that transport consumes) and an empty MESSAGE continuation count against the control-frame limit, and a
      * stream WINDOW granting nothing is a protocol error. Returns true when the frame needs nothing more.
      */
-    final boolean screenControlFrame(int type, int flags, int streamId, int credit, MemorySegment memory, long offset,
+    protected final boolean screenControlFrame(int type, int flags, int streamId, int credit, MemorySegment memory, long offset,
                                      int length) {
         if (type == FrameType.WINDOW) {
             if (streamId == 0) {
@@ -143,7 +143,7 @@ abstract class Connection implements FrameHandler {
      *
      * @throws ProtocolException "too many control frames: ..." when the budget is spent, which closes the connection
      */
-    final void chargeControlFrame(int type, String what) {
+    protected final void chargeControlFrame(int type, String what) {
         if (!controlFrames.tryTake(System.nanoTime())) {
             onControlFramesExceeded();
             throw new ProtocolException("too many control frames: the peer sent more than " + controlFrames.describe()
@@ -153,7 +153,7 @@ abstract class Connection implements FrameHandler {
     }
 
     /** The peer has spent its control-frame budget; the connection is about to close. */
-    void onControlFramesExceeded() {
+    protected void onControlFramesExceeded() {
     }
 
     /** Late frames a well-behaved peer may send per stream after it ended here (its own end crossing this side's). */
@@ -164,7 +164,7 @@ abstract class Connection implements FrameHandler {
     private final java.util.concurrent.atomic.AtomicInteger lateFrameAllowance = new java.util.concurrent.atomic.AtomicInteger();
 
     /** A stream opened or ended: once it has ended here, the peer may still send a frame or two for it. */
-    final void allowLateFrames() {
+    protected final void allowLateFrames() {
         if (lateFrameAllowance.get() < LATE_FRAME_ALLOWANCE_CAP) {
             lateFrameAllowance.addAndGet(LATE_FRAMES_PER_STREAM);
         }
@@ -175,7 +175,7 @@ abstract class Connection implements FrameHandler {
      * (a CANCEL crossing this side's TRAILERS when a deadline fires on both sides, say), then charged as a control
      * frame. Late MESSAGE frames are not charged: up to a window of them may legitimately be in flight.
      */
-    final void chargeLateFrame(int type, int streamId) {
+    protected final void chargeLateFrame(int type, int streamId) {
         if (lateFrameAllowance.get() > 0) {
             lateFrameAllowance.decrementAndGet(); // the only decrement, on the reading thread: never below 0
             return;
@@ -184,16 +184,16 @@ abstract class Connection implements FrameHandler {
     }
 
     /** Peer's address, for statuses and logs. */
-    String peer() {
+    public String peer() {
         return String.valueOf(base.remoteAddress());
     }
 
-    boolean isClosed() {
+    public boolean isClosed() {
         return closed;
     }
 
     /** Sends a frame on the current path (upgraded or base). */
-    void send(SlabBuffer frame, boolean flush) {
+    public void send(SlabBuffer frame, boolean flush) {
         out.send(frame, null, flush);
     }
 
@@ -209,13 +209,13 @@ abstract class Connection implements FrameHandler {
      * Returns false for a BLOCKED beyond one per connection WINDOW sent (the frame is then charged as a control frame). Only a side that keeps
      * a connection window for its peer expects one: elsewhere it is a protocol error.
      */
-    boolean onPeerBlocked() {
+    protected boolean onPeerBlocked() {
         throw new ProtocolException("BLOCKED (a connection WINDOW of 0) from the peer, but this side advertised no"
                 + " connection window");
     }
 
     /** This side's HELLO; a client also prepares its upgrade offer here. */
-    Hello localHello(boolean clientSide, ConnectionUpgrader.Offer serverOffer, ConnectionUpgrader serverUpgrader) {
+    protected Hello localHello(boolean clientSide, ConnectionUpgrader.Offer serverOffer, ConnectionUpgrader serverUpgrader) {
         Map<Integer, byte[]> caps = new LinkedHashMap<>();
         if (clientSide && settings.mode() != TransportMode.TCP) {
             for (ConnectionUpgrader u : settings.upgraders()) {
@@ -237,12 +237,12 @@ abstract class Connection implements FrameHandler {
     }
 
     /** The connection window this side advertises in its HELLO; 0 (none) unless a subclass keeps one. */
-    int advertisedConnectionWindow() {
+    protected int advertisedConnectionWindow() {
         return 0;
     }
 
     /** The peer's HELLO: when it keeps connection-level flow control, this side's sends honour its window. */
-    final void takePeerFlow(Hello hello) {
+    protected final void takePeerFlow(Hello hello) {
         FlowCapability flow = FlowCapability.of(hello);
         if (flow != null) {
             sendWindow.peerWindow(flow.connectionWindow());
@@ -254,7 +254,7 @@ abstract class Connection implements FrameHandler {
      * closed instead: the server's HELLO offered the upgrade, so the server already sends on the upgraded path, and
      * this side's transition failed; staying on the base path would leave the two sides on different paths.
      */
-    boolean completeClientUpgrade(Hello serverHello) {
+    protected boolean completeClientUpgrade(Hello serverHello) {
         if (offer == null) {
             requireUpgradeUnlessOptional("this side has no usable RDMA device");
             return true;
@@ -287,12 +287,12 @@ abstract class Connection implements FrameHandler {
     }
 
     /** Whether this client closed the connection because its side of the upgrade failed (see {@link #completeClientUpgrade}). */
-    boolean upgradeFailedAfterServerMoved() {
+    public boolean upgradeFailedAfterServerMoved() {
         return upgradeFailedAfterServerMoved;
     }
 
     /** Server side: whether the client's HELLO offers an upgrade this side would consult. */
-    final boolean offersUpgrade(Hello clientHello) {
+    protected final boolean offersUpgrade(Hello clientHello) {
         for (ConnectionUpgrader u : settings.upgraders()) {
             if (clientHello.capabilities().containsKey(u.capabilityId())) {
                 return true;
@@ -302,7 +302,7 @@ abstract class Connection implements FrameHandler {
     }
 
     /** Server side: try the upgrade the client offered; returns the server's offer to advertise, or null. */
-    ConnectionUpgrader.Offer tryServerUpgrade(Hello clientHello, ConnectionUpgrader[] chosen) {
+    protected ConnectionUpgrader.Offer tryServerUpgrade(Hello clientHello, ConnectionUpgrader[] chosen) {
         if (settings.mode() == TransportMode.TCP) {
             return null;
         }
@@ -334,7 +334,7 @@ abstract class Connection implements FrameHandler {
     }
 
     /** Server side: the upgraded path to switch to once our HELLO is out. */
-    FrameConnection pendingUpgrade;
+    protected FrameConnection pendingUpgrade;
 
     private void requireUpgradeUnlessOptional(String why) {
         if (settings.mode() == TransportMode.RDMA) {
@@ -352,7 +352,7 @@ abstract class Connection implements FrameHandler {
         dispatch(type, flags, streamId, credit, memory, null, offset, length);
     }
 
-    /** A MESSAGE frame that carries a whole message may be kept in {@code holder} (see {@link InboundMessages}). */
+    /** A MESSAGE frame that carries a whole message may be kept in {@code holder} (see {@code InboundMessages}). */
     @Override
     public final boolean onFrame(int type, int flags, int streamId, int credit, SlabBuffer holder, long offset, int length) {
         return dispatch(type, flags, streamId, credit, holder.segment(), type == FrameType.MESSAGE ? holder : null,
@@ -388,9 +388,9 @@ abstract class Connection implements FrameHandler {
         return false;
     }
 
-    abstract void onHello(Hello hello);
+    protected abstract void onHello(Hello hello);
 
-    abstract void onGoAway(Frames.GoAway goAway);
+    protected abstract void onGoAway(Frames.GoAway goAway);
 
     /** A PING in flight: when it left, and who waits for its ACK. */
     private record PendingPing(long sentNanos, java.util.concurrent.CompletableFuture<Long> rtt) {
@@ -400,7 +400,7 @@ abstract class Connection implements FrameHandler {
      * Sends a PING; the result completes with the round-trip time in nanoseconds when the peer's ACK arrives, or
      * fails with UNAVAILABLE if the connection closes first.
      */
-    java.util.concurrent.CompletableFuture<Long> ping() {
+    public java.util.concurrent.CompletableFuture<Long> ping() {
         java.util.concurrent.CompletableFuture<Long> rtt = new java.util.concurrent.CompletableFuture<>();
         long data;
         synchronized (pings) {
@@ -416,7 +416,7 @@ abstract class Connection implements FrameHandler {
     }
 
     /** The peer sent a PING (answered already). */
-    void onPingReceived() {
+    protected void onPingReceived() {
     }
 
     /** The peer acknowledged a PING this side sent. */
@@ -432,7 +432,7 @@ abstract class Connection implements FrameHandler {
     }
 
     /** Fails every unanswered PING, and every later one, with {@code s}. */
-    void failPings(Status s) {
+    protected void failPings(Status s) {
         java.util.List<PendingPing> unanswered;
         synchronized (pings) {
             if (pingFailure == null) {
@@ -451,7 +451,7 @@ abstract class Connection implements FrameHandler {
      * which lie in {@code holder} when it is not null (offered for MESSAGE frames only). Returns whether a reference
      * to the holder was kept.
      */
-    abstract boolean onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory,
+    protected abstract boolean onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory,
                                    SlabBuffer holder, long offset, int length);
 
     /** The transport drained below its low-water mark: streams that held back for it send again. */
@@ -462,7 +462,7 @@ abstract class Connection implements FrameHandler {
     }
 
     /** Tells every open stream that the connection can take more. */
-    abstract void streamsWritable();
+    protected abstract void streamsWritable();
 
     @Override
     public final void onClosed(String reason, Throwable cause) {
@@ -490,10 +490,10 @@ abstract class Connection implements FrameHandler {
     }
 
     /** Every stream on the connection fails or is cancelled. */
-    abstract void connectionClosed(String reason, Throwable cause);
+    protected abstract void connectionClosed(String reason, Throwable cause);
 
     /** Closes the connection (both paths) with a reason. */
-    void close(String reason) {
+    public void close(String reason) {
         FrameConnection o = out;
         if (o != base) {
             o.close(reason);
@@ -501,7 +501,7 @@ abstract class Connection implements FrameHandler {
         base.close(reason);
     }
 
-    static Status unavailable(String what, String peer, String reason) {
+    protected static Status unavailable(String what, String peer, String reason) {
         return Status.UNAVAILABLE.withDescription(what + " " + peer + ": " + reason);
     }
 }

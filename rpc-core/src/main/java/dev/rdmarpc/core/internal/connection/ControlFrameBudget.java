@@ -1,4 +1,4 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.connection;
 
 /**
  * A token bucket over the frames of one connection that make this side work without moving a call forward (PINGs to

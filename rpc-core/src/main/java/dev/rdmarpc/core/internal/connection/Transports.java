@@ -1,4 +1,4 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.connection;
 
 import dev.rdmarpc.core.spi.ConnectionUpgrader;
 import dev.rdmarpc.core.spi.TransportProvider;
@@ -8,7 +8,10 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.ServiceLoader;
 
-/** Finds the stream transport and the connection upgraders on the class path. Internal: public only for RpcChannel and RpcServer. */
+/**
+ * Finds the stream transport and the connection upgraders on the class path. Internal: public for the metrics
+ * package and for RpcChannel, RpcServer and UpgradePolicy.
+ */
 public final class Transports {
     private Transports() {
     }
