@@ -6,6 +6,7 @@ import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StreamObserver;
 import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.internal.attachment.Attachments;
 import dev.rdmarpc.core.internal.connection.Connection;
 
 /**

@@ -1,4 +1,4 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.attachment;
 
 import dev.rdmarpc.core.Attachment;
 import dev.rdmarpc.core.buffer.SlabBuffer;

@@ -1,4 +1,4 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.attachment;
 
 import dev.rdmarpc.core.internal.connection.Connection;
 import dev.rdmarpc.core.internal.exec.RpcExecutors;
@@ -14,12 +14,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * executor: the last reference is often dropped under a lock (the stream's, while it sends or ends; a transport's, when
  * the peer is done with a chunk), and the callback is application code, which never runs under a lock of rdmarpc's.
  */
-final class OutgoingAttachment {
+public final class OutgoingAttachment {
     private final MemorySegment segment;
     private final Runnable onReleased;
     private final AtomicInteger refs = new AtomicInteger(1);
     /** Bytes handed to the transport so far; guarded by the owning stream's lock. */
-    long sent;
+    public long sent;
 
     OutgoingAttachment(MemorySegment segment, Runnable onReleased) {
         this.segment = segment;
@@ -30,7 +30,7 @@ final class OutgoingAttachment {
      * The attachment, or null when there is none (then the callback runs at once: the sender's thread holds no lock of
      * ours yet); throws (and releases it) when the segment cannot be sent.
      */
-    static OutgoingAttachment of(MemorySegment segment, Runnable onReleased) {
+    public static OutgoingAttachment of(MemorySegment segment, Runnable onReleased) {
         if (segment == null) {
             if (onReleased != null) {
                 onReleased.run();
@@ -47,27 +47,27 @@ final class OutgoingAttachment {
         return a;
     }
 
-    MemorySegment segment() {
+    public MemorySegment segment() {
         return segment;
     }
 
     /** Size in bytes. */
-    int size() {
+    public int size() {
         return (int) segment.byteSize();
     }
 
     /** Bytes not yet handed to the transport. */
-    int remaining() {
+    public int remaining() {
         return (int) (segment.byteSize() - sent);
     }
 
     /** Whether the owner has not closed the segment's memory. */
-    boolean isAlive() {
+    public boolean isAlive() {
         return segment.scope().isAlive();
     }
 
     /** A reference for one chunk handed to the transport; release it with {@link #release()}. */
-    OutgoingAttachment retain() {
+    public OutgoingAttachment retain() {
         refs.incrementAndGet();
         return this;
     }
@@ -76,7 +76,7 @@ final class OutgoingAttachment {
      * Drops one reference; the last one hands the sender's callback to core's shared callback executor, which runs it
      * after the caller's locks are released (the caller may hold any of them).
      */
-    void release() {
+    public void release() {
         int left = refs.decrementAndGet();
         if (left == 0 && onReleased != null) {
             RpcExecutors.sharedCallbacks().execute(this::notifyReleased);
@@ -94,7 +94,7 @@ final class OutgoingAttachment {
     }
 
     /** A {@link Runnable} releasing one reference (for a transport's completion of a chunk). */
-    Runnable releaser() {
+    public Runnable releaser() {
         return this::release;
     }
 }
