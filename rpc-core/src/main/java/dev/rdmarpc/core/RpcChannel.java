@@ -1,7 +1,7 @@
 package dev.rdmarpc.core;
 
-import dev.rdmarpc.core.internal.ChannelImpl;
-import dev.rdmarpc.core.internal.ClientLiveness;
+import dev.rdmarpc.core.internal.channel.ChannelImpl;
+import dev.rdmarpc.core.internal.channel.ClientLiveness;
 import dev.rdmarpc.core.internal.connection.ConnectionSettings;
 import dev.rdmarpc.core.internal.connection.Transports;
 

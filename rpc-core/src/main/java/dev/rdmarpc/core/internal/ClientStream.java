@@ -12,6 +12,8 @@ import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.internal.attachment.Attachments;
 import dev.rdmarpc.core.internal.attachment.OutgoingAttachment;
+import dev.rdmarpc.core.internal.channel.ChannelImpl;
+import dev.rdmarpc.core.internal.channel.ClientConnection;
 import dev.rdmarpc.core.internal.connection.Connection;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameTooLargeException;
@@ -41,7 +43,7 @@ import java.util.concurrent.Executor;
  * connection, and the one way a call ends ({@link #finishLocked}), each a transition over the same guarded fields
  * (the state, the held request, the send side, the connection); split further, one transition would span classes.
  */
-final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
+public final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         implements CallDrain.Owner, NullForEmptyMetadata, DirectUnaryCall<RespT>, FlagBits {
     /** The client side's stream states (PROTOCOL.md, "Stream states"). */
     enum State {
@@ -115,14 +117,14 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     private long startNanos;
     private boolean counted;
 
-    ClientStream(ChannelImpl channel, MethodDescriptor<ReqT, RespT> method, CallOptions options) {
+    public ClientStream(ChannelImpl channel, MethodDescriptor<ReqT, RespT> method, CallOptions options) {
         this.channel = channel;
         this.opener = new ClientStreamOpener(channel, this);
         begin(method, options);
     }
 
     /** Readies a stream taken from the channel's pool for a new call; it is as a new stream (see {@link #recycle}). */
-    synchronized void reuse(MethodDescriptor<ReqT, RespT> newMethod, CallOptions newOptions) {
+    public synchronized void reuse(MethodDescriptor<ReqT, RespT> newMethod, CallOptions newOptions) {
         begin(newMethod, newOptions);
     }
 
@@ -155,7 +157,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      * to the pool once this has returned, the observer has been told how the call ended, and the stream has left its
      * connection; whichever of the three comes last recycles it.
      */
-    void runPooledUnary(ReqT request, StreamObserver<RespT> observer) {
+    public void runPooledUnary(ReqT request, StreamObserver<RespT> observer) {
         synchronized (this) {
             if (recycling == null) {
                 recycling = new Recycling(OPENED_INLINE | ENDED_BY_SERVER, 3);
@@ -262,11 +264,11 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         flags = (short) ((flags & ~STATE_MASK) | (next.ordinal() << STATE_SHIFT));
     }
 
-    int id() {
+    public int id() {
         return id;
     }
 
-    void assignId(int newId) {
+    public void assignId(int newId) {
         this.id = newId;
     }
 
@@ -391,17 +393,17 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     }
 
     /** The connection this stream waited on reserved it a slot: open it there now. */
-    void slotReady(ClientConnection c) {
+    public void slotReady(ClientConnection c) {
         opener.slotReady(c);
     }
 
     /** The connection this stream waited on closed or is going away before the stream was sent: use another one. */
-    void retryElsewhere() {
+    public void retryElsewhere() {
         opener.retryElsewhere();
     }
 
     /** Fails the call here and cancels it on the server (a response the client refuses, e.g. oversized metadata). */
-    void failLocally(ClientConnection from, int streamId, Status s) {
+    public void failLocally(ClientConnection from, int streamId, Status s) {
         boolean run;
         synchronized (this) {
             if (!isStreamLocked(from, streamId)) {
@@ -420,7 +422,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      *
      * @throws FrameTooLargeException when it would exceed the server's max frame payload {@code maxPayload}
      */
-    SlabBuffer encodeHeaders(int streamId, int maxPayload) {
+    public SlabBuffer encodeHeaders(int streamId, int maxPayload) {
         // the time left as it opens
         Deadline deadline = deadline();
         long timeoutNanos = deadline == null ? 0 : Math.max(1, deadline.remainingNanos());
@@ -621,7 +623,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     // ------------------------------------------------------------------ frames (I/O thread)
 
     /** Response HEADERS, with their metadata or null when they carried none. */
-    void onHeaders(ClientConnection from, int streamId, Metadata md) {
+    public void onHeaders(ClientConnection from, int streamId, Metadata md) {
         boolean run;
         synchronized (this) {
             if (!isStreamLocked(from, streamId)) {
@@ -652,7 +654,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      * A MESSAGE frame whose payload is {@code length} bytes of {@code memory} at {@code offset}, lying in
      * {@code holder} when not null; returns whether a reference to the holder was kept.
      */
-    boolean onMessageFrame(ClientConnection from, int streamId, int flags, MemorySegment memory, SlabBuffer holder,
+    public boolean onMessageFrame(ClientConnection from, int streamId, int flags, MemorySegment memory, SlabBuffer holder,
                            long offset, int length) {
         if ((flags & FrameFlags.END_STREAM) != 0) {
             throw new ProtocolException("END_STREAM flag on a MESSAGE from a server");
@@ -702,7 +704,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      * TRAILERS: the call's status, and its metadata or null when they carried none. Marked as the server's and ended
      * in one hold of the lock, so that the end is the server's exactly when this frame ended the call.
      */
-    void onTrailers(ClientConnection from, int streamId, Status status, Metadata md) {
+    public void onTrailers(ClientConnection from, int streamId, Status status, Metadata md) {
         boolean run;
         synchronized (this) {
             if (!isStreamLocked(from, streamId)) {
@@ -730,7 +732,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         }
     }
 
-    void onServerCancel(ClientConnection from, int streamId, Status s) {
+    public void onServerCancel(ClientConnection from, int streamId, Status s) {
         remoteEnded(from, streamId, s);
     }
 
@@ -750,12 +752,12 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         }
     }
 
-    void onWindow(ClientConnection from, int streamId, int increment) {
+    public void onWindow(ClientConnection from, int streamId, int increment) {
         gainSendRoom(from, streamId, true, increment);
     }
 
     /** The connection {@code from} can take more again after it was not writable. */
-    void onConnectionWritable(ClientConnection from) {
+    public void onConnectionWritable(ClientConnection from) {
         gainSendRoom(from, -1, false, 0);
     }
 
@@ -787,7 +789,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      * The connection {@code from} failed or is going away without this stream (it takes no new streams by then, so the
      * connection identifies the stream's call).
      */
-    void transportFailed(ClientConnection from, Status s) {
+    public void transportFailed(ClientConnection from, Status s) {
         remoteEnded(from, -1, s);
     }
 

@@ -12,7 +12,7 @@ import dev.rdmarpc.core.internal.flow.ConnectionWindow;
  * back twice are refused rather than shared. Bounded: past {@link #CAPACITY}
  * parts of a kind, a given-back part is left to the garbage collector. Thread-safe.
  */
-final class StreamParts {
+public final class StreamParts {
     /** Parts of each kind kept at most. */
     static final int CAPACITY = 32;
 
@@ -27,7 +27,7 @@ final class StreamParts {
     private int inboundCount;
     private int outboundCount;
 
-    StreamParts(SlabPool pool, int maxMessageSize, int maxAttachmentBytes, int initialWindow) {
+    public StreamParts(SlabPool pool, int maxMessageSize, int maxAttachmentBytes, int initialWindow) {
         this(pool, maxMessageSize, maxAttachmentBytes, initialWindow, null);
     }
 

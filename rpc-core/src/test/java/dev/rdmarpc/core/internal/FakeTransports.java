@@ -1,6 +1,7 @@
 package dev.rdmarpc.core.internal;
 
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.channel.ChannelImpl;
 import dev.rdmarpc.core.internal.connection.ConnectionSettings;
 import dev.rdmarpc.core.internal.exec.RpcExecutors;
 import dev.rdmarpc.core.protocol.FrameType;

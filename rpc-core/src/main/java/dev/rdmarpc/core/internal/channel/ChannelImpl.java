@@ -1,4 +1,4 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.channel;
 
 import dev.rdmarpc.core.CallOptions;
 import dev.rdmarpc.core.ClientCall;
@@ -6,6 +6,9 @@ import dev.rdmarpc.core.MethodDescriptor;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StreamObserver;
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.ClientStream;
+import dev.rdmarpc.core.internal.RecycledStreams;
+import dev.rdmarpc.core.internal.StreamParts;
 import dev.rdmarpc.core.internal.connection.ConnectionSettings;
 import dev.rdmarpc.core.internal.connection.KeepAlive;
 import dev.rdmarpc.core.internal.exec.RpcExecutors;
@@ -26,7 +29,7 @@ import java.util.concurrent.TimeUnit;
  * connection to its target at a time, opened on first use and again after it closes or the server sends GOAWAY.
  * After a failed attempt, calls fail at once with its UNAVAILABLE until the {@link ConnectBackoff} lets the next one
  * start (when the channel has one); a connection may get client keepalive ({@link KeepAlive}).
- * Internal: public only for those two.
+ * Internal: public for those two and for the calls.
  */
 public final class ChannelImpl {
     private final String host;
@@ -111,12 +114,12 @@ public final class ChannelImpl {
     }
 
     /** An ended pooled stream, every field cleared, kept for a later call. */
-    void recycle(ClientStream<?, ?> stream) {
+    public void recycle(ClientStream<?, ?> stream) {
         recycled.give(stream);
     }
 
     /** The streams kept for later calls (for tests). */
-    RecycledStreams<ClientStream<?, ?>> recycled() {
+    public RecycledStreams<ClientStream<?, ?>> recycled() {
         return recycled;
     }
 
@@ -125,12 +128,12 @@ public final class ChannelImpl {
     }
 
     /** The authority as sent in HEADERS, encoded once. */
-    byte[] encodedAuthority() {
+    public byte[] encodedAuthority() {
         return encodedAuthority;
     }
 
     /** A method's path as sent in HEADERS, encoded once per method. */
-    byte[] encodedPath(dev.rdmarpc.core.MethodDescriptor<?, ?> method) {
+    public byte[] encodedPath(dev.rdmarpc.core.MethodDescriptor<?, ?> method) {
         return encodedPaths.computeIfAbsent(method.getFullMethodName(), ChannelImpl::utf8);
     }
 
@@ -138,31 +141,31 @@ public final class ChannelImpl {
         return s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
     }
 
-    CallMetrics metrics() {
+    public CallMetrics metrics() {
         return metrics;
     }
 
-    StreamParts parts() {
+    public StreamParts parts() {
         return parts;
     }
 
-    SlabPool pool() {
+    public SlabPool pool() {
         return settings.pool();
     }
 
-    Executor executor() {
+    public Executor executor() {
         return executor;
     }
 
-    Duration defaultTimeout() {
+    public Duration defaultTimeout() {
         return defaultTimeout;
     }
 
-    int maxInboundMessageSize() {
+    public int maxInboundMessageSize() {
         return settings.maxMessageSize();
     }
 
-    int maxInboundAttachmentSize() {
+    public int maxInboundAttachmentSize() {
         return settings.maxAttachmentBytes();
     }
 
@@ -170,7 +173,7 @@ public final class ChannelImpl {
         return settings.initialWindow();
     }
 
-    synchronized boolean callStarted() {
+    public synchronized boolean callStarted() {
         if (shutdown) {
             return false;
         }
@@ -178,7 +181,7 @@ public final class ChannelImpl {
         return true;
     }
 
-    void callFinished() {
+    public void callFinished() {
         boolean last;
         synchronized (this) {
             activeCalls--;
@@ -218,7 +221,7 @@ public final class ChannelImpl {
     }
 
     /** A connection that accepts new streams: the current one, or one being opened. */
-    synchronized CompletableFuture<ClientConnection> connection() {
+    public synchronized CompletableFuture<ClientConnection> connection() {
         if (shutdown) {
             return CompletableFuture.failedFuture(Status.UNAVAILABLE.withDescription("channel to " + authority + " is shut down").asException());
         }

@@ -1,4 +1,4 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.channel;
 
 import org.junit.jupiter.api.Test;
 

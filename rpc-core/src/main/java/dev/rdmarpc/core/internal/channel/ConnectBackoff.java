@@ -1,4 +1,4 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.channel;
 
 import java.util.concurrent.TimeUnit;
 import java.util.function.DoubleSupplier;

@@ -1,8 +1,9 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.channel;
 
 import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.internal.ClientStream;
 import dev.rdmarpc.core.internal.connection.Connection;
 import dev.rdmarpc.core.internal.connection.ConnectionGuards;
 import dev.rdmarpc.core.internal.connection.ConnectionSettings;
@@ -26,7 +27,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /** The client side of one connection: opens streams, routes their frames, fails them when it closes. */
-final class ClientConnection extends Connection {
+public final class ClientConnection extends Connection {
     private final String authority;
     private final StreamTable<ClientStream<?, ?>> streams = new StreamTable<>();
     /** Where {@link #streamsWritable} starts next (a lost update only changes which stream goes first). */
@@ -48,9 +49,9 @@ final class ClientConnection extends Connection {
     private int reservedSlots;
 
     /** {@link #open} sent the stream's HEADERS. */
-    static final int OPENED = 0;
+    public static final int OPENED = 0;
     /** {@link #open} queued the stream until the server's concurrent-stream limit leaves it a slot. */
-    static final int QUEUED = 1;
+    public static final int QUEUED = 1;
     /** {@link #open} found the connection closed or going away: the stream must use another one. */
     static final int REFUSED = 2;
 
@@ -58,7 +59,7 @@ final class ClientConnection extends Connection {
     /** Client keepalive watching this connection, when the channel has it on; set once HELLO is done. */
     volatile KeepAlive keepAlive;
 
-    ClientConnection(ConnectionSettings settings, FrameConnection base, String authority, ChannelImpl channel) {
+    public ClientConnection(ConnectionSettings settings, FrameConnection base, String authority, ChannelImpl channel) {
         // a client's queued requests are its own memory: each stream's limit is enough, and no call waits on another's
         super(settings, base, ConnectionGuards.DEFAULT.newControlFrameBudget(), Long.MAX_VALUE);
         this.authority = authority;
@@ -119,7 +120,7 @@ final class ClientConnection extends Connection {
      * throws {@link FrameTooLargeException} with a reserved slot still held, which the stream gives back
      * ({@link #releaseSlot}) once its lock is released.
      */
-    int open(ClientStream<?, ?> stream, boolean flush, boolean reserved) {
+    public int open(ClientStream<?, ?> stream, boolean flush, boolean reserved) {
         synchronized (this) {
             if (reserved) {
                 reservedSlots--;
@@ -154,24 +155,24 @@ final class ClientConnection extends Connection {
     }
 
     /** Streams in this connection's table now (for tests). */
-    int openStreams() {
+    public int openStreams() {
         return streams.size();
     }
 
     /** The server's advertised limits (no limit before its HELLO, or when it advertised none). */
-    LimitsCapability peerLimits() {
+    public LimitsCapability peerLimits() {
         return peerLimits;
     }
 
     /** A queued stream ended before it got a slot; false if a slot was already reserved for it (see {@link #releaseSlot}). */
-    boolean stopWaiting(ClientStream<?, ?> stream) {
+    public boolean stopWaiting(ClientStream<?, ?> stream) {
         synchronized (this) {
             return waiting.remove(stream);
         }
     }
 
     /** A stream given a reserved slot ended before it opened: the slot goes to the next waiting stream. */
-    void releaseSlot() {
+    public void releaseSlot() {
         ClientStream<?, ?> next;
         synchronized (this) {
             reservedSlots--;
@@ -198,11 +199,11 @@ final class ClientConnection extends Connection {
         return all;
     }
 
-    Hello peerSettings() {
+    public Hello peerSettings() {
         return peerHello;
     }
 
-    void remove(ClientStream<?, ?> stream) {
+    public void remove(ClientStream<?, ?> stream) {
         ClientStream<?, ?> next;
         synchronized (this) {
             if (!streams.remove(stream.id(), stream)) {
@@ -342,7 +343,7 @@ final class ClientConnection extends Connection {
     }
 
     /** Sends a control frame for a stream (CANCEL, WINDOW) on the current path. */
-    void sendControl(SlabBuffer frame) {
+    public void sendControl(SlabBuffer frame) {
         send(frame, true);
     }
 }

@@ -1,4 +1,4 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.channel;
 
 /**
  * A channel's client keepalive and reconnect backoff.
