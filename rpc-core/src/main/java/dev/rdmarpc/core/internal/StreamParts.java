@@ -32,8 +32,8 @@ public final class StreamParts {
     }
 
     /** Parts whose messages are charged to {@code connectionWindow} (null: none). */
-    StreamParts(SlabPool pool, int maxMessageSize, int maxAttachmentBytes, int initialWindow,
-                ConnectionWindow connectionWindow) {
+    public StreamParts(SlabPool pool, int maxMessageSize, int maxAttachmentBytes, int initialWindow,
+                       ConnectionWindow connectionWindow) {
         this.connectionWindow = connectionWindow;
         this.pool = pool;
         this.maxMessageSize = maxMessageSize;

@@ -66,7 +66,7 @@ public final class Attachments {
      * message and is released here; on failure {@code attachment} is released too.
      */
     public static <T> T parse(Marshaller<T> marshaller, SlabBuffer buffer, int split, boolean compressed, Attachment attachment,
-                       SlabBuffer apart) {
+                              SlabBuffer apart) {
         try {
             return marshaller.parse(buffer.segment(), 0, split, compressed);
         } catch (RuntimeException | Error e) {

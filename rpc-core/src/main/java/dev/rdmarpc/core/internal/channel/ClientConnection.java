@@ -251,7 +251,7 @@ public final class ClientConnection extends Connection {
 
     @Override
     protected boolean onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory, SlabBuffer holder,
-                          long offset, int length) {
+                                    long offset, int length) {
         if (screenControlFrame(type, flags, streamId, credit, memory, offset, length)) {
             return false;
         }

@@ -109,7 +109,7 @@ public abstract class Connection implements FrameHandler {
      * stream WINDOW granting nothing is a protocol error. Returns true when the frame needs nothing more.
      */
     protected final boolean screenControlFrame(int type, int flags, int streamId, int credit, MemorySegment memory, long offset,
-                                     int length) {
+                                               int length) {
         if (type == FrameType.WINDOW) {
             if (streamId == 0) {
                 if (length == 0) {
@@ -452,7 +452,7 @@ public abstract class Connection implements FrameHandler {
      * to the holder was kept.
      */
     protected abstract boolean onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory,
-                                   SlabBuffer holder, long offset, int length);
+                                             SlabBuffer holder, long offset, int length);
 
     /** The transport drained below its low-water mark: streams that held back for it send again. */
     @Override

@@ -1,9 +1,14 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.server;
 
 import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.ServerMethodDefinition;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.internal.Gzip;
+import dev.rdmarpc.core.internal.InboundMessages;
+import dev.rdmarpc.core.internal.RecycledStreams;
+import dev.rdmarpc.core.internal.ServerStream;
+import dev.rdmarpc.core.internal.StreamParts;
 import dev.rdmarpc.core.internal.connection.Connection;
 import dev.rdmarpc.core.internal.connection.ConnectionGuards;
 import dev.rdmarpc.core.internal.connection.ConnectionSettings;
@@ -32,8 +37,8 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /** The server side of one connection: answers HELLO, opens a stream per HEADERS, routes frames. */
-final class ServerConnection extends Connection implements dev.rdmarpc.core.PeerConnection {
-    final ServerImpl server;
+public final class ServerConnection extends Connection implements dev.rdmarpc.core.PeerConnection {
+    public final ServerImpl server;
     private final StreamTable<ServerStream<?, ?>> streams = new StreamTable<>();
     /** Where {@link #streamsWritable} starts next (a lost update only changes which stream goes first). */
     private int writableTurn;
@@ -70,12 +75,12 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     /** Server keepalive, or null when it is off; started after the HELLO exchange. */
     private final KeepAlive keepAlive;
     /** Flow-control parts recycled between this connection's calls. */
-    final StreamParts parts;
+    public final StreamParts parts;
     /** What the client's messages hold on this server, within the connection window and the connection's memory share. */
     final ConnectionWindow window;
 
     /** The limits the client advertised in its HELLO. */
-    LimitsCapability peerLimits() {
+    public LimitsCapability peerLimits() {
         return peerLimits;
     }
 
@@ -149,7 +154,7 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     }
 
     /** A MESSAGE frame for a stream that has ended is dropped: what its message was charged goes back to the client. */
-    void messageDropped(int flags, MemorySegment memory, long offset, int length) {
+    public void messageDropped(int flags, MemorySegment memory, long offset, int length) {
         if (window.strict()) {
             window.dropped(InboundMessages.beginCharge(flags, memory, offset, length, window.window()));
         }
@@ -174,7 +179,7 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
      * TRAILERS for {@code streamId} within the client's max frame payload: a description too long is cut; metadata
      * too large for it is dropped and the client gets INTERNAL naming the sizes instead (logged).
      */
-    SlabBuffer trailers(int streamId, Status status, Metadata md) {
+    public SlabBuffer trailers(int streamId, Status status, Metadata md) {
         int max = peerHello.maxFramePayload();
         try {
             return Frames.trailers(settings.pool(), streamId, status, md, max);
@@ -235,7 +240,7 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
 
     @Override
     protected boolean onStreamFrame(int type, int flags, int streamId, int credit, MemorySegment memory, SlabBuffer holder,
-                          long offset, int length) {
+                                    long offset, int length) {
         if (type == FrameType.HEADERS) {
             requireNextStreamId(streamId);
             allowLateFrames();
@@ -381,7 +386,7 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
      * Why {@code md} cannot be sent as {@code what} to this client (its metadata is over the limit the client
      * advertised), or null when it can.
      */
-    String metadataOverPeerLimit(dev.rdmarpc.core.Metadata md, String what) {
+    public String metadataOverPeerLimit(dev.rdmarpc.core.Metadata md, String what) {
         long size = Frames.metadataBytes(md);
         int max = peerLimits.maxMetadataBytes();
         if (size <= max) {
@@ -392,21 +397,21 @@ final class ServerConnection extends Connection implements dev.rdmarpc.core.Peer
     }
 
     /** An ended stream, every field cleared, kept for a later call of this connection. */
-    void recycle(ServerStream<?, ?> s) {
+    public void recycle(ServerStream<?, ?> s) {
         recycled.give(s);
     }
 
     /** The streams kept for later calls (for tests). */
-    RecycledStreams<ServerStream<?, ?>> recycled() {
+    public RecycledStreams<ServerStream<?, ?>> recycled() {
         return recycled;
     }
 
     /** The stream's TRAILERS are about to go out: it no longer counts against the concurrent-stream limit. */
-    void trailersSending(ServerStream<?, ?> s) {
+    public void trailersSending(ServerStream<?, ?> s) {
         slots.remove(s.id(), s);
     }
 
-    void remove(ServerStream<?, ?> s) {
+    public void remove(ServerStream<?, ?> s) {
         slots.remove(s.id(), s);
         streams.remove(s.id(), s);
         if (goingAway && streams.isEmpty()) {

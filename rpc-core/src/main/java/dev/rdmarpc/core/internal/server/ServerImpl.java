@@ -1,4 +1,4 @@
-package dev.rdmarpc.core.internal;
+package dev.rdmarpc.core.internal.server;
 
 import dev.rdmarpc.core.ServerMethodDefinition;
 import dev.rdmarpc.core.ServiceDefinition;
@@ -21,7 +21,10 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
-/** The server behind {@link dev.rdmarpc.core.RpcServer}: method registry, connections, shutdown. Internal: public only for RpcServer. */
+/**
+ * The server behind {@link dev.rdmarpc.core.RpcServer}: method registry, connections, shutdown. Internal: public
+ * for RpcServer and the server calls.
+ */
 public final class ServerImpl {
     private final InetSocketAddress address;
     private final Map<String, ServerMethodDefinition<?, ?>> methods = new HashMap<>();
@@ -183,7 +186,7 @@ public final class ServerImpl {
     }
 
     /** What a request of {@code method} may carry as an attachment: its own limit, else the server's (-1: none). */
-    int attachmentLimit(ServerMethodDefinition<?, ?> method) {
+    public int attachmentLimit(ServerMethodDefinition<?, ?> method) {
         int own = method.maxAttachmentBytes();
         return own != ServerMethodDefinition.SERVER_ATTACHMENT_LIMIT ? own : attachmentLimit;
     }
@@ -211,7 +214,7 @@ public final class ServerImpl {
     }
 
     /** The services added to the server's builder (interceptors applied). */
-    List<ServiceDefinition> services() {
+    public List<ServiceDefinition> services() {
         return services;
     }
 
@@ -220,11 +223,11 @@ public final class ServerImpl {
         this.fallback = lookup;
     }
 
-    Executor executor() {
+    public Executor executor() {
         return executor;
     }
 
-    CallMetrics metrics() {
+    public CallMetrics metrics() {
         return metrics;
     }
 
