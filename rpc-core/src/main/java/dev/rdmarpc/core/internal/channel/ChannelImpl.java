@@ -11,6 +11,7 @@ import dev.rdmarpc.core.internal.RecycledStreams;
 import dev.rdmarpc.core.internal.StreamParts;
 import dev.rdmarpc.core.internal.connection.ConnectionSettings;
 import dev.rdmarpc.core.internal.connection.KeepAlive;
+import dev.rdmarpc.core.internal.connection.Transports;
 import dev.rdmarpc.core.internal.exec.RpcExecutors;
 import dev.rdmarpc.core.internal.metrics.CallMetrics;
 import dev.rdmarpc.core.internal.metrics.MicrometerCallMetrics;
@@ -78,7 +79,8 @@ public final class ChannelImpl {
                 ? new ConnectBackoff(liveness.backoffInitialNanos(), liveness.backoffMaxNanos(),
                         java.util.concurrent.ThreadLocalRandom.current()::nextDouble)
                 : null;
-        this.metrics = meterRegistry == null ? CallMetrics.NOOP : MicrometerCallMetrics.create(meterRegistry, "client", settings.pool());
+        this.metrics = meterRegistry == null ? CallMetrics.NOOP : MicrometerCallMetrics.create(meterRegistry, "client", settings.pool(),
+                Transports.upgraders());
         this.host = host;
         this.port = port;
         this.authority = host.indexOf(':') >= 0 ? "[" + host + "]:" + port : host + ":" + port;

@@ -9,8 +9,8 @@ import java.util.List;
 import java.util.ServiceLoader;
 
 /**
- * Finds the stream transport and the connection upgraders on the class path. Internal: public for the metrics
- * package and for RpcChannel, RpcServer and UpgradePolicy.
+ * Finds the stream transport and the connection upgraders on the class path. Internal: public for the channel and
+ * server packages and for RpcChannel, RpcServer and UpgradePolicy.
  */
 public final class Transports {
     private Transports() {

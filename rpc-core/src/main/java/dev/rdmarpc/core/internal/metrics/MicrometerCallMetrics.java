@@ -1,13 +1,14 @@
 package dev.rdmarpc.core.internal.metrics;
 
 import dev.rdmarpc.core.buffer.SlabPool;
-import dev.rdmarpc.core.internal.connection.Transports;
+import dev.rdmarpc.core.spi.ConnectionUpgrader;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 
+import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -55,12 +56,15 @@ public final class MicrometerCallMetrics implements CallMetrics {
         Gauge.builder("rdmarpc.slab.bytes.free", pool, x -> x.reservedBytes() - x.inUseBytes()).baseUnit("bytes").description("Bytes of slabs held and not handed out").register(registry);
     }
 
-    /** Metrics on the given registry (typed Object so core loads without Micrometer). */
-    public static CallMetrics create(Object registry, String side, SlabPool pool) {
+    /**
+     * Metrics on the given registry (typed Object so core loads without Micrometer); {@code upgraders} (the ones on the
+     * class path) bind their own meters to it.
+     */
+    public static CallMetrics create(Object registry, String side, SlabPool pool, List<ConnectionUpgrader> upgraders) {
         if (registry == null) {
             return NOOP;
         }
-        for (dev.rdmarpc.core.spi.ConnectionUpgrader u : Transports.upgraders()) {
+        for (ConnectionUpgrader u : upgraders) {
             u.bindMeters(registry); // the RDMA transport's counters on the same registry
         }
         return new MicrometerCallMetrics((MeterRegistry) registry, side, pool);

@@ -5,6 +5,7 @@ import dev.rdmarpc.core.ServiceDefinition;
 import dev.rdmarpc.core.internal.connection.Connection;
 import dev.rdmarpc.core.internal.connection.ConnectionGuards;
 import dev.rdmarpc.core.internal.connection.ConnectionSettings;
+import dev.rdmarpc.core.internal.connection.Transports;
 import dev.rdmarpc.core.internal.metrics.CallMetrics;
 import dev.rdmarpc.core.internal.metrics.MicrometerCallMetrics;
 import dev.rdmarpc.core.spi.ServerTransport;
@@ -84,7 +85,8 @@ public final class ServerImpl {
         this.transport = transport;
         this.settings = settings;
         this.executor = executor;
-        this.metrics = meterRegistry == null ? CallMetrics.NOOP : MicrometerCallMetrics.create(meterRegistry, "server", settings.pool());
+        this.metrics = meterRegistry == null ? CallMetrics.NOOP : MicrometerCallMetrics.create(meterRegistry, "server", settings.pool(),
+                Transports.upgraders());
         this.handshakeTimeoutMillis = handshakeTimeoutMillis;
         setConnectionWindow(DEFAULT_CONNECTION_WINDOW);
     }
