@@ -9,6 +9,10 @@ import dev.rdmarpc.core.ServiceDefinition;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.attachment.Attachments;
+import dev.rdmarpc.core.internal.attachment.OutgoingAttachment;
+import dev.rdmarpc.core.internal.connection.Connection;
+import dev.rdmarpc.core.internal.server.ServerConnection;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameTooLargeException;
 import dev.rdmarpc.core.protocol.Frames;
@@ -33,7 +37,7 @@ import java.util.concurrent.TimeUnit;
  * one way a call ends here ({@link #cancelLocked}), each a transition over the same guarded fields (the state, the
  * send side, the flags); split further, one transition would span classes.
  */
-final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
+public final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         implements CallDrain.Owner, NullForEmptyMetadata, FlagBits, ReleasableCall {
     /** The server side's stream states (PROTOCOL.md, "Stream states"). */
     enum State {
@@ -110,7 +114,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     private short flags;
     private String finalStatus;
 
-    ServerStream(ServerConnection conn, int id, ServerMethodDefinition<ReqT, RespT> definition, Metadata requestHeaders,
+    public ServerStream(ServerConnection conn, int id, ServerMethodDefinition<ReqT, RespT> definition, Metadata requestHeaders,
                  String authority, long timeoutNanos, boolean halfClosed) {
         this.conn = conn;
         begin(id, definition, requestHeaders, authority, timeoutNanos, halfClosed);
@@ -121,7 +125,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
      * thread, the only thread that reuses its streams.
      */
     @SuppressWarnings("unchecked")
-    void reuse(int newId, ServerMethodDefinition<?, ?> newDefinition, Metadata newHeaders, String newAuthority,
+    public void reuse(int newId, ServerMethodDefinition<?, ?> newDefinition, Metadata newHeaders, String newAuthority,
                long timeoutNanos, boolean halfClosed) {
         begin(newId, (ServerMethodDefinition<ReqT, RespT>) newDefinition, newHeaders, newAuthority, timeoutNanos, halfClosed);
     }
@@ -195,7 +199,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         conn.recycle(this);
     }
 
-    int id() {
+    public int id() {
         return id;
     }
 
@@ -213,7 +217,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     }
 
     /** Binds the send side and schedules the handler's start. Called on the I/O thread. */
-    void start() {
+    public void start() {
         conn.server.metrics().callStarted(method().getFullMethodName(), conn.out.transportName());
         boolean run;
         synchronized (this) {
@@ -500,7 +504,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
      * A MESSAGE frame whose payload is {@code length} bytes of {@code memory} at {@code offset}, lying in
      * {@code holder} when not null; returns whether a reference to the holder was kept.
      */
-    boolean onMessageFrame(int streamId, int flags, MemorySegment memory, SlabBuffer holder, long offset, int length) {
+    public boolean onMessageFrame(int streamId, int flags, MemorySegment memory, SlabBuffer holder, long offset, int length) {
         int credit = 0;
         boolean kept;
         boolean tooLarge = false;
@@ -552,7 +556,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     }
 
     /** The client's END_STREAM; returns true when it is late (the call has ended here), for the caller to charge. */
-    boolean onEndStream(int streamId) {
+    public boolean onEndStream(int streamId) {
         boolean run;
         synchronized (this) {
             if (id != streamId) {
@@ -576,7 +580,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     }
 
     /** The client's WINDOW; returns true when it is late (the call has ended here), for the caller to charge. */
-    boolean onWindow(int streamId, int increment) {
+    public boolean onWindow(int streamId, int increment) {
         return gainSendRoom(streamId, true, increment);
     }
 
@@ -605,7 +609,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     }
 
     /** The connection can take more again after it was not writable. */
-    void onConnectionWritable() {
+    public void onConnectionWritable() {
         gainSendRoom(-1, false, 0);
     }
 
@@ -647,7 +651,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     }
 
     /** The client cancelled (CANCEL frame); returns true when it is late (the call has ended here), for the caller to charge. */
-    boolean onClientCancel(int streamId, Status s) {
+    public boolean onClientCancel(int streamId, Status s) {
         boolean run;
         synchronized (this) {
             if (endedLocked(streamId)) {
@@ -664,7 +668,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     }
 
     /** The connection closed under the call. */
-    void connectionClosed() {
+    public void connectionClosed() {
         cancelInternal(null);
     }
 
@@ -687,7 +691,7 @@ final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     }
 
     /** Ends the call from the server side: tells the client the status and the handler it is cancelled. */
-    void abort(Status status) {
+    public void abort(Status status) {
         cancelInternal(status);
     }
 
