@@ -1,9 +1,9 @@
 package dev.rdmarpc.core;
 
-import dev.rdmarpc.core.internal.NullForEmptyMetadata;
-import dev.rdmarpc.core.internal.ReleasableCall;
-import dev.rdmarpc.core.internal.SingleRequestCallSink;
-import dev.rdmarpc.core.internal.SingleRequestStarter;
+import dev.rdmarpc.core.internal.call.NullForEmptyMetadata;
+import dev.rdmarpc.core.internal.call.ReleasableCall;
+import dev.rdmarpc.core.internal.call.SingleRequestCallSink;
+import dev.rdmarpc.core.internal.call.SingleRequestStarter;
 
 /** Adapts observer-style service methods to {@link ServerCallHandler}s; generated ImplBase classes use it. */
 public final class ServerCalls {

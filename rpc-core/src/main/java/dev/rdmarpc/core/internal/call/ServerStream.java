@@ -1,0 +1,910 @@
+package dev.rdmarpc.core.internal.call;
+
+import dev.rdmarpc.core.Deadline;
+import dev.rdmarpc.core.Metadata;
+import dev.rdmarpc.core.MethodDescriptor;
+import dev.rdmarpc.core.ServerCall;
+import dev.rdmarpc.core.ServerMethodDefinition;
+import dev.rdmarpc.core.ServiceDefinition;
+import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.attachment.Attachments;
+import dev.rdmarpc.core.internal.attachment.OutgoingAttachment;
+import dev.rdmarpc.core.internal.connection.Connection;
+import dev.rdmarpc.core.internal.server.ServerConnection;
+import dev.rdmarpc.core.protocol.FrameFlags;
+import dev.rdmarpc.core.protocol.FrameTooLargeException;
+import dev.rdmarpc.core.protocol.Frames;
+import dev.rdmarpc.core.protocol.ProtocolException;
+
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The server side of one call: starts the handler, reassembles requests, sends responses under
+ * flow control, enforces the deadline, and has its callbacks delivered in order on the server's executor, never
+ * under this call's lock, by its {@link ServerDelivery} (its {@link CallDrain}, also the send side's
+ * attachment-failure hook, {@link #attachmentFailedLocked}). The protocol state is {@link State}, as in the stream state diagram of PROTOCOL.md. A call whose
+ * handler is core's single-request one, started straight ({@link SingleRequestStarter}), goes back to its
+ * connection's {@link RecycledStreams} for the connection's next call once its response observer let it go
+ * ({@link #sinkReleased}), its drain delivered the end, and it left the connection (its {@link Recycling}). Frames
+ * name the stream id, and a deadline expiry the call it was armed for, and are dropped unless the stream is still that
+ * call. State is guarded by {@code this}.
+ *
+ * <p>Over 600 lines: what is left is the call's state machine alone (the delivery is {@link ServerDelivery}'s,
+ * recycling {@link Recycling}'s): the ServerCall API (its getters included), the frames from the connection, and the
+ * one way a call ends here ({@link #cancelLocked}), each a transition over the same guarded fields (the state, the
+ * send side, the flags); split further, one transition would span classes.
+ */
+public final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
+        implements CallDrain.Owner, NullForEmptyMetadata, FlagBits, ReleasableCall {
+    /** The server side's stream states (PROTOCOL.md, "Stream states"). */
+    enum State {
+        /** HEADERS received; both directions open. */
+        OPEN,
+        /** END_STREAM received: the client sends nothing more. */
+        HALF_CLOSED_REMOTE,
+        /** The handler closed the call: TRAILERS sent, or queued behind flow-controlled messages. */
+        CLOSED,
+        /** Ended without the handler's TRAILERS: CANCEL received, deadline, oversize request, connection lost. */
+        CANCELLED
+    }
+
+    // the call's yes/no state: the bits of flags
+    private static final int WAS_READY = 1;
+    private static final int HEADERS_SENT = 1 << 1;
+    /** The handler called {@link #close} (whatever the state was then). */
+    private static final int CLOSE_CALLED = 1 << 2;
+    /** The stream left its connection. */
+    private static final int REMOVED = 1 << 3;
+    /**
+     * The step a call must take for its stream to go back to its connection's pool ({@link Recycling#allow}): its
+     * handler is core's single-request one, started straight (no interceptor or listener holds the call).
+     */
+    private static final int STARTED_STRAIGHT = 1;
+    /**
+     * The parties done with a call before its stream is recycled: the response observer let the call go
+     * ({@link #sinkReleased}); the drain delivered the call's end and went idle; the stream left its connection's
+     * tables ({@link #removeFromConnection} returned from the connection).
+     */
+    private static final int SINK = 0, DRAIN = 1, LEFT = 2;
+    /**
+     * The client's END_STREAM arrived (as a flag or a frame): any later MESSAGE or END_STREAM from it is a protocol
+     * error, whether the call is still half-closed here or has ended since (HTTP/2's STREAM_CLOSED).
+     */
+    private static final int CLIENT_ENDED = 1 << 4;
+
+    @Override
+    public short flagBits() {
+        return flags;
+    }
+
+    @Override
+    public void flagBits(short bits) {
+        flags = bits;
+    }
+
+    private final ServerConnection conn;
+    /** This and the next fields up to {@link #startNanos} are set by {@link #begin}, again when the stream is reused. */
+    private int id;
+    /** The call's method and handler; the method, pool and executor are read through it and {@link #conn}, no field each. */
+    private ServerMethodDefinition<ReqT, RespT> definition;
+    /** The client's metadata, or null when it sent none (made only for a handler that needs an instance). */
+    private Metadata requestHeaders;
+    /** The handler asked for gzip and the client accepts it ({@link #setCompression}): response messages are gzipped. */
+    private boolean gzipResponses;
+    private String authority;
+    /** The send side, from the connection's {@link StreamParts}; null once given back when the call ended. */
+    private OutboundFlow outbound;
+    /** The reassembler, from the connection's {@link StreamParts}; null once given back when the call ended. */
+    private InboundMessages inbound;
+    /** Delivers the call's callbacks, one at a time, outside its lock; the send side's attachment-failure hook. */
+    private final ServerDelivery<ReqT, RespT> drain = new ServerDelivery<>(this);
+    /** Only for a call with a deadline, which it keeps (no field of its own); kept when the stream is recycled. */
+    private CallTimer deadlineTimer;
+    /** Set once a call on this stream was started straight ({@link #STARTED_STRAIGHT}): when it may serve the next. */
+    private Recycling recycling;
+    private long startNanos;
+
+    private State state;
+    /** Mirrors {@code state == CANCELLED} for lock-free reads ({@link #isCancelled}). */
+    private volatile boolean cancelled;
+    /** The call's yes/no state, bits of {@link #WAS_READY} and the other constants above ({@link FlagBits}). */
+    private short flags;
+    private String finalStatus;
+
+    public ServerStream(ServerConnection conn, int id, ServerMethodDefinition<ReqT, RespT> definition, Metadata requestHeaders,
+                 String authority, long timeoutNanos, boolean halfClosed) {
+        this.conn = conn;
+        begin(id, definition, requestHeaders, authority, timeoutNanos, halfClosed);
+    }
+
+    /**
+     * Readies a stream from the connection's pool for the call opened as {@code newId}; on the connection's I/O
+     * thread, the only thread that reuses its streams.
+     */
+    @SuppressWarnings("unchecked")
+    public void reuse(int newId, ServerMethodDefinition<?, ?> newDefinition, Metadata newHeaders, String newAuthority,
+               long timeoutNanos, boolean halfClosed) {
+        begin(newId, (ServerMethodDefinition<ReqT, RespT>) newDefinition, newHeaders, newAuthority, timeoutNanos, halfClosed);
+    }
+
+    /**
+     * A new call's fields, as the constructor sets them and as {@link #reuse} sets them again; its deadline (from
+     * {@code timeoutNanos}, 0 for none) on the timer kept from an earlier call, if any.
+     */
+    private synchronized void begin(int newId, ServerMethodDefinition<ReqT, RespT> newDefinition, Metadata newHeaders,
+                                    String newAuthority, long timeoutNanos, boolean halfClosed) {
+        if (timeoutNanos > 0 && deadlineTimer == null) {
+            deadlineTimer = new CallTimer(this::deadlineExpired);
+        }
+        if (deadlineTimer != null) {
+            deadlineTimer.deadline(timeoutNanos > 0 ? Deadline.after(timeoutNanos, TimeUnit.NANOSECONDS) : null);
+        }
+        this.id = newId;
+        this.definition = newDefinition;
+        this.requestHeaders = newHeaders;
+        this.gzipResponses = false;
+        this.authority = newAuthority;
+        this.startNanos = System.nanoTime();
+        this.outbound = conn.parts.takeOutbound();
+        this.inbound = conn.parts.takeInbound();
+        inbound.limitAttachments(conn.server.attachmentLimit(newDefinition));
+        outbound.onAttachmentFailed(drain);
+        this.state = halfClosed ? State.HALF_CLOSED_REMOTE : State.OPEN;
+        this.flags = (short) (halfClosed ? CLIENT_ENDED : 0);
+        drain.beginLocked();
+    }
+
+    /** The response observer lets the call go: it will not reach the stream again. */
+    @Override
+    public void sinkReleased() {
+        done(SINK);
+    }
+
+    /** Without the lock: {@code party} is done with the stream; the last of them recycles it. */
+    private void done(int party) {
+        boolean recycle;
+        synchronized (this) {
+            recycle = doneLocked(party);
+        }
+        if (recycle) {
+            recycle();
+        }
+    }
+
+    /** With the lock held: {@code party} is done with the stream; true when it was the last and must recycle it. */
+    private boolean doneLocked(int party) {
+        return recycling != null && recycling.done(party);
+    }
+
+    /** Clears the call's fields (its parts were given back when its end was chosen) and keeps it for the next call. */
+    @Override
+    public void recycle() {
+        synchronized (this) {
+            id = 0;
+            definition = null;
+            requestHeaders = null;
+            authority = null;
+            flags = 0;
+            drain.resetLocked();
+            finalStatus = null;
+            cancelled = false;
+            state = State.CANCELLED; // as an ended call while kept: anything that still reaches it does nothing
+            if (deadlineTimer != null) {
+                deadlineTimer.deadline(null);
+            }
+        }
+        conn.recycle(this);
+    }
+
+    public int id() {
+        return id;
+    }
+
+    private MethodDescriptor<ReqT, RespT> method() {
+        return definition.method();
+    }
+
+    private SlabPool pool() {
+        return conn.settings.pool();
+    }
+
+    /** The stream's protocol state (for tests and logs). */
+    synchronized State state() {
+        return state;
+    }
+
+    /** Binds the send side and schedules the handler's start. Called on the I/O thread. */
+    public void start() {
+        conn.server.metrics().callStarted(method().getFullMethodName(), conn.out.transportName());
+        boolean run;
+        synchronized (this) {
+            if (state == State.CANCELLED) {
+                // the connection closed under the call before it started: its drain has ended it (and may have
+                // given its parts back), so there is nothing to bind or time
+                return;
+            }
+            var peer = conn.peerHello;
+            outbound.bind(conn.out, conn.sendWindow, id, peer.initialWindow(),
+                    Math.min(conn.out.preferredChunkSize(), peer.maxFramePayload()));
+            set(WAS_READY, outbound.isReady());
+            Deadline deadline = getDeadline();
+            if (deadline != null) {
+                deadlineTimer.arm(deadline.remainingNanos(), recycling == null ? 0 : recycling.generation());
+            }
+            run = drain.requestLocked();
+        }
+        if (run) {
+            drain.start();
+        }
+    }
+
+    private boolean isOpenLocked() {
+        return state == State.OPEN || state == State.HALF_CLOSED_REMOTE;
+    }
+
+    // ------------------------------------------------------------------ ServerCall API
+
+    @Override
+    public void request(int n) {
+        if (n <= 0) {
+            if (n < 0) {
+                throw new IllegalArgumentException("request count must not be negative: " + n);
+            }
+            return; // asking for none is a no-op, as in grpc-java
+        }
+        int credit = 0;
+        boolean run;
+        synchronized (this) {
+            drain.addRequestedLocked(n);
+            if (state == State.OPEN && drain.wantsMoreLocked(inbound)) {
+                inbound.onDemand();
+                credit = inbound.takeCredit();
+            }
+            run = drain.requestLocked();
+        }
+        if (credit > 0) {
+            sendCredit(credit);
+        }
+        if (run) {
+            drain.start();
+        }
+    }
+
+    /** Without the lock: grants the client {@code credit} more bytes of requests (a WINDOW frame). */
+    void sendCredit(int credit) {
+        conn.send(Frames.window(pool(), id, credit), true);
+    }
+
+    @Override
+    public void sendHeaders(Metadata headers) {
+        boolean failed = false;
+        boolean run = false;
+        synchronized (this) {
+            if (has(HEADERS_SENT)) {
+                throw new IllegalStateException("response headers already sent");
+            }
+            if (has(CLOSE_CALLED)) {
+                throw new IllegalStateException("call already closed");
+            }
+            set(HEADERS_SENT);
+            if (state == State.CANCELLED) {
+                return;
+            }
+            if (gzipResponses) {
+                headers = Gzip.encodingNamed(headers);
+            }
+            String tooLarge = conn.metadataOverPeerLimit(headers, "response headers");
+            if (tooLarge == null) {
+                try {
+                    outbound.control(Frames.responseHeaders(pool(), id, headers, conn.peerHello.maxFramePayload()), false);
+                    return; // the first frame of the call: no attachment is queued before it to fail
+                } catch (FrameTooLargeException e) {
+                    // the client could not read them: the call fails with INTERNAL, the handler sees it cancelled
+                    Connection.LOG.log(System.Logger.Level.WARNING, "{0} to {1}: {2}", this, conn.peer(), e.getMessage());
+                    tooLarge = e.getMessage();
+                }
+            }
+            failed = cancelLocked(Status.INTERNAL.withDescription(tooLarge));
+            run = failed && drain.requestLocked();
+        }
+        if (failed) {
+            removeFromConnection();
+        }
+        if (run) {
+            drain.start();
+        }
+    }
+
+    @Override
+    public void sendMessage(RespT message) {
+        int size = method().getResponseMarshaller().serializedSize(message) + MessageFramer.PREFIX;
+        OutboundFlow reservedOn = reserveRoomBeforeFraming(size);
+        try {
+            send(gzipResponses ? Gzip.frame(pool(), method().getResponseMarshaller(), message)
+                    : MessageFramer.frame(pool(), method().getResponseMarshaller(), message), null, reservedOn != null);
+        } finally {
+            if (reservedOn != null) {
+                synchronized (this) {
+                    reservedOn.unreserve(size);
+                }
+            }
+        }
+    }
+
+    /**
+     * Waits, before a response of {@code size} bytes is serialized, while the stream or its connection has too much
+     * queued, and takes room for it on the connection in the same step ({@link OutboundFlow#awaitRoomAndReserve}): a handler
+     * that waits holds no buffer, and handlers checking at the same moment cannot all pass, so what a client that
+     * does not read makes the server hold is the queue, not a response per stream. Returns the flow the room was
+     * taken on (to give it back once the response is queued), or null.
+     */
+    private synchronized OutboundFlow reserveRoomBeforeFraming(int size) {
+        if (outbound != null && state != State.CANCELLED && outbound.awaitRoomAndReserve(this, size, () -> cancelled)) {
+            return outbound;
+        }
+        return null;
+    }
+
+    @Override
+    public void setCompression(String compressor) {
+        boolean gzip = Gzip.requested(compressor);
+        synchronized (this) {
+            if (has(HEADERS_SENT)) {
+                throw new IllegalStateException("setCompression after the response headers were sent");
+            }
+            gzipResponses = gzip && Gzip.named(requestHeaders, Gzip.ACCEPT_ENCODING);
+        }
+    }
+
+    @Override
+    public void sendMessage(RespT message, MemorySegment attachment, Runnable onReleased) {
+        OutgoingAttachment att = OutgoingAttachment.of(attachment, onReleased);
+        if (att == null) { // no attachment: a plain message (onReleased, if any, has run)
+            sendMessage(message);
+            return;
+        }
+        int peerMax = conn.peerLimits().maxAttachmentBytes();
+        if (att.size() > peerMax) {
+            // not sent: the client would refuse it; the call ends here as when response metadata is too large
+            att.release();
+            abort(Status.RESOURCE_EXHAUSTED.withDescription(peerMax < 0
+                    ? "the client takes no attachments; the response was not sent"
+                    : Attachments.tooLarge("response", att.size(), peerMax) + "; the client refuses it, not sent"));
+            return;
+        }
+        send(Attachments.frame(pool(), method().getResponseMarshaller(), message, att), att, false);
+    }
+
+    /**
+     * Sends a framed response, with its attachment or null; takes ownership of both. {@code roomTaken}: the caller took
+     * room for it ({@link #reserveRoomBeforeFraming}), so it does not wait for room again (its own room would count).
+     */
+    private void send(SlabBuffer framed, OutgoingAttachment att, boolean roomTaken) {
+        conn.server.metrics().bytesSent(framed.length() - MessageFramer.PREFIX + (att == null ? 0 : att.size()));
+        boolean failed;
+        boolean run;
+        synchronized (this) {
+            if (has(CLOSE_CALLED)) {
+                Attachments.drop(framed, att);
+                throw new IllegalStateException("sendMessage after close");
+            }
+            if (state == State.CANCELLED) {
+                Attachments.drop(framed, att);
+                return;
+            }
+            if (!has(HEADERS_SENT)) {
+                set(HEADERS_SENT);
+                outbound.control(Frames.responseHeaders(pool(), id, null), false);
+            }
+            int need = framed.length() + (att == null ? 0 : att.size());
+            if (!roomTaken && outbound.mustAwaitRoom(need)) {
+                outbound.awaitRoom(this, need, () -> cancelled);
+            }
+            if (state == State.CANCELLED) {
+                Attachments.drop(framed, att);
+                return;
+            }
+            outbound.message(framed, att, false, !method().getType().serverSendsOneMessage());
+            failed = attachmentFailedLocked();
+            run = updateReadinessLocked() | (failed && drain.requestLocked());
+        }
+        afterEnded(failed, run);
+    }
+
+    @Override
+    public void close(Status status, Metadata trailers) {
+        boolean remove;
+        boolean run;
+        synchronized (this) {
+            if (has(CLOSE_CALLED)) {
+                throw new IllegalStateException("call already closed");
+            }
+            set(CLOSE_CALLED);
+            if (state == State.CANCELLED) {
+                return; // the handler closed a call it had not yet heard was cancelled: nothing goes out
+            }
+            String tooLarge = conn.metadataOverPeerLimit(trailers, "response trailers");
+            if (tooLarge != null) {
+                status = Status.INTERNAL.withDescription(tooLarge + " (the call ended with " + status.getCode() + ")");
+                trailers = null;
+            }
+            state = State.CLOSED;
+            disarmDeadline();
+            finalStatus = status.getCode().name();
+            if (outbound.isEmpty()) {
+                conn.trailersSending(this); // they go out now: the stream's slot is free for the client's next one
+            }
+            outbound.control(conn.trailers(id, status, trailers), true);
+            boolean failed = attachmentFailedLocked(); // an attachment queued before the TRAILERS failed
+            remove = failed || outbound.isEmpty();
+            outbound.wakeWaiters(this);
+            run = drain.requestLocked();
+        }
+        if (remove) {
+            removeFromConnection();
+        }
+        if (run) {
+            drain.start();
+        }
+    }
+
+    @Override
+    public boolean isCancelled() {
+        return cancelled;
+    }
+
+    @Override
+    public boolean isReady() {
+        synchronized (this) {
+            return isOpenLocked() && outbound.isReady();
+        }
+    }
+
+    @Override
+    public Deadline getDeadline() {
+        return deadlineTimer == null ? null : deadlineTimer.deadline();
+    }
+
+    @Override
+    public MethodDescriptor<ReqT, RespT> getMethodDescriptor() {
+        return definition.method();
+    }
+
+    @Override
+    public String getPeer() {
+        return conn.peer();
+    }
+
+    @Override
+    public String getAuthority() {
+        return authority;
+    }
+
+    @Override
+    public dev.rdmarpc.core.PeerConnection getConnection() {
+        return conn;
+    }
+
+    @Override
+    public String getTransportName() {
+        return conn.out.transportName();
+    }
+
+    @Override
+    public java.util.List<ServiceDefinition> getServerServices() {
+        return conn.server.services();
+    }
+
+    // ------------------------------------------------------------------ frames (I/O thread)
+
+    /**
+     * A MESSAGE frame whose payload is {@code length} bytes of {@code memory} at {@code offset}, lying in
+     * {@code holder} when not null; returns whether a reference to the holder was kept.
+     */
+    public boolean onMessageFrame(int streamId, int flags, MemorySegment memory, SlabBuffer holder, long offset, int length) {
+        int credit = 0;
+        boolean kept;
+        boolean tooLarge = false;
+        boolean run = false;
+        synchronized (this) {
+            if (id != streamId) {
+                conn.messageDropped(flags, memory, offset, length);
+                return false; // ended and recycled since the connection found it
+            }
+            requireClientOpenLocked("MESSAGE");
+            boolean endStream = (flags & FrameFlags.END_STREAM) != 0;
+            if (endStream) {
+                set(CLIENT_ENDED);
+            }
+            if (state != State.OPEN) {
+                conn.messageDropped(flags, memory, offset, length);
+                return false; // closed here: frames in flight are dropped
+            }
+            if (endStream) {
+                state = State.HALF_CLOSED_REMOTE;
+            }
+            conn.server.metrics().bytesReceived(length);
+            int r = inbound.onFrame(flags, memory, holder, offset, length, drain.wantsMoreLocked(inbound));
+            kept = inbound.keptHolder();
+            if (r == InboundMessages.OVER_WINDOW) {
+                tooLarge = cancelLocked(Status.RESOURCE_EXHAUSTED.withDescription("request message of "
+                        + inbound.rejectedSize() + " bytes refused: " + inbound.refusal()));
+                conn.server.metrics().limitRefused("connection_memory");
+            } else if (r == InboundMessages.TOO_LARGE) {
+                // cancelled under this lock, so a drain cannot deliver a half-close (END_STREAM came with it) first
+                tooLarge = cancelLocked(Status.RESOURCE_EXHAUSTED.withDescription(inbound.rejectedAttachment()
+                        ? Attachments.refused(method().getFullMethodName(), inbound.rejectedSize(), inbound.attachmentLimit())
+                        : "request message of " + inbound.rejectedSize()
+                                + " bytes exceeds the server's maximum inbound message size " + conn.settings.maxMessageSize()));
+            } else {
+                credit = endStream ? 0 : inbound.takeCredit();
+            }
+            run = drain.requestLocked();
+        }
+        if (tooLarge) {
+            removeFromConnection();
+        } else if (credit > 0) {
+            conn.send(Frames.window(pool(), streamId, credit), true);
+        }
+        if (run) {
+            drain.start();
+        }
+        return kept;
+    }
+
+    /** The client's END_STREAM; returns true when it is late (the call has ended here), for the caller to charge. */
+    public boolean onEndStream(int streamId) {
+        boolean run;
+        synchronized (this) {
+            if (id != streamId) {
+                return true;
+            }
+            requireClientOpenLocked("END_STREAM");
+            set(CLIENT_ENDED);
+            if (endedLocked()) {
+                return true;
+            }
+            if (state != State.OPEN) {
+                return false;
+            }
+            state = State.HALF_CLOSED_REMOTE;
+            run = drain.requestLocked();
+        }
+        if (run) {
+            drain.start();
+        }
+        return false;
+    }
+
+    /** The client's WINDOW; returns true when it is late (the call has ended here), for the caller to charge. */
+    public boolean onWindow(int streamId, int increment) {
+        return gainSendRoom(streamId, true, increment);
+    }
+
+    /**
+     * With the lock held: a {@code frame} after the client's END_STREAM is a protocol error that closes the connection
+     * (PROTOCOL.md, "Stream states"), whatever this side's state.
+     */
+    private void requireClientOpenLocked(String frame) {
+        if (has(CLIENT_ENDED)) {
+            throw new ProtocolException(frame + " after END_STREAM on stream " + id);
+        }
+    }
+
+    /**
+     * With the lock held: whether a frame for {@code streamId} finds the call ended here (cancelled, or closed with its
+     * TRAILERS handed to the transport) or the stream already serving another call. Such a frame is late whether or
+     * not the stream has left its connection's table yet, so the connection charges it the same either way.
+     */
+    private boolean endedLocked(int streamId) {
+        return id != streamId || endedLocked();
+    }
+
+    /** With the lock held: cancelled, or closed with its TRAILERS handed to the transport. */
+    private boolean endedLocked() {
+        return state == State.CANCELLED || (state == State.CLOSED && (outbound == null || outbound.isEmpty()));
+    }
+
+    /** The connection can take more again after it was not writable. */
+    public void onConnectionWritable() {
+        gainSendRoom(-1, false, 0);
+    }
+
+    /**
+     * The send side got room, from a WINDOW ({@code fromWindow}, granting {@code increment}) or from the connection
+     * draining: sends what waited, wakes senders, updates readiness, and ends the call once its queued TRAILERS are out.
+     */
+    private boolean gainSendRoom(int streamId, boolean fromWindow, int increment) {
+        boolean remove;
+        boolean run;
+        synchronized (this) {
+            if (streamId != -1 && endedLocked(streamId)) {
+                return true;
+            }
+            if (state == State.CANCELLED || outbound == null) {
+                return false;
+            }
+            if (fromWindow) {
+                outbound.onWindow(increment);
+            } else {
+                outbound.onConnectionWritable();
+            }
+            outbound.wakeWaiters(this);
+            run = updateReadinessLocked();
+            boolean failed = attachmentFailedLocked();
+            remove = failed || (state == State.CLOSED && outbound.isEmpty());
+            if (remove) {
+                // ended by the failure, or the TRAILERS queued behind flow-controlled data are out: deliver the end
+                run |= drain.requestLocked();
+            }
+        }
+        if (remove) {
+            removeFromConnection();
+        }
+        if (run) {
+            drain.start();
+        }
+        return false;
+    }
+
+    /** The client cancelled (CANCEL frame); returns true when it is late (the call has ended here), for the caller to charge. */
+    public boolean onClientCancel(int streamId, Status s) {
+        boolean run;
+        synchronized (this) {
+            if (endedLocked(streamId)) {
+                return true;
+            }
+            cancelLocked(null);
+            run = drain.requestLocked();
+        }
+        removeFromConnection();
+        if (run) {
+            drain.start();
+        }
+        return false;
+    }
+
+    /** The connection closed under the call. */
+    public void connectionClosed() {
+        cancelInternal(null);
+    }
+
+    /**
+     * The deadline timer armed for call {@code generation} expired: ends the call, unless the stream serves a later
+     * call by now (checked and ended in one hold of the lock, so the call cannot be recycled in between).
+     */
+    void deadlineExpired(int generation) {
+        boolean changed;
+        boolean run;
+        synchronized (this) {
+            if (recycling != null && !recycling.isGeneration(generation)) {
+                return;
+            }
+            changed = cancelLocked(Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded on the server after "
+                    + String.format(java.util.Locale.ROOT, "%.3fs", (System.nanoTime() - startNanos) / 1e9)));
+            run = changed && drain.requestLocked();
+        }
+        afterEnded(changed, run);
+    }
+
+    /** Ends the call from the server side: tells the client the status and the handler it is cancelled. */
+    public void abort(Status status) {
+        cancelInternal(status);
+    }
+
+    private void cancelInternal(Status tellClient) {
+        boolean changed;
+        boolean run;
+        synchronized (this) {
+            changed = cancelLocked(tellClient);
+            run = changed && drain.requestLocked();
+        }
+        afterEnded(changed, run);
+    }
+
+    /** Without the lock, after the call ended here ({@code changed}): leaves the connection, and starts the drain. */
+    private void afterEnded(boolean changed, boolean run) {
+        if (changed) {
+            removeFromConnection();
+        }
+        if (run) {
+            drain.start();
+        }
+    }
+
+    /** With the lock held: moves to CANCELLED and tells the client; false if the call had already ended. */
+    private boolean cancelLocked(Status tellClient) {
+        if (endedLocked()) {
+            return false;
+        }
+        state = State.CANCELLED;
+        cancelled = true;
+        disarmDeadline();
+        outbound.discard();
+        if (tellClient != null && !conn.isClosed()) {
+            finalStatus = tellClient.getCode().name();
+            conn.trailersSending(this);
+            conn.send(conn.trailers(id, tellClient, null), true);
+        } else if (finalStatus == null) {
+            finalStatus = Status.Code.CANCELLED.name();
+        }
+        outbound.wakeWaiters(this);
+        return true;
+    }
+
+    /** The server's executor refused to run this call's callbacks: the call fails, and what it holds is freed. */
+    private void executorRejected(java.util.concurrent.RejectedExecutionException e) {
+        // not recycled: the drain that is dead never reports itself done
+        Connection.LOG.log(System.Logger.Level.WARNING, "the server executor rejected the callbacks of "
+                + method().getFullMethodName() + "; failing the call", e);
+        cancelInternal(Status.UNAVAILABLE.withDescription("the server could not run the call: its executor rejected it ("
+                + e.getMessage() + ")"));
+        synchronized (this) {
+            if (inbound != null) {
+                inbound.releaseAll();
+            }
+        }
+    }
+
+    private void removeFromConnection() {
+        synchronized (this) {
+            if (has(REMOVED)) {
+                return;
+            }
+            set(REMOVED);
+        }
+        conn.remove(this);
+        conn.server.metrics().callFinished(method().getFullMethodName(), conn.out.transportName(),
+                finalStatus == null ? "OK" : finalStatus, System.nanoTime() - startNanos);
+        done(LEFT);
+    }
+
+    // ------------------------------------------------------------------ delivery
+
+    /** With the lock held: notes a ready transition; true when a drain must start. */
+    private boolean updateReadinessLocked() {
+        boolean ready = isOpenLocked() && outbound.isReady();
+        boolean run = false;
+        if (ready && !has(WAS_READY)) {
+            run = drain.readyLocked();
+        }
+        set(WAS_READY, ready);
+        return run;
+    }
+
+    @Override
+    public java.util.concurrent.Executor drainExecutor() {
+        return conn.server.executor();
+    }
+
+    @Override
+    public void drainRejected(java.util.concurrent.RejectedExecutionException e) {
+        executorRejected(e);
+    }
+
+    // ------------------------------------------------------------------ what its delivery asks (ServerDelivery)
+
+    /** With the lock held: the stream's protocol state. */
+    State stateLocked() {
+        return state;
+    }
+
+    /** With the lock held: the reassembler of the requests (null once given back). */
+    InboundMessages inboundLocked() {
+        return inbound;
+    }
+
+    /** With the lock held, once closed: whether the TRAILERS are out (nothing queued before them any more). */
+    boolean trailersOutLocked() {
+        return outbound.isEmpty();
+    }
+
+    /** With the lock held: the delivery ended the call's callbacks and went idle; true when it must recycle it. */
+    boolean drainDoneLocked() {
+        return doneLocked(DRAIN);
+    }
+
+    /** The call's handler. */
+    dev.rdmarpc.core.ServerCallHandler<ReqT, RespT> handler() {
+        return definition.handler();
+    }
+
+    /** The client's metadata, or null when it sent none. */
+    Metadata requestHeaders() {
+        return requestHeaders;
+    }
+
+    /**
+     * Without the lock: starts core's single-request handler straight into its sink (no interceptor nor listener
+     * holds the call), which makes the stream one that may serve the connection's next call ({@link Recycling}).
+     */
+    SingleRequestCallSink<ReqT> startStraight(SingleRequestStarter<?, ?> starter, Metadata headers) {
+        @SuppressWarnings("unchecked")
+        SingleRequestStarter<ReqT, RespT> typed = (SingleRequestStarter<ReqT, RespT>) starter;
+        SingleRequestCallSink<ReqT> sink = typed.startSingleRequestCall(this, headers);
+        synchronized (this) {
+            if (recycling == null) {
+                recycling = new Recycling(STARTED_STRAIGHT, 3);
+            }
+            recycling.allow(STARTED_STRAIGHT);
+        }
+        return sink;
+    }
+
+    private void disarmDeadline() {
+        if (deadlineTimer != null) {
+            deadlineTimer.disarm();
+        }
+    }
+
+    /**
+     * With the lock held, once onCancel or onComplete is chosen: gives the flow-control parts back to the connection
+     * for its next call. Every later event (a late frame, request, a WINDOW, the connection becoming writable) finds the
+     * call ended before it would touch them, and the fields are cleared first, so this call keeps no reference to parts
+     * another call may now hold. A send side still queueing (cancelled mid-message) or with a waiting sender is left
+     * to the garbage collector instead.
+     */
+    void givePartsBackLocked() {
+        InboundMessages in = inbound;
+        OutboundFlow out = outbound;
+        inbound = null;
+        outbound = null;
+        if (in != null) {
+            conn.parts.recycle(in);
+        }
+        if (out != null) {
+            conn.parts.recycle(out);
+        }
+    }
+
+    /**
+     * With the lock held, after the send side ran: fails the call when the send side reported that an attachment
+     * failed (its segment closed, or its memory refused); true when it did, and the caller must then leave the
+     * connection and start the drain once its lock is released ({@link #afterEnded}).
+     */
+    private boolean attachmentFailedLocked() {
+        Status s = drain.takeAttachmentFailureLocked();
+        return s != null && cancelLocked(s);
+    }
+
+    /** Without the lock: a request as the handler gets it; {@code attachment} is the one received with it, or null. */
+    ReqT parseRequest(SlabBuffer buf, boolean compressed, int split, dev.rdmarpc.core.Attachment attachment,
+                      SlabBuffer apart) {
+        if (split >= 0) {
+            return Attachments.parse(method().getRequestMarshaller(), buf, split, compressed, attachment, apart);
+        }
+        return Gzip.parseOwned(method().getRequestMarshaller(), buf, compressed,
+                compressed && Gzip.named(requestHeaders, Gzip.ENCODING), conn.settings.maxMessageSize());
+    }
+
+    /** Without the lock: a request could not be parsed ({@code e}): the call ends with the failure. */
+    void requestUnreadable(RuntimeException e) {
+        Status s = Status.fromThrowable(e);
+        if (s.getCode() == Status.Code.UNKNOWN) {
+            s = Status.INTERNAL.withDescription("failed to parse the request: " + e);
+        }
+        abort(s);
+    }
+
+    /** Without the lock: the handler (or a listener) threw {@code e}: the call ends with it, unless it ended already. */
+    void handlerFailed(Throwable e) {
+        Connection.LOG.log(System.Logger.Level.DEBUG, "handler of " + method().getFullMethodName() + " threw", e);
+        String message = e.getMessage() != null ? e.getMessage() : e.getClass().getName();
+        synchronized (this) {
+            if (!isOpenLocked()) {
+                return;
+            }
+        }
+        Status s = e instanceof dev.rdmarpc.core.StatusException se ? se.getStatus() : Status.UNKNOWN.withDescription(message);
+        abort(s);
+    }
+
+    @Override
+    public String toString() {
+        ServerMethodDefinition<ReqT, RespT> d = definition; // null while kept for a later call
+        return "ServerStream{" + (d == null ? "idle" : d.method().getFullMethodName()) + ", id=" + id + "}";
+    }
+}
