@@ -6,11 +6,11 @@ import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.MethodDescriptor;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
-import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.internal.attachment.Attachments;
 import dev.rdmarpc.core.internal.attachment.OutgoingAttachment;
 import dev.rdmarpc.core.internal.channel.ChannelImpl;
 import dev.rdmarpc.core.internal.channel.ClientConnection;
+import dev.rdmarpc.core.protocol.Frames;
 
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;

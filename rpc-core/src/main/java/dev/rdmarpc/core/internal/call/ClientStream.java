@@ -602,24 +602,8 @@ public final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         afterEnd(run);
     }
 
-    /**
-     * The server cancelled the call. A CANCELLED that arrives once the call's deadline has passed ends it as
-     * DEADLINE_EXCEEDED, as grpc-java's client does: the server runs the deadline it was sent too (gRPC's
-     * {@code grpc-timeout}), and its timer may fire and reset the stream before this side's timer has run.
-     */
     public void onServerCancel(ClientConnection from, int streamId, Status s) {
-        Status status = s;
-        if (s.getCode() == Status.Code.CANCELLED) {
-            Deadline d;
-            synchronized (this) {
-                d = deadline();
-            }
-            if (d != null && d.isExpired()) {
-                status = Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded; the server cancelled the call"
-                        + (s.getDescription() != null ? ": " + s.getDescription() : ""));
-            }
-        }
-        ended(from, streamId, status, false);
+        ended(from, streamId, s, false);
     }
 
     /**
@@ -635,9 +619,23 @@ public final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
             if (!here) {
                 set(REMOTE_CLOSED);
             }
-            run = finishLocked(s, null, here);
+            run = finishLocked(here ? s : pastDeadlineLocked(s), null, here);
         }
         afterEnd(run);
+    }
+
+    /**
+     * With the lock held: how a call ended by the peer reports {@code s}. A CANCELLED once the call's deadline has passed
+     * is DEADLINE_EXCEEDED, as grpc-java's client reports it: the server runs the deadline it was sent too (gRPC's
+     * {@code grpc-timeout}), and its timer may fire and reset the stream before this side's timer has run.
+     */
+    private Status pastDeadlineLocked(Status s) {
+        Deadline d = deadline();
+        if (s.getCode() != Status.Code.CANCELLED || d == null || !d.isExpired()) {
+            return s;
+        }
+        return Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded; the server cancelled the call"
+                + (s.getDescription() != null ? ": " + s.getDescription() : ""));
     }
 
     public void onWindow(ClientConnection from, int streamId, int increment) {
