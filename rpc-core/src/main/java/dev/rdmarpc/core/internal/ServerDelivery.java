@@ -2,8 +2,10 @@ package dev.rdmarpc.core.internal;
 
 import dev.rdmarpc.core.Attachment;
 import dev.rdmarpc.core.Metadata;
+import dev.rdmarpc.core.Marshaller;
 import dev.rdmarpc.core.ServerCall.Listener;
 import dev.rdmarpc.core.ServerCallHandler;
+import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
 
 /**
@@ -195,9 +197,11 @@ final class ServerDelivery<ReqT, RespT> extends CallDrain {
             if (split >= 0) {
                 attachment = Attachments.received(buf, split, apart);
             }
-            value = stream.parseRequest(buf, compressed, split, attachment, apart);
+            value = parse(buf, compressed, split, attachment, apart);
         } catch (RuntimeException e) {
-            stream.requestUnreadable(e);
+            Status s = Status.fromThrowable(e);
+            stream.abort(s.getCode() != Status.Code.UNKNOWN ? s
+                    : Status.INTERNAL.withDescription("failed to parse the request: " + e));
             return;
         }
         SingleRequestCallSink<ReqT> direct = sink;
@@ -216,5 +220,15 @@ final class ServerDelivery<ReqT, RespT> extends CallDrain {
                 attachment.release(); // the sink takes the message alone, as a listener's default does
             }
         }
+    }
+
+    /** Without the lock: a request as the handler gets it; {@code attachment} is the one received with it, or null. */
+    private ReqT parse(SlabBuffer buf, boolean compressed, int split, Attachment attachment, SlabBuffer apart) {
+        Marshaller<ReqT> marshaller = stream.getMethodDescriptor().getRequestMarshaller();
+        if (split >= 0) {
+            return Attachments.parse(marshaller, buf, split, compressed, attachment, apart);
+        }
+        return Gzip.parseOwned(marshaller, buf, compressed,
+                compressed && Gzip.named(stream.requestHeaders(), Gzip.ENCODING), stream.conn.settings.maxMessageSize());
     }
 }
