@@ -415,7 +415,12 @@ final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, RespT>
     /** Without the lock, after the call ended here ({@code changed}): leaves the connection, and starts the drain. */
     @Override
     void afterEnded(boolean changed, boolean run) {
-        afterEnded(changed, run);
+        if (changed) {
+            removeFromConnection();
+        }
+        if (run) {
+            drain.start();
+        }
     }
 
     /** With the lock held: moves to CANCELLED and tells the client; false if the call had already ended. */
