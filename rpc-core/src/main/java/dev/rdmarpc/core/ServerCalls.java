@@ -1,5 +1,6 @@
 package dev.rdmarpc.core;
 
+import dev.rdmarpc.core.internal.EndedServerCall;
 import dev.rdmarpc.core.internal.NullForEmptyMetadata;
 import dev.rdmarpc.core.internal.ReleasableCall;
 import dev.rdmarpc.core.internal.SingleRequestCallSink;
@@ -456,60 +457,7 @@ public final class ServerCalls {
 
     /** The stand-in for an ended call of {@code method} (see {@link MethodDescriptor#endedServerCall}). */
     static <ReqT, RespT> ServerCall<ReqT, RespT> endedCall(MethodDescriptor<ReqT, RespT> method) {
-        return new EndedCall<>(method);
-    }
-
-    /** What a single-request observer holds once it let its call go: an ended call of its method; it sends nothing. */
-    private static final class EndedCall<ReqT, RespT> extends ServerCall<ReqT, RespT> {
-        private final MethodDescriptor<ReqT, RespT> method;
-
-        EndedCall(MethodDescriptor<ReqT, RespT> method) {
-            this.method = method;
-        }
-
-        @Override
-        public void request(int n) {
-        }
-
-        @Override
-        public void sendHeaders(Metadata headers) {
-            throw new IllegalStateException("call already closed");
-        }
-
-        @Override
-        public void sendMessage(RespT message) {
-            throw new IllegalStateException("call already closed");
-        }
-
-        @Override
-        public void close(Status status, Metadata trailers) {
-            throw new IllegalStateException("call already closed");
-        }
-
-        @Override
-        public boolean isCancelled() {
-            return false;
-        }
-
-        @Override
-        public boolean isReady() {
-            return false;
-        }
-
-        @Override
-        public Deadline getDeadline() {
-            return null;
-        }
-
-        @Override
-        public MethodDescriptor<ReqT, RespT> getMethodDescriptor() {
-            return method;
-        }
-
-        @Override
-        public String getPeer() {
-            return null;
-        }
+        return new EndedServerCall<>(method);
     }
 
     /** A single-request call's listener when its call is not core's stream itself (an interceptor's wrapper): passes events on. */
@@ -538,94 +486,6 @@ public final class ServerCalls {
         @Override
         public void onReady() {
             observer.callReady();
-        }
-    }
-
-    /** Client and bidi streaming: invoke at once, feed requests to the returned observer. */
-    private static final class StreamingRequestListener<ReqT, RespT> extends ServerCall.Listener<ReqT> {
-        interface Invoker<ReqT, RespT> {
-            StreamObserver<ReqT> invoke(StreamObserver<RespT> observer);
-        }
-
-        private final ServerCall<ReqT, RespT> call;
-        private final ResponseObserver<ReqT, RespT> observer;
-        private final StreamObserver<ReqT> requests;
-        private boolean halfClosed;
-
-        StreamingRequestListener(ServerCall<ReqT, RespT> call, Metadata headers, Invoker<ReqT, RespT> invoker) {
-            this.call = call;
-            this.observer = new ResponseObserver<>(call, headers);
-            StreamObserver<ReqT> r;
-            CallContext previous = observer.enter();
-            try {
-                r = invoker.invoke(observer);
-            } catch (RuntimeException e) {
-                observer.onError(e);
-                r = null;
-            } finally {
-                CurrentCall.exit(previous);
-            }
-            observer.freeze();
-            this.requests = r;
-            if (r != null && observer.autoInbound()) {
-                call.request(1);
-            }
-        }
-
-        @Override
-        public void onMessage(ReqT message) {
-            if (requests == null) {
-                return;
-            }
-            CallContext previous = observer.enter();
-            try {
-                requests.onNext(message);
-            } catch (RuntimeException e) {
-                observer.onError(e);
-                return;
-            } finally {
-                CurrentCall.exit(previous);
-            }
-            if (observer.autoInbound()) {
-                call.request(1);
-            }
-        }
-
-        @Override
-        public void onHalfClose() {
-            if (requests == null || halfClosed) {
-                return;
-            }
-            halfClosed = true;
-            CallContext previous = observer.enter();
-            try {
-                requests.onCompleted();
-            } catch (RuntimeException e) {
-                observer.onError(e);
-            } finally {
-                CurrentCall.exit(previous);
-            }
-        }
-
-        @Override
-        public void onCancel() {
-            observer.onCancel();
-            if (requests != null && !halfClosed) {
-                halfClosed = true;
-                CallContext previous = observer.enter();
-                try {
-                    requests.onError(Status.CANCELLED.withDescription("call cancelled").asException());
-                } catch (RuntimeException ignored) {
-                    // the service's own observer failed on cancellation; nothing more to tell
-                } finally {
-                    CurrentCall.exit(previous);
-                }
-            }
-        }
-
-        @Override
-        public void onReady() {
-            observer.onReady();
         }
     }
 }
