@@ -3,8 +3,7 @@ package dev.rdmarpc.core;
 import dev.rdmarpc.core.internal.EndedServerCall;
 import dev.rdmarpc.core.internal.NullForEmptyMetadata;
 import dev.rdmarpc.core.internal.ReleasableCall;
-import dev.rdmarpc.core.internal.SingleRequestCallSink;
-import dev.rdmarpc.core.internal.SingleRequestStarter;
+import dev.rdmarpc.core.internal.ReleasingHandler;
 
 /** Adapts observer-style service methods to {@link ServerCallHandler}s; generated ImplBase classes use it. */
 public final class ServerCalls {
@@ -52,20 +51,16 @@ public final class ServerCalls {
     }
 
     /**
-     * Starts unary and server-streaming calls: straight into the response observer when core's stream starts it
-     * ({@link SingleRequestStarter}), else through a listener. Takes null request headers for none
-     * ({@link NullForEmptyMetadata}): the response observer makes an instance only when the service asks for them.
+     * Starts unary and server-streaming calls: a {@link SingleRequestObserver} behind a {@link SingleRequestListener}.
+     * Core's own handler ({@link ReleasingHandler}): its observer lets core's call go once ended, so core may recycle
+     * the stream. Takes null request headers for none ({@link NullForEmptyMetadata}): the response observer makes an
+     * instance only when the service asks for them.
      */
     private record SingleRequestHandler<ReqT, RespT>(SingleRequestObserver.Invoker<ReqT, RespT> invoker)
-            implements ServerCallHandler<ReqT, RespT>, SingleRequestStarter<ReqT, RespT>, NullForEmptyMetadata {
+            implements ServerCallHandler<ReqT, RespT>, ReleasingHandler, NullForEmptyMetadata {
         @Override
         public ServerCall.Listener<ReqT> startCall(ServerCall<ReqT, RespT> call, Metadata headers) {
             return new SingleRequestListener<>(new SingleRequestObserver<>(call, headers, invoker));
-        }
-
-        @Override
-        public SingleRequestCallSink<ReqT> startSingleRequestCall(ServerCall<ReqT, RespT> call, Metadata headers) {
-            return new SingleRequestObserver<>(call, headers, invoker);
         }
     }
 
@@ -353,11 +348,9 @@ public final class ServerCalls {
 
     /**
      * Unary and server-streaming: the response observer, which also waits for the one request and the half close, then
-     * invokes the method; core's stream tells it the call's events straight ({@link SingleRequestCallSink}), anything
-     * else through a {@link SingleRequestListener}.
+     * invokes the method; its {@link SingleRequestListener} tells it the call's events.
      */
-    private static final class SingleRequestObserver<ReqT, RespT> extends ResponseObserver<ReqT, RespT>
-            implements SingleRequestCallSink<ReqT> {
+    private static final class SingleRequestObserver<ReqT, RespT> extends ResponseObserver<ReqT, RespT> {
         interface Invoker<ReqT, RespT> {
             void invoke(ReqT request, StreamObserver<RespT> observer);
         }
@@ -372,8 +365,7 @@ public final class ServerCalls {
             call.request(2);
         }
 
-        @Override
-        public void requestReceived(ReqT message) {
+        void requestReceived(ReqT message) {
             if (request != null) {
                 call.close(Status.INTERNAL.withDescription("too many requests for a single-request method"), new Metadata());
                 return;
@@ -381,8 +373,7 @@ public final class ServerCalls {
             request = message;
         }
 
-        @Override
-        public void requestsEnded() {
+        void requestsEnded() {
             Invoker<ReqT, RespT> method = invoker;
             if (method == null) {
                 return;
@@ -403,13 +394,11 @@ public final class ServerCalls {
             }
         }
 
-        @Override
-        public void callCancelled() {
+        void callCancelled() {
             onCancel();
         }
 
-        @Override
-        public void callReady() {
+        void callReady() {
             onReady();
         }
 
@@ -420,12 +409,12 @@ public final class ServerCalls {
          */
         @Override
         void ended() {
-            if (call instanceof ReleasableCall core) {
+            if (call instanceof ReleasableCall core) { // core's stream itself, not an interceptor's wrapper
                 ServerCall<ReqT, RespT> standIn = call.getMethodDescriptor().endedServerCall();
                 synchronized (this) {
                     call = standIn;
                 }
-                core.sinkReleased();
+                core.released();
             }
         }
 
@@ -460,7 +449,7 @@ public final class ServerCalls {
         return new EndedServerCall<>(method);
     }
 
-    /** A single-request call's listener when its call is not core's stream itself (an interceptor's wrapper): passes events on. */
+    /** A single-request call's listener: passes the call's events on to its response observer. */
     private static final class SingleRequestListener<ReqT, RespT> extends ServerCall.Listener<ReqT> {
         private final SingleRequestObserver<ReqT, RespT> observer;
 

@@ -19,9 +19,9 @@ import java.util.concurrent.TimeUnit;
  * (its {@link CallDrain}, also the send side's attachment-failure hook, {@link #attachmentFailedLocked}). The send side
  * (response headers, messages, trailers) and the ServerCall getters are {@link ServerStreamSender}'s, the class this
  * one extends: the same object, so one lock. The protocol state is {@link State}, as in the stream state diagram of
- * PROTOCOL.md. A call whose handler is core's single-request one, started straight ({@link SingleRequestStarter}),
+ * PROTOCOL.md. A call whose handler is core's single-request one, unwrapped ({@link ReleasingHandler}),
  * goes back to its connection's {@link RecycledStreams} for the connection's next call once its response observer let
- * it go ({@link #sinkReleased}), its drain delivered the end, and it left the connection (its {@link Recycling}).
+ * it go ({@link #released}), its drain delivered the end, and it left the connection (its {@link Recycling}).
  * Frames name the stream id, and a deadline expiry the call it was armed for, and are dropped unless the stream is
  * still that call. State is guarded by {@code this}.
  */
@@ -29,12 +29,12 @@ final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, RespT>
         implements CallDrain.Owner, ReleasableCall {
     /**
      * The step a call must take for its stream to go back to its connection's pool ({@link Recycling#allow}): its
-     * handler is core's single-request one, started straight (no interceptor or listener holds the call).
+     * handler is core's single-request one, unwrapped (no interceptor holds the call: {@link ReleasingHandler}).
      */
-    private static final int STARTED_STRAIGHT = 1;
+    private static final int CORE_HANDLER = 1;
     /**
      * The parties done with a call before its stream is recycled: the response observer let the call go
-     * ({@link #sinkReleased}); the drain delivered the call's end and went idle; the stream left its connection's
+     * ({@link #released}); the drain delivered the call's end and went idle; the stream left its connection's
      * tables ({@link #removeFromConnection} returned from the connection).
      */
     private static final int SINK = 0, DRAIN = 1, LEFT = 2;
@@ -45,7 +45,7 @@ final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, RespT>
     private final ServerDelivery<ReqT, RespT> drain = new ServerDelivery<>(this);
     /** Only for a call with a deadline, which it keeps (no field of its own); kept when the stream is recycled. */
     private CallTimer deadlineTimer;
-    /** Set once a call on this stream was started straight ({@link #STARTED_STRAIGHT}): when it may serve the next. */
+    /** Set once a call on this stream started core's handler unwrapped ({@link #CORE_HANDLER}): when it may serve the next. */
     private Recycling recycling;
     private long startNanos;
 
@@ -94,7 +94,7 @@ final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, RespT>
 
     /** The response observer lets the call go: it will not reach the stream again. */
     @Override
-    public void sinkReleased() {
+    public void released() {
         done(SINK);
     }
 
@@ -528,20 +528,14 @@ final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, RespT>
     }
 
     /**
-     * Without the lock: starts core's single-request handler straight into its sink (no interceptor nor listener
-     * holds the call), which makes the stream one that may serve the connection's next call ({@link Recycling}).
+     * With the lock held: the call's handler is core's single-request one, unwrapped ({@link ReleasingHandler}), so
+     * once its response observer let the call go the stream may serve the connection's next call ({@link Recycling}).
      */
-    SingleRequestCallSink<ReqT> startStraight(SingleRequestStarter<?, ?> starter, Metadata headers) {
-        @SuppressWarnings("unchecked")
-        SingleRequestStarter<ReqT, RespT> typed = (SingleRequestStarter<ReqT, RespT>) starter;
-        SingleRequestCallSink<ReqT> sink = typed.startSingleRequestCall(this, headers);
-        synchronized (this) {
-            if (recycling == null) {
-                recycling = new Recycling(STARTED_STRAIGHT, 3);
-            }
-            recycling.allow(STARTED_STRAIGHT);
+    void allowRecyclingLocked() {
+        if (recycling == null) {
+            recycling = new Recycling(CORE_HANDLER, 3);
         }
-        return sink;
+        recycling.allow(CORE_HANDLER);
     }
 
     @Override
