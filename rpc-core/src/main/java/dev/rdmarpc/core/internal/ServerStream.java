@@ -37,7 +37,7 @@ final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, RespT>
      * ({@link #released}); the drain delivered the call's end and went idle; the stream left its connection's
      * tables ({@link #removeFromConnection} returned from the connection).
      */
-    private static final int SINK = 0, DRAIN = 1, LEFT = 2;
+    private static final int OBSERVER = 0, DRAIN = 1, LEFT = 2;
 
     /** The reassembler, from the connection's {@link StreamParts}; null once given back when the call ended. */
     private InboundMessages inbound;
@@ -95,7 +95,7 @@ final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, RespT>
     /** The response observer lets the call go: it will not reach the stream again. */
     @Override
     public void released() {
-        done(SINK);
+        done(OBSERVER);
     }
 
     /** Without the lock: {@code party} is done with the stream; the last of them recycles it. */
