@@ -449,7 +449,13 @@ public final class ServerCalls {
         return new EndedServerCall<>(method);
     }
 
-    /** A single-request call's listener: passes the call's events on to its response observer. */
+    /**
+     * A single-request call's listener: passes the call's events on to its response observer. Every unary and
+     * server-streaming call has one, whether or not interceptors wrap the handler: one path. Core's stream used to hand
+     * the events straight to the observer when it started the handler unwrapped, which took two more interfaces and a
+     * second branch for each callback in the delivery to save this object, 16 bytes a call (a header and one
+     * reference); JMH {@code UnaryCallBenchmark -prof gc} reads the same B/op within its run-to-run noise either way.
+     */
     private static final class SingleRequestListener<ReqT, RespT> extends ServerCall.Listener<ReqT> {
         private final SingleRequestObserver<ReqT, RespT> observer;
 
