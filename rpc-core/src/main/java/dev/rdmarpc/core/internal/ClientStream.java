@@ -597,8 +597,24 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         afterEnd(run);
     }
 
+    /**
+     * The server cancelled the call. A CANCELLED that arrives once the call's deadline has passed ends it as
+     * DEADLINE_EXCEEDED, as grpc-java's client does: the server runs the deadline it was sent too (gRPC's
+     * {@code grpc-timeout}), and its timer may fire and reset the stream before this side's timer has run.
+     */
     void onServerCancel(ClientConnection from, int streamId, Status s) {
-        ended(from, streamId, s, false);
+        Status status = s;
+        if (s.getCode() == Status.Code.CANCELLED) {
+            Deadline d;
+            synchronized (this) {
+                d = deadline();
+            }
+            if (d != null && d.isExpired()) {
+                status = Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded; the server cancelled the call"
+                        + (s.getDescription() != null ? ": " + s.getDescription() : ""));
+            }
+        }
+        ended(from, streamId, status, false);
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.rdmarpc.core.internal;
 
 import dev.rdmarpc.core.CallOptions;
 import dev.rdmarpc.core.ClientCall;
+import dev.rdmarpc.core.Deadline;
 import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabPool;
@@ -15,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -209,6 +211,57 @@ class ClientStreamStatesTest {
         FakeConnection.Sent cancel = c.next(FrameType.CANCEL);
         assertEquals(id, cancel.streamId());
         assertEquals(Status.Code.DEADLINE_EXCEEDED, Frames.decodeCancel(cancel.payloadSegment()).getCode());
+    }
+
+    @Test
+    void aServerCancelAfterTheDeadlineEndsTheCallAsDeadlineExceeded() throws Exception {
+        channel(RpcExecutors.direct());
+        var ready = channel.connection();
+        FakeConnection c = connect();
+        ready.get(60, TimeUnit.SECONDS);
+        // the timer thread is held, so the server's CANCEL (its own deadline fired first) arrives before this side's
+        CountDownLatch timerHeld = new CountDownLatch(1);
+        CountDownLatch releaseTimer = new CountDownLatch(1);
+        RpcExecutors.timer().execute(() -> {
+            timerHeld.countDown();
+            try {
+                releaseTimer.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        try {
+            assertTrue(timerHeld.await(60, TimeUnit.SECONDS));
+            Deadline deadline = Deadline.after(50, TimeUnit.MILLISECONDS);
+            ClientStream<String, String> call = (ClientStream<String, String>) channel.newCall(UNARY,
+                    CallOptions.DEFAULT.withDeadline(deadline));
+            Recorder r = new Recorder();
+            call.start(r, new Metadata());
+            call.sendMessage("slow");
+            call.halfClose();
+            int id = c.next(FrameType.HEADERS).streamId();
+            Await.until(deadline::isExpired, () -> "the deadline to pass");
+            c.deliver(Frames.cancel(pool, id, Status.CANCELLED.withDescription("RST_STREAM CANCEL")));
+            Status closed = r.closed.get(60, TimeUnit.SECONDS);
+            assertEquals(Status.Code.DEADLINE_EXCEEDED, closed.getCode(), closed.toString());
+        } finally {
+            releaseTimer.countDown();
+        }
+    }
+
+    @Test
+    void aServerCancelBeforeTheDeadlineStaysCancelled() throws Exception {
+        channel(RpcExecutors.direct());
+        ClientStream<String, String> call = (ClientStream<String, String>) channel.newCall(UNARY,
+                CallOptions.DEFAULT.withDeadlineAfter(1, TimeUnit.HOURS));
+        Recorder r = new Recorder();
+        call.start(r, new Metadata());
+        call.sendMessage("x");
+        call.halfClose();
+        FakeConnection c = connect();
+        int id = c.next(FrameType.HEADERS).streamId();
+        c.deliver(Frames.cancel(pool, id, Status.CANCELLED));
+        assertEquals(Status.Code.CANCELLED, r.closed.get(60, TimeUnit.SECONDS).getCode());
     }
 
     @Test
