@@ -20,9 +20,12 @@ final class H2AdmittedWindows {
         this.connection = connection;
     }
 
-    /** The message of {@code s} (whose body is {@code s.bodyLeft} bytes) was admitted. */
+    /**
+     * The message of {@code s} (whose body is {@code s.bodyLeft} bytes) was admitted on its prefix: the window grows so
+     * that, with the prefix's bytes not yet returned, the client may send the whole body (within core's window).
+     */
     void widen(H2Stream s) {
-        long extra = Math.min(s.bodyLeft, s.coreWindow) - H2Codecs.STREAM_WINDOW;
+        long extra = Math.min(s.bodyLeft + H2Stream.PREFIX, s.coreWindow) - H2Codecs.STREAM_WINDOW;
         if (extra > 0 && s.widened == 0) {
             s.widened = (int) extra;
             change(s, s.widened);
