@@ -118,131 +118,115 @@ final class BenchRun {
             }
             progress.println("server: " + serverLabel + ", " + info.get("cpus") + " cpus, java " + info.get("java")
                     + "; output: " + cfg.out().toAbsolutePath());
-            int failures = 0;
-            int cellIndex = 0;
-            int cellsPerMode = cfg.calls().size() * cfg.payloads().size() * cfg.concurrency().size();
-            for (Transport t : cfg.transports()) {
-                if (stop.isStopped()) {
-                    break;
-                }
-                if (cfg.tls() && t == Transport.NETTY_RAW) {
-                    skipped.add(new Report.Skipped(t, "--tls: the raw Netty echo has no TLS"));
-                    progress.println("skipping " + t + ": it has no TLS");
-                    cellIndex += cellsPerMode * cfg.executorsOf(t).size();
-                    continue;
-                }
-                for (ExecutorMode ex : cfg.executorsOf(t)) {
+            List<Pass> passes = passes(progress);
+            TransportWarmup warmup = new TransportWarmup(cfg, stop, progress);
+            if (cfg.warmAllFirst() && passes.size() > 1 && !cfg.transportWarmup().isZero()) {
+                progress.println("warming every transport before any is measured, so that the order does not decide");
+                for (Pass p : passes) {
                     if (stop.isStopped()) {
                         break;
                     }
-                    progress.status(t + " (" + ex + " executor): starting its server and connecting");
                     BenchClient client;
                     try {
-                        int port = ctl.start(t, ex.direct(), cfg.tls());
-                        client = Drivers.connect(t, new ClientSettings(dataHost, port, maxMessage, ex.direct(),
-                                cfg.connections(), cfg.connectTimeout(), cfg.tls()));
+                        client = connect(ctl, p, dataHost, maxMessage, progress);
                     } catch (BenchException e) {
-                        if (stop.isStopped()) {
-                            break;
-                        }
-                        skipped.add(new Report.Skipped(t, cfg.executors().size() > 1 ? ex + " executor: " + e.getMessage() : e.getMessage()));
-                        progress.println("skipping " + t + " (" + ex + " executor): " + e.getMessage());
-                        failures++;
-                        cellIndex += cellsPerMode;
+                        progress.println("warning: " + p.transport() + " (" + p.executor() + " executor) could not be warmed: "
+                                + e.getMessage());
                         stopQuietly(ctl);
                         continue;
                     }
                     try {
-                        warmUp(t, ex, client, progress);
-                        for (CallKind kind : cfg.calls()) {
-                            for (int payload : cfg.payloads()) {
-                                for (int conc : cfg.concurrency()) {
-                                    if (stop.isStopped()) {
-                                        break;
-                                    }
-                                    CellSpec spec = new CellSpec(t, ex, new Workload(kind, payload, cfg.streamLength()), conc,
-                                            cfg.mode(), cfg.rate(), cfg.warmup(), cfg.duration(), cfg.callsPerCell());
-                                    progress.cell(++cellIndex, t + (t == Transport.NATIVE ? "(" + client.negotiated() + ")" : "")
-                                            + " " + spec.label());
-                                    CellResult r = new CellRunner(spec, client, () -> serverCpu(ctl), stop, progress).run();
-                                    results.add(r);
-                                    progress.println(Report.line(r));
-                                    if (r.error() != null) {
-                                        failures++;
-                                    }
-                                }
-                            }
-                        }
+                        warmup.run(p.transport(), p.executor(), client, cfg.transportWarmup());
                     } finally {
                         client.close();
                         stopQuietly(ctl);
                     }
                 }
             }
+            int failures = 0;
+            int cellIndex = 0;
+            int cellsPerMode = cfg.calls().size() * cfg.payloads().size() * cfg.concurrency().size();
+            for (Pass p : passes) {
+                if (stop.isStopped()) {
+                    break;
+                }
+                Transport t = p.transport();
+                ExecutorMode ex = p.executor();
+                BenchClient client;
+                try {
+                    client = connect(ctl, p, dataHost, maxMessage, progress);
+                } catch (BenchException e) {
+                    if (stop.isStopped()) {
+                        break;
+                    }
+                    skipped.add(new Report.Skipped(t, cfg.executors().size() > 1 ? ex + " executor: " + e.getMessage() : e.getMessage()));
+                    progress.println("skipping " + t + " (" + ex + " executor): " + e.getMessage());
+                    failures++;
+                    cellIndex += cellsPerMode;
+                    stopQuietly(ctl);
+                    continue;
+                }
+                try {
+                    warmup.run(t, ex, client, cfg.transportWarmup());
+                    for (CallKind kind : cfg.calls()) {
+                        for (int payload : cfg.payloads()) {
+                            for (int conc : cfg.concurrency()) {
+                                if (stop.isStopped()) {
+                                    break;
+                                }
+                                CellSpec spec = new CellSpec(t, ex, new Workload(kind, payload, cfg.streamLength()), conc,
+                                        cfg.mode(), cfg.rate(), cfg.warmup(), cfg.duration(), cfg.callsPerCell());
+                                progress.cell(++cellIndex, t + (t == Transport.NATIVE ? "(" + client.negotiated() + ")" : "")
+                                        + " " + spec.label());
+                                CellResult r = new CellRunner(spec, client, () -> serverCpu(ctl), stop, progress).run();
+                                results.add(r);
+                                progress.println(Report.line(r));
+                                if (r.error() != null) {
+                                    failures++;
+                                }
+                            }
+                        }
+                    }
+                } finally {
+                    client.close();
+                    stopQuietly(ctl);
+                }
+            }
             return failures == 0 ? 0 : BenchException.FAILED;
         }
     }
 
-    /**
-     * Gets the transport's code compiled before its first cell: its smallest payload at the highest concurrency until
-     * steady, then briefly its largest payload.
-     */
-    private void warmUp(Transport t, ExecutorMode ex, BenchClient client, Progress progress) {
-        if (cfg.transportWarmup().isZero()) {
-            return;
-        }
-        int conc = cfg.concurrency().stream().mapToInt(Integer::intValue).max().orElse(1);
-        int payload = cfg.payloads().stream().mapToInt(Integer::intValue).min().orElse(0);
-        java.time.Duration each = cfg.transportWarmup().dividedBy(cfg.calls().size());
-        for (CallKind kind : cfg.calls()) {
-            if (stop.isStopped()) {
-                return;
+    /** One transport in one executor mode: what the run connects, warms and measures as a unit. */
+    private record Pass(Transport transport, ExecutorMode executor) {
+    }
+
+    /** The transports and executor modes to measure, in order; those that cannot run (netty-raw with TLS) are recorded as skipped. */
+    private List<Pass> passes(Progress progress) {
+        List<Pass> passes = new ArrayList<>();
+        for (Transport t : cfg.transports()) {
+            if (cfg.tls() && t == Transport.NETTY_RAW) {
+                skipped.add(new Report.Skipped(t, "--tls: the raw Netty echo has no TLS"));
+                progress.println("skipping " + t + ": it has no TLS");
+                continue;
             }
-            CellSpec spec = new CellSpec(t, ex, new Workload(kind, payload, cfg.streamLength()), conc, cfg.mode(), cfg.rate(),
-                    each, java.time.Duration.ZERO, 0);
-            progress.status(t + " JIT warmup: " + spec.label());
-            CellRunner runner = new CellRunner(spec, client, () -> -1, stop, progress).untilSteady();
-            CellResult r = runner.run();
-            if (r.error() != null) {
-                progress.println("warning: " + t + " failed during its warmup: " + r.error());
-            } else if (!stop.isStopped()) {
-                long steady = runner.steadyAfterNanos();
-                progress.println(String.format(java.util.Locale.ROOT, "%-12s warmup (%s): %s", t.cliName(), spec.label(),
-                        steady < 0 ? String.format(java.util.Locale.ROOT, "not steady after %.1f s (measuring anyway)", each.toMillis() / 1e3)
-                                : String.format(java.util.Locale.ROOT, "steady after %.1f s", steady / 1e9)));
+            for (ExecutorMode ex : cfg.executorsOf(t)) {
+                passes.add(new Pass(t, ex));
             }
-            warmUpLargest(t, ex, client, kind, payload, each, progress);
         }
+        return passes;
     }
 
     /**
-     * A short run at the largest payload, one call at a time, so that the large-message paths (copies, big buffers,
-     * the collector's sizing) are compiled and settled before their cells too, not measured while they warm up.
+     * Starts the pass's server and connects its client.
+     *
+     * @throws BenchException when the server cannot start or the client cannot connect (the server is left to stop)
      */
-    private void warmUpLargest(Transport t, ExecutorMode ex, BenchClient client, CallKind kind, int warmedPayload, java.time.Duration each,
-                               Progress progress) {
-        int largest = cfg.payloads().stream().mapToInt(Integer::intValue).max().orElse(warmedPayload);
-        java.time.Duration time = each.dividedBy(4);
-        if (time.compareTo(LARGEST_WARMUP) > 0) {
-            time = LARGEST_WARMUP;
-        }
-        if (largest == warmedPayload || time.toMillis() < 300 || stop.isStopped()) {
-            return;
-        }
-        CellSpec spec = new CellSpec(t, ex, new Workload(kind, largest, cfg.streamLength()), 1, cfg.mode(), cfg.rate(),
-                time, java.time.Duration.ZERO, 0);
-        progress.status(t + " JIT warmup: " + spec.label());
-        CellResult r = new CellRunner(spec, client, () -> -1, stop, progress).run();
-        if (r.error() != null) {
-            progress.println("warning: " + t + " failed during its warmup: " + r.error());
-        } else if (!stop.isStopped()) {
-            progress.println(String.format(java.util.Locale.ROOT, "%-12s warmup (%s): %.1f s", t.cliName(), spec.label(),
-                    time.toMillis() / 1e3));
-        }
+    private BenchClient connect(ControlClient ctl, Pass p, String dataHost, int maxMessage, Progress progress) {
+        progress.status(p.transport() + " (" + p.executor() + " executor): starting its server and connecting");
+        int port = ctl.start(p.transport(), p.executor().direct(), cfg.tls());
+        return Drivers.connect(p.transport(), new ClientSettings(dataHost, port, maxMessage, p.executor().direct(),
+                cfg.connections(), cfg.connectTimeout(), cfg.tls()));
     }
-
-    /** Longest warmup at the largest payload. */
-    private static final java.time.Duration LARGEST_WARMUP = java.time.Duration.ofMillis(1500);
 
     private java.time.Duration replyTimeout() {
         return cfg.serverTimeout().plus(cfg.connectTimeout()).plusSeconds(30);

@@ -79,8 +79,12 @@ public final class RunCommand implements Callable<Integer> {
     Long callsPerCell;
 
     @Option(names = "--quick", description = "A smoke run (well under 40 s): payloads 64,64k; concurrency 1,16; transport "
-            + "warmup 1.5 s; warmup 0.3 s; duration 1 s (options given explicitly still win).")
+            + "warmup 1.5 s; warmup 0.3 s; duration 1 s; --no-warm-all (options given explicitly still win).")
     boolean quick;
+
+    @Option(names = "--no-warm-all", description = "Do not warm every transport before any is measured (by default they all "
+            + "are, so that the first measured does not pay for the cold JVMs alone); each still warms before its own cells.")
+    boolean noWarmAll;
 
     @Option(names = "--out", paramLabel = "DIR", defaultValue = "bench-results",
             description = "Output folder. Default: ${DEFAULT-VALUE}.")
@@ -186,7 +190,7 @@ public final class RunCommand implements Callable<Integer> {
         return new RunConfig(List.copyOf(new LinkedHashSet<>(transports)), List.copyOf(new LinkedHashSet<>(calls)),
                 List.copyOf(new LinkedHashSet<>(pay)), List.copyOf(new LinkedHashSet<>(conc)), mode, r, streamLength, twu, wu, dur,
                 callsPerCell == null ? 0 : callsPerCell, out, server, List.copyOf(executors), connections, maxMessage, serverTimeout, connectTimeout, jvmArgs,
-                List.copyOf(serverArgs), !noPlot, tls);
+                List.copyOf(serverArgs), !noPlot, tls, !noWarmAll && !quick);
     }
 
     private static ExecutorMode executorMode(String name) {

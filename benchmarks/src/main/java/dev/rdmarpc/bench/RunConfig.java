@@ -29,18 +29,23 @@ import java.util.List;
  * @param serverArgs     extra arguments for the local server command (tests)
  * @param plot           write the PNG and SVG plot
  * @param tls            every transport that can runs with TLS (the benchmark's throwaway certificates); netty-raw is skipped
+ * @param warmAllFirst   every transport and executor mode is warmed before any is measured (so the first measured
+ *                       does not pay for the cold JVMs alone)
  */
 record RunConfig(List<Transport> transports, List<CallKind> calls, List<Integer> payloads, List<Integer> concurrency,
                  LoadMode mode, double rate, int streamLength, Duration transportWarmup, Duration warmup, Duration duration,
                  long callsPerCell, Path out,
                  String server, List<ExecutorMode> executors, int connections, int maxMessage, Duration serverTimeout,
                  Duration connectTimeout, List<String> serverJvmArgs, List<String> serverArgs, boolean plot,
-                 boolean tls) {
+                 boolean tls, boolean warmAllFirst) {
 
-    /** Number of cells the run measures. */
+    /** Number of cells the run measures (netty-raw's none with TLS: it has none). */
     int cellCount() {
         int modes = 0;
         for (Transport t : transports) {
+            if (tls && t == Transport.NETTY_RAW) {
+                continue;
+            }
             modes += executorsOf(t).size();
         }
         return modes * calls.size() * payloads.size() * concurrency.size();

@@ -9,6 +9,7 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -70,6 +71,14 @@ class CliIT {
             assertEquals(1, count(json, "\"executor\": \"default\""), json);
             assertEquals(3, count(json, "\"calls\": 100,"), json);
             assertTrue(server.out().contains("started the native-tcp server"), server.both());
+            // every transport and mode is warmed before the first cell is measured
+            String log = p.err();
+            int firstCell = log.indexOf("[1/3]");
+            assertTrue(firstCell > 0, p.both());
+            for (String warmed : List.of("native-tcp   warmup (direct,", "native-tcp   warmup (default,", "netty-raw    warmup (direct,")) {
+                int at = log.indexOf(warmed);
+                assertTrue(at >= 0 && at < firstCell, warmed + " before the first cell: " + p.both());
+            }
         }
     }
 

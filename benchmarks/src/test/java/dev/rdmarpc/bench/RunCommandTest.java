@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -41,6 +42,13 @@ class RunCommandTest {
         assertEquals(List.of(ExecutorMode.DEFAULT, ExecutorMode.DIRECT), parse("--executor", "default,direct,default").executors());
         assertEquals(List.of(ExecutorMode.DIRECT), parse("--quick").executors());
         assertEquals(List.of(ExecutorMode.DIRECT, ExecutorMode.DEFAULT), parse("--quick", "--executor", "direct,default").executors());
+    }
+
+    @Test
+    void everyTransportIsWarmedFirstUnlessQuickOrNoWarmAll() {
+        assertTrue(parse().warmAllFirst());
+        assertFalse(parse("--no-warm-all").warmAllFirst());
+        assertFalse(parse("--quick").warmAllFirst());
     }
 
     @Test
