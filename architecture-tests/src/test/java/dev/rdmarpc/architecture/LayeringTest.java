@@ -10,6 +10,7 @@ import com.tngtech.archunit.lang.ArchRule;
 import dev.rdmarpc.core.RawMetadata;
 
 import java.util.List;
+import java.util.stream.Stream;
 
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
@@ -27,7 +28,8 @@ class LayeringTest {
     private static final String[] CORE_FOR_TRANSPORTS = {
             "dev.rdmarpc.core", "dev.rdmarpc.core.spi", "dev.rdmarpc.core.protocol", "dev.rdmarpc.core.buffer"};
 
-    private static final String CORE_INTERNAL = "dev.rdmarpc.core.internal..";
+    private static final String INTERNAL = "dev.rdmarpc.core.internal";
+    private static final String CORE_INTERNAL = INTERNAL + "..";
 
     /**
      * The only classes outside {@code core.internal} (with their nested classes) that may use it: the entry points that
@@ -114,6 +116,45 @@ class LayeringTest {
             if (!reaches) {
                 throw new AssertionError(name + " does not depend on " + CORE_INTERNAL + ": remove it from the list");
             }
+        }
+    }
+
+    @ArchTest
+    static void flowExecAndMetricsUseNoOtherInternalPackage(JavaClasses classes) {
+        for (String leaf : List.of("flow", "exec", "metrics")) {
+            String own = INTERNAL + "." + leaf + "..";
+            noClasses()
+                    .that().resideInAPackage(own)
+                    .should().dependOnClassesThat(resideInAPackage(CORE_INTERNAL).and(resideOutsideOfPackage(own)))
+                    .because("connection flow control, callback execution and metrics are the bottom of core's"
+                            + " internals: the calls, connections, channels and servers use them, never the reverse")
+                    .check(classes);
+        }
+    }
+
+    @ArchTest
+    static void connectionsUseOnlyFlowExecAndMetrics(JavaClasses classes) {
+        classes()
+                .that().resideInAPackage(INTERNAL + ".connection..")
+                .should().onlyDependOnClassesThat(resideOutsideOfPackage(CORE_INTERNAL).or(resideInAnyPackage(
+                        INTERNAL + ".connection..", INTERNAL + ".flow..", INTERNAL + ".exec..", INTERNAL + ".metrics..")))
+                .because("a connection knows nothing of the calls, channels and servers built on it")
+                .check(classes);
+    }
+
+    @ArchTest
+    static void onlyTheCallsReachTheChannelAndTheServer(JavaClasses classes) {
+        List<String> below = List.of("flow", "exec", "metrics", "connection", "attachment");
+        for (String side : List.of("channel", "server")) {
+            String other = side.equals("channel") ? "server" : "channel";
+            String[] packages = Stream.concat(below.stream(), Stream.of(other))
+                    .map(p -> INTERNAL + "." + p + "..").toArray(String[]::new);
+            noClasses()
+                    .that().resideInAnyPackage(packages)
+                    .should().dependOnClassesThat().resideInAPackage(INTERNAL + "." + side + "..")
+                    .because("the client's and the server's connections sit on top: only the calls (and the API's"
+                            + " entry points) reach them, and neither side reaches the other")
+                    .check(classes);
         }
     }
 

@@ -1,6 +1,6 @@
 package dev.rdmarpc.core;
 
-import dev.rdmarpc.core.internal.RpcExecutors;
+import dev.rdmarpc.core.internal.exec.RpcExecutors;
 
 import java.util.concurrent.Executor;
 

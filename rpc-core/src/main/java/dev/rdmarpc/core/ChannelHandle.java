@@ -1,6 +1,6 @@
 package dev.rdmarpc.core;
 
-import dev.rdmarpc.core.internal.ChannelImpl;
+import dev.rdmarpc.core.internal.channel.ChannelImpl;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;

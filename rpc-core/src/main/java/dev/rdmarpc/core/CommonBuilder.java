@@ -1,8 +1,8 @@
 package dev.rdmarpc.core;
 
 import dev.rdmarpc.core.buffer.SlabPool;
-import dev.rdmarpc.core.internal.ConnectionSettings;
-import dev.rdmarpc.core.internal.RpcExecutors;
+import dev.rdmarpc.core.internal.connection.ConnectionSettings;
+import dev.rdmarpc.core.internal.exec.RpcExecutors;
 import dev.rdmarpc.core.spi.TransportConfig;
 
 import java.time.Duration;

@@ -1,9 +1,9 @@
 package dev.rdmarpc.core;
 
-import dev.rdmarpc.core.internal.ChannelImpl;
-import dev.rdmarpc.core.internal.ClientLiveness;
-import dev.rdmarpc.core.internal.ConnectionSettings;
-import dev.rdmarpc.core.internal.Transports;
+import dev.rdmarpc.core.internal.channel.ChannelImpl;
+import dev.rdmarpc.core.internal.channel.ClientLiveness;
+import dev.rdmarpc.core.internal.connection.ConnectionSettings;
+import dev.rdmarpc.core.internal.connection.Transports;
 
 import java.time.Duration;
 import java.util.Objects;

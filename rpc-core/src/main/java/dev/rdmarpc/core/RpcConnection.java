@@ -1,6 +1,6 @@
 package dev.rdmarpc.core;
 
-import dev.rdmarpc.core.internal.ChannelImpl;
+import dev.rdmarpc.core.internal.channel.ChannelImpl;
 import dev.rdmarpc.core.spi.FrameConnection;
 
 import java.net.SocketAddress;

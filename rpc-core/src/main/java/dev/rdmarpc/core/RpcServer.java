@@ -1,10 +1,10 @@
 package dev.rdmarpc.core;
 
 import dev.rdmarpc.core.buffer.SlabPool;
-import dev.rdmarpc.core.internal.ConnectionGuards;
-import dev.rdmarpc.core.internal.ConnectionSettings;
-import dev.rdmarpc.core.internal.ServerImpl;
-import dev.rdmarpc.core.internal.Transports;
+import dev.rdmarpc.core.internal.connection.ConnectionGuards;
+import dev.rdmarpc.core.internal.connection.ConnectionSettings;
+import dev.rdmarpc.core.internal.server.ServerImpl;
+import dev.rdmarpc.core.internal.connection.Transports;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;

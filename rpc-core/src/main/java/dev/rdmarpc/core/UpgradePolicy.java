@@ -1,6 +1,6 @@
 package dev.rdmarpc.core;
 
-import dev.rdmarpc.core.internal.Transports;
+import dev.rdmarpc.core.internal.connection.Transports;
 import dev.rdmarpc.core.spi.ConnectionUpgrader;
 
 import java.util.List;

@@ -1,6 +1,7 @@
 package dev.rdmarpc.core.internal;
 
 import dev.rdmarpc.core.Deadline;
+import dev.rdmarpc.core.internal.exec.RpcExecutors;
 
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;

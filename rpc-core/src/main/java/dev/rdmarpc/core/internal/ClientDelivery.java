@@ -6,10 +6,12 @@ import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StreamObserver;
 import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.internal.attachment.Attachments;
+import dev.rdmarpc.core.internal.connection.Connection;
 
 /**
  * The delivery of one client call's callbacks: its listener (or the observer of a call started by
- * {@link ClientStream#startUnary}), what is pending for it (response headers, a ready transition, the end), and the
+ * {@link ClientStream#runUnary}), what is pending for it (response headers, a ready transition, the end), and the
  * loop that hands them over one at a time, chosen under the stream's lock and run outside it on the call's executor.
  * Its {@link CallDrain} part starts the runs and counts the responses asked for. The stream keeps the call's state
  * machine and tells this what happened through its {@code ...Locked} methods, always with the stream's lock held.
@@ -19,16 +21,16 @@ final class ClientDelivery<RespT> extends CallDrain {
     /** What is pending, the bits of {@link #pending}. */
     private static final int HEADERS_PENDING = 1, READY_PENDING = 1 << 1, LISTENER_CLOSED = 1 << 2;
 
-    /** The listener of a call started by {@link ClientStream#startUnary}: marks that it has one, and is never called. */
+    /** The listener of a call started by {@link ClientStream#runUnary}: marks that it has one, and is never called. */
     private static final Listener<Object> TO_UNARY_OBSERVER = new Listener<>() {
     };
 
     private final ClientStream<?, RespT> stream;
-    /** The listener; for a call started by {@link ClientStream#startUnary}, {@link #TO_UNARY_OBSERVER}, never called. */
+    /** The listener; for a call started by {@link ClientStream#runUnary}, {@link #TO_UNARY_OBSERVER}, never called. */
     private Listener<RespT> listener;
-    /** The observer a call started by {@link ClientStream#startUnary} ends into, else null. */
+    /** The observer a call started by {@link ClientStream#runUnary} ends into, else null. */
     private StreamObserver<RespT> unaryObserver;
-    /** The response of a call started by {@link ClientStream#startUnary}, once it came. */
+    /** The response of a call started by {@link ClientStream#runUnary}, once it came. */
     private RespT unaryValue;
     /** Response headers received and not yet delivered (null when they carried no entries). */
     private Metadata pendingHeaders;
@@ -39,7 +41,7 @@ final class ClientDelivery<RespT> extends CallDrain {
         this.stream = stream;
     }
 
-    /** With the lock held, at start: the call's listener, or {@code observer} for a call started by startUnary. */
+    /** With the lock held, at start: the call's listener, or {@code observer} for a call started by runUnary. */
     void listenLocked(Listener<RespT> l, StreamObserver<RespT> observer) {
         if (observer != null) {
             @SuppressWarnings("unchecked")
@@ -180,7 +182,7 @@ final class ClientDelivery<RespT> extends CallDrain {
         }
     }
 
-    /** A response of a call started by startUnary: kept for onClose; a second one cancels the call. */
+    /** A response of a call started by runUnary: kept for onClose; a second one cancels the call. */
     private void takeUnaryResponse(RespT value) {
         if (unaryValue != null) {
             stream.cancel(UnaryObserverClose.SECOND_RESPONSE, null);

@@ -7,6 +7,8 @@ import dev.rdmarpc.core.MethodDescriptor;
 import dev.rdmarpc.core.ResponseMetadata;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.internal.attachment.Attachments;
+import dev.rdmarpc.core.internal.channel.ChannelImpl;
 
 import java.lang.foreign.MemorySegment;
 

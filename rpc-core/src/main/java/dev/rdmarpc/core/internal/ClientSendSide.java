@@ -7,6 +7,10 @@ import dev.rdmarpc.core.MethodDescriptor;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.protocol.Frames;
+import dev.rdmarpc.core.internal.attachment.Attachments;
+import dev.rdmarpc.core.internal.attachment.OutgoingAttachment;
+import dev.rdmarpc.core.internal.channel.ChannelImpl;
+import dev.rdmarpc.core.internal.channel.ClientConnection;
 
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;

@@ -9,6 +9,11 @@ import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StreamObserver;
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.attachment.Attachments;
+import dev.rdmarpc.core.internal.attachment.OutgoingAttachment;
+import dev.rdmarpc.core.internal.channel.ChannelImpl;
+import dev.rdmarpc.core.internal.channel.ClientConnection;
+import dev.rdmarpc.core.internal.connection.Connection;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameTooLargeException;
 import dev.rdmarpc.core.protocol.Frames;
@@ -37,7 +42,7 @@ import java.util.concurrent.Executor;
  * fields (the state and flags, the status, the connection and id): the ClientCall API, the frames from the
  * connection, the opener's outcomes and the one way a call ends ({@link #finishLocked}).
  */
-final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
+public final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         implements CallDrain.Owner, NullForEmptyMetadata, DirectUnaryCall<ReqT, RespT>, FlagBits {
     /** The client side's stream states (PROTOCOL.md, "Stream states"). */
     enum State {
@@ -108,7 +113,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     private boolean counted;
 
     /** A new stream; {@code recyclable} only for the channel's unary entry, whose streams nobody outside core holds. */
-    ClientStream(ChannelImpl channel, MethodDescriptor<ReqT, RespT> method, CallOptions options, boolean recyclable) {
+    public ClientStream(ChannelImpl channel, MethodDescriptor<ReqT, RespT> method, CallOptions options, boolean recyclable) {
         this.channel = channel;
         this.opener = new ClientStreamOpener(channel, this);
         this.sendSide = new ClientSendSide(channel);
@@ -118,7 +123,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     }
 
     /** Readies a stream taken from the channel's pool for a new call; it is as a new stream (see {@link #recycle}). */
-    synchronized void reuse(MethodDescriptor<ReqT, RespT> newMethod, CallOptions newOptions) {
+    public synchronized void reuse(MethodDescriptor<ReqT, RespT> newMethod, CallOptions newOptions) {
         begin(newMethod, newOptions);
     }
 
@@ -253,11 +258,11 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         flags = (short) ((flags & ~STATE_MASK) | (next.ordinal() << STATE_SHIFT));
     }
 
-    int id() {
+    public int id() {
         return id;
     }
 
-    void assignId(int newId) {
+    public void assignId(int newId) {
         this.id = newId;
     }
 
@@ -350,17 +355,17 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     }
 
     /** The connection this stream waited on reserved it a slot: open it there now. */
-    void slotReady(ClientConnection c) {
+    public void slotReady(ClientConnection c) {
         opener.slotReady(c);
     }
 
     /** The connection this stream waited on closed or is going away before the stream was sent: use another one. */
-    void retryElsewhere() {
+    public void retryElsewhere() {
         opener.retryElsewhere();
     }
 
     /** Fails the call here and cancels it on the server (a response the client refuses, e.g. oversized metadata). */
-    void failLocally(ClientConnection from, int streamId, Status s) {
+    public void failLocally(ClientConnection from, int streamId, Status s) {
         ended(from, streamId, s, true);
     }
 
@@ -369,7 +374,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      *
      * @throws FrameTooLargeException when it would exceed the server's max frame payload {@code maxPayload}
      */
-    SlabBuffer encodeHeaders(int streamId, int maxPayload) {
+    public SlabBuffer encodeHeaders(int streamId, int maxPayload) {
         return sendSide.encodeHeaders(streamId, maxPayload, method, deadline());
     }
 
@@ -509,7 +514,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
     // ------------------------------------------------------------------ frames (I/O thread)
 
     /** Response HEADERS, with their metadata or null when they carried none. */
-    void onHeaders(ClientConnection from, int streamId, Metadata md) {
+    public void onHeaders(ClientConnection from, int streamId, Metadata md) {
         boolean run;
         synchronized (this) {
             if (!isStreamLocked(from, streamId)) {
@@ -533,7 +538,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      * A MESSAGE frame whose payload is {@code length} bytes of {@code memory} at {@code offset}, lying in
      * {@code holder} when not null; returns whether a reference to the holder was kept.
      */
-    boolean onMessageFrame(ClientConnection from, int streamId, int flags, MemorySegment memory, SlabBuffer holder,
+    public boolean onMessageFrame(ClientConnection from, int streamId, int flags, MemorySegment memory, SlabBuffer holder,
                            long offset, int length) {
         if ((flags & FrameFlags.END_STREAM) != 0) {
             throw new ProtocolException("END_STREAM flag on a MESSAGE from a server");
@@ -579,7 +584,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      * TRAILERS: the call's status, and its metadata or null when they carried none. Marked as the server's and ended
      * in one hold of the lock, so that the end is the server's exactly when this frame ended the call.
      */
-    void onTrailers(ClientConnection from, int streamId, Status status, Metadata md) {
+    public void onTrailers(ClientConnection from, int streamId, Status status, Metadata md) {
         boolean run;
         synchronized (this) {
             if (!isStreamLocked(from, streamId)) {
@@ -602,7 +607,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      * DEADLINE_EXCEEDED, as grpc-java's client does: the server runs the deadline it was sent too (gRPC's
      * {@code grpc-timeout}), and its timer may fire and reset the stream before this side's timer has run.
      */
-    void onServerCancel(ClientConnection from, int streamId, Status s) {
+    public void onServerCancel(ClientConnection from, int streamId, Status s) {
         Status status = s;
         if (s.getCode() == Status.Code.CANCELLED) {
             Deadline d;
@@ -635,12 +640,12 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         afterEnd(run);
     }
 
-    void onWindow(ClientConnection from, int streamId, int increment) {
+    public void onWindow(ClientConnection from, int streamId, int increment) {
         gainSendRoom(from, streamId, true, increment);
     }
 
     /** The connection {@code from} can take more again after it was not writable. */
-    void onConnectionWritable(ClientConnection from) {
+    public void onConnectionWritable(ClientConnection from) {
         gainSendRoom(from, -1, false, 0);
     }
 
@@ -670,7 +675,7 @@ final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
      * The connection {@code from} failed or is going away without this stream (it takes no new streams by then, so the
      * connection identifies the stream's call).
      */
-    void transportFailed(ClientConnection from, Status s) {
+    public void transportFailed(ClientConnection from, Status s) {
         ended(from, -1, s, false);
     }
 

@@ -1,6 +1,8 @@
 package dev.rdmarpc.core.internal;
 
 import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.internal.channel.ChannelImpl;
+import dev.rdmarpc.core.internal.channel.ClientConnection;
 import dev.rdmarpc.core.protocol.FrameTooLargeException;
 
 import java.util.concurrent.CancellationException;

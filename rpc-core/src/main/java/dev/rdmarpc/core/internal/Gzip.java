@@ -23,7 +23,7 @@ import java.util.zip.GZIPOutputStream;
  * {@link Marshaller#parsesDecompressed parses plain bytes only}) into at most the size limit: a message that inflates
  * past it is refused with RESOURCE_EXHAUSTED without being inflated further.
  */
-final class Gzip {
+public final class Gzip {
     static final String NAME = "gzip";
     static final Metadata.Key<String> ENCODING = Metadata.Key.ascii("grpc-encoding");
     static final Metadata.Key<String> ACCEPT_ENCODING = Metadata.Key.ascii("grpc-accept-encoding");
@@ -71,7 +71,7 @@ final class Gzip {
      * server does not support (send it with {@link #acceptedEncodings()}). Other marshallers decode (or refuse) the
      * encodings they agree on themselves.
      */
-    static Status unsupportedEncoding(Marshaller<?> requestMarshaller, Metadata headers) {
+    public static Status unsupportedEncoding(Marshaller<?> requestMarshaller, Metadata headers) {
         if (headers == null || !requestMarshaller.parsesDecompressed()) {
             return null;
         }
@@ -84,7 +84,7 @@ final class Gzip {
     }
 
     /** Trailers naming the encodings a server decodes ({@code grpc-accept-encoding: gzip}), for a refusal. */
-    static Metadata acceptedEncodings() {
+    public static Metadata acceptedEncodings() {
         Metadata md = new Metadata();
         md.put(ACCEPT_ENCODING, NAME);
         return md;

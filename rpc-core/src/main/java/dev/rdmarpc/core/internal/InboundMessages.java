@@ -2,6 +2,7 @@ package dev.rdmarpc.core.internal;
 
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.flow.ConnectionWindow;
 import dev.rdmarpc.core.protocol.FlowCapability;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.ProtocolException;
@@ -27,7 +28,7 @@ import java.nio.ByteOrder;
  * message the connection window refuses is dropped ({@link #OVER_WINDOW}). The queue of waiting messages shrinks back
  * once drained. Not thread-safe: the owning stream locks.
  */
-final class InboundMessages {
+public final class InboundMessages {
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     /** Result of {@link #onFrame}: nothing complete yet. */
@@ -275,7 +276,7 @@ final class InboundMessages {
      * What a BEGIN frame of {@code len} bytes at {@code offset} charges a connection window of {@code window} bytes
      * whose peer keeps it (PROTOCOL.md "Flow control"); 0 for a frame that is not a BEGIN or has no length prefix.
      */
-    static int beginCharge(int flags, MemorySegment memory, long offset, int len, int window) {
+    public static int beginCharge(int flags, MemorySegment memory, long offset, int len, int window) {
         if ((flags & FrameFlags.BEGIN) == 0 || len < 4) {
             return 0;
         }

@@ -14,7 +14,7 @@ import java.lang.foreign.MemorySegment;
  * {@code [header 16][total length 4][message bytes]}. A message sent in one frame goes out as
  * this buffer unchanged; a longer one goes out as slices of it (see {@link OutboundFlow}).
  */
-final class MessageFramer {
+public final class MessageFramer {
     /** Bytes before the message: frame header and the total-length prefix. */
     static final int PREFIX = FrameHeader.SIZE + 4;
     private static final java.lang.foreign.ValueLayout.OfInt LENGTH =
@@ -49,7 +49,7 @@ final class MessageFramer {
      * {@code [header 16][message length 4][attachment length 4][message bytes]}, the header's placeholder flags marking
      * {@link FrameFlags#ATTACHMENT}. The attachment's bytes are sent from the caller's memory after these.
      */
-    static <T> SlabBuffer frameWithAttachment(SlabPool pool, Marshaller<T> marshaller, T message, int attachmentSize) {
+    public static <T> SlabBuffer frameWithAttachment(SlabPool pool, Marshaller<T> marshaller, T message, int attachmentSize) {
         int size = marshaller.serializedSize(message);
         if (size < 0 || size > SlabPool.MAX_BLOCK - PREFIX - 4) {
             throw new IllegalArgumentException("message size " + size + " is not supported");

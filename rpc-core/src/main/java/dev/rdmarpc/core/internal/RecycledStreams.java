@@ -6,7 +6,7 @@ package dev.rdmarpc.core.internal;
  * (see {@link ClientStream} and {@link ServerStream} for when that is), with every field already cleared. Bounded:
  * past {@link #CAPACITY} streams, a given-back one is left to the garbage collector. Thread-safe.
  */
-final class RecycledStreams<T> {
+public final class RecycledStreams<T> {
     /** Streams kept at most. */
     static final int CAPACITY = 64;
 
@@ -15,7 +15,7 @@ final class RecycledStreams<T> {
 
     /** A kept stream, or null when there is none. */
     @SuppressWarnings("unchecked")
-    synchronized T take() {
+    public synchronized T take() {
         if (count == 0) {
             return null;
         }
@@ -25,7 +25,7 @@ final class RecycledStreams<T> {
     }
 
     /** Keeps an ended stream for a later call (ignored when full). */
-    synchronized void give(T stream) {
+    public synchronized void give(T stream) {
         for (int i = 0; i < count; i++) {
             if (idle[i] == stream) {
                 throw new IllegalStateException("stream given back twice: " + stream);

@@ -7,6 +7,7 @@ import dev.rdmarpc.core.ServerCall.Listener;
 import dev.rdmarpc.core.ServerCallHandler;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.internal.attachment.Attachments;
 
 /**
  * The delivery of one server call's callbacks: the handler's start, its listener, what is pending or done for it (the start,

@@ -5,6 +5,11 @@ import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.ServerMethodDefinition;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.attachment.Attachments;
+import dev.rdmarpc.core.internal.attachment.OutgoingAttachment;
+import dev.rdmarpc.core.internal.connection.Connection;
+import dev.rdmarpc.core.internal.server.ServerConnection;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.ProtocolException;
@@ -25,7 +30,7 @@ import java.util.concurrent.TimeUnit;
  * Frames name the stream id, and a deadline expiry the call it was armed for, and are dropped unless the stream is
  * still that call. State is guarded by {@code this}.
  */
-final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, RespT>
+public final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, RespT>
         implements CallDrain.Owner, ReleasableCall {
     /**
      * The step a call must take for its stream to go back to its connection's pool ({@link Recycling#allow}): its
@@ -49,7 +54,7 @@ final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, RespT>
     private Recycling recycling;
     private long startNanos;
 
-    ServerStream(ServerConnection conn, int id, ServerMethodDefinition<ReqT, RespT> definition, Metadata requestHeaders,
+    public ServerStream(ServerConnection conn, int id, ServerMethodDefinition<ReqT, RespT> definition, Metadata requestHeaders,
                  String authority, long timeoutNanos, boolean halfClosed) {
         super(conn);
         begin(id, definition, requestHeaders, authority, timeoutNanos, halfClosed);
@@ -60,7 +65,7 @@ final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, RespT>
      * thread, the only thread that reuses its streams.
      */
     @SuppressWarnings("unchecked")
-    void reuse(int newId, ServerMethodDefinition<?, ?> newDefinition, Metadata newHeaders, String newAuthority,
+    public void reuse(int newId, ServerMethodDefinition<?, ?> newDefinition, Metadata newHeaders, String newAuthority,
                long timeoutNanos, boolean halfClosed) {
         begin(newId, (ServerMethodDefinition<ReqT, RespT>) newDefinition, newHeaders, newAuthority, timeoutNanos, halfClosed);
     }
@@ -134,7 +139,7 @@ final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, RespT>
         conn.recycle(this);
     }
 
-    int id() {
+    public int id() {
         return id;
     }
 
@@ -144,7 +149,7 @@ final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, RespT>
     }
 
     /** Binds the send side and schedules the handler's start. Called on the I/O thread. */
-    void start() {
+    public void start() {
         conn.server.metrics().callStarted(method().getFullMethodName(), conn.out.transportName());
         boolean run;
         synchronized (this) {
@@ -212,7 +217,7 @@ final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, RespT>
      * A MESSAGE frame whose payload is {@code length} bytes of {@code memory} at {@code offset}, lying in
      * {@code holder} when not null; returns whether a reference to the holder was kept.
      */
-    boolean onMessageFrame(int streamId, int flags, MemorySegment memory, SlabBuffer holder, long offset, int length) {
+    public boolean onMessageFrame(int streamId, int flags, MemorySegment memory, SlabBuffer holder, long offset, int length) {
         int credit = 0;
         boolean kept;
         boolean tooLarge = false;
@@ -260,7 +265,7 @@ final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, RespT>
     }
 
     /** The client's END_STREAM; returns true when it is late (the call has ended here), for the caller to charge. */
-    boolean onEndStream(int streamId) {
+    public boolean onEndStream(int streamId) {
         boolean run;
         synchronized (this) {
             if (id != streamId) {
@@ -284,7 +289,7 @@ final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, RespT>
     }
 
     /** The client's WINDOW; returns true when it is late (the call has ended here), for the caller to charge. */
-    boolean onWindow(int streamId, int increment) {
+    public boolean onWindow(int streamId, int increment) {
         return gainSendRoom(streamId, true, increment);
     }
 
@@ -313,7 +318,7 @@ final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, RespT>
     }
 
     /** The connection can take more again after it was not writable. */
-    void onConnectionWritable() {
+    public void onConnectionWritable() {
         gainSendRoom(-1, false, 0);
     }
 
@@ -350,7 +355,7 @@ final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, RespT>
     }
 
     /** The client cancelled (CANCEL frame); returns true when it is late (the call has ended here), for the caller to charge. */
-    boolean onClientCancel(int streamId, Status s) {
+    public boolean onClientCancel(int streamId, Status s) {
         boolean run;
         synchronized (this) {
             if (endedLocked(streamId)) {
@@ -364,7 +369,7 @@ final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, RespT>
     }
 
     /** The connection closed under the call. */
-    void connectionClosed() {
+    public void connectionClosed() {
         cancelInternal(null);
     }
 
@@ -388,7 +393,7 @@ final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, RespT>
 
     /** Ends the call from the server side: tells the client the status and the handler it is cancelled. */
     @Override
-    void abort(Status status) {
+    public void abort(Status status) {
         cancelInternal(status);
     }
 

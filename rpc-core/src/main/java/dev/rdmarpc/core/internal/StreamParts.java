@@ -1,6 +1,7 @@
 package dev.rdmarpc.core.internal;
 
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.flow.ConnectionWindow;
 
 /**
  * Recycles the per-call halves of a stream's flow control ({@link InboundMessages}, {@link OutboundFlow}) between the
@@ -11,7 +12,7 @@ import dev.rdmarpc.core.buffer.SlabPool;
  * back twice are refused rather than shared. Bounded: past {@link #CAPACITY}
  * parts of a kind, a given-back part is left to the garbage collector. Thread-safe.
  */
-final class StreamParts {
+public final class StreamParts {
     /** Parts of each kind kept at most. */
     static final int CAPACITY = 32;
 
@@ -26,13 +27,13 @@ final class StreamParts {
     private int inboundCount;
     private int outboundCount;
 
-    StreamParts(SlabPool pool, int maxMessageSize, int maxAttachmentBytes, int initialWindow) {
+    public StreamParts(SlabPool pool, int maxMessageSize, int maxAttachmentBytes, int initialWindow) {
         this(pool, maxMessageSize, maxAttachmentBytes, initialWindow, null);
     }
 
     /** Parts whose messages are charged to {@code connectionWindow} (null: none). */
-    StreamParts(SlabPool pool, int maxMessageSize, int maxAttachmentBytes, int initialWindow,
-                ConnectionWindow connectionWindow) {
+    public StreamParts(SlabPool pool, int maxMessageSize, int maxAttachmentBytes, int initialWindow,
+                       ConnectionWindow connectionWindow) {
         this.connectionWindow = connectionWindow;
         this.pool = pool;
         this.maxMessageSize = maxMessageSize;

@@ -3,6 +3,8 @@ package dev.rdmarpc.core.internal;
 import dev.rdmarpc.core.Attachment;
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.attachment.Attachments;
+import dev.rdmarpc.core.internal.attachment.OutgoingAttachment;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameHeader;
 import dev.rdmarpc.core.protocol.ProtocolException;

@@ -6,6 +6,8 @@ import dev.rdmarpc.core.Deadline;
 import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.channel.ChannelImpl;
+import dev.rdmarpc.core.internal.exec.RpcExecutors;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.Frames;

@@ -1,6 +1,10 @@
 package dev.rdmarpc.core.internal;
 
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.channel.ChannelImpl;
+import dev.rdmarpc.core.internal.connection.ConnectionSettings;
+import dev.rdmarpc.core.internal.exec.RpcExecutors;
+import dev.rdmarpc.core.internal.server.ServerImpl;
 import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.spi.ClientTransport;
 import dev.rdmarpc.core.spi.FrameConnection;

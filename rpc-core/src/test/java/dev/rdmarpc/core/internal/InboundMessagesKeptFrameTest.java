@@ -3,6 +3,7 @@ package dev.rdmarpc.core.internal;
 import dev.rdmarpc.core.Attachment;
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.attachment.Attachments;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

@@ -10,6 +10,7 @@ import dev.rdmarpc.core.ServiceDefinition;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StreamObserver;
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.server.ServerImpl;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.Frames;
