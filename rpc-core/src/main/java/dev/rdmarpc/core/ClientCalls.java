@@ -1,8 +1,8 @@
 package dev.rdmarpc.core;
 
-import dev.rdmarpc.core.internal.DirectUnaryCall;
-import dev.rdmarpc.core.internal.NullForEmptyMetadata;
-import dev.rdmarpc.core.internal.UnaryObserverClose;
+import dev.rdmarpc.core.internal.call.DirectUnaryCall;
+import dev.rdmarpc.core.internal.call.NullForEmptyMetadata;
+import dev.rdmarpc.core.internal.call.UnaryObserverClose;
 
 import java.util.Iterator;
 import java.util.NoSuchElementException;

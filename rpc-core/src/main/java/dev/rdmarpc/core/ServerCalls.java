@@ -1,9 +1,9 @@
 package dev.rdmarpc.core;
 
-import dev.rdmarpc.core.internal.EndedServerCall;
-import dev.rdmarpc.core.internal.NullForEmptyMetadata;
-import dev.rdmarpc.core.internal.ReleasableCall;
-import dev.rdmarpc.core.internal.ReleasingHandler;
+import dev.rdmarpc.core.internal.call.EndedServerCall;
+import dev.rdmarpc.core.internal.call.NullForEmptyMetadata;
+import dev.rdmarpc.core.internal.call.ReleasableCall;
+import dev.rdmarpc.core.internal.call.ReleasingHandler;
 
 /** Adapts observer-style service methods to {@link ServerCallHandler}s; generated ImplBase classes use it. */
 public final class ServerCalls {

@@ -30,7 +30,7 @@ public final class LockCheck {
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
     /** The stream classes whose monitors are the call's lock. */
     private static final List<String> STREAMS = List.of(
-            "dev.rdmarpc.core.internal.ClientStream", "dev.rdmarpc.core.internal.ServerStream");
+            "dev.rdmarpc.core.internal.call.ClientStream", "dev.rdmarpc.core.internal.call.ServerStream");
     /** ServerCalls' response observers, whose monitors come before the stream's in the order. */
     private static final String RESPONSE_OBSERVERS = "dev.rdmarpc.core.ServerCalls$";
     private static final String SEND_PATH = "dev.rdmarpc.transport.rdma.SendPath";

@@ -5,7 +5,7 @@ import dev.rdmarpc.core.Marshaller;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
-import dev.rdmarpc.core.internal.MessageFramer;
+import dev.rdmarpc.core.internal.call.MessageFramer;
 
 /** What both stream sides do with attachments: frame one, drop an unsent one, describe refusals, hand a received one over. */
 public final class Attachments {

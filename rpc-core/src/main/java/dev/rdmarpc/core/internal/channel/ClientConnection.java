@@ -3,7 +3,7 @@ package dev.rdmarpc.core.internal.channel;
 import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
-import dev.rdmarpc.core.internal.ClientStream;
+import dev.rdmarpc.core.internal.call.ClientStream;
 import dev.rdmarpc.core.internal.connection.Connection;
 import dev.rdmarpc.core.internal.connection.ConnectionGuards;
 import dev.rdmarpc.core.internal.connection.ConnectionSettings;
