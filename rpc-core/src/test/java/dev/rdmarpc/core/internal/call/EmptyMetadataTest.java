@@ -81,7 +81,8 @@ class EmptyMetadataTest {
     private final FakeTransports.Client client = new FakeTransports.Client(pool);
 
     private FakeConnection connectClient() throws Exception {
-        channel = new ChannelImpl("127.0.0.1", 9, client, settings(pool), RpcExecutors.direct(), null, 1000, null);
+        channel = new ChannelImpl("127.0.0.1", 9, client, settings(pool), RpcExecutors.direct(), null,
+                FakeTransports.Client.HELLO_WAIT_MILLIS, null);
         CompletableFuture<ClientConnection> ready = channel.connection();
         FakeConnection c = client.takeGreeted();
         ready.get(60, TimeUnit.SECONDS);

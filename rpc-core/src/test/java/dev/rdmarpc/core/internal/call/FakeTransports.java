@@ -33,11 +33,18 @@ final class FakeTransports {
             this.pool = pool;
         }
 
+        /**
+         * How long a channel waits for the server's HELLO: the test plays the server and answers when it gets there,
+         * which on a loaded machine can be seconds later; a shorter wait would close the connection the test is about
+         * to greet and dial another one it never takes.
+         */
+        static final int HELLO_WAIT_MILLIS = 60_000;
+
         /** A channel to a made-up address over this transport, the tests' usual limits, callbacks on {@code executor}. */
         ChannelImpl channel(java.util.concurrent.Executor executor) {
             ConnectionSettings settings = new ConnectionSettings(pool, 1 << 20, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
                     4 << 20, dev.rdmarpc.core.TransportMode.TCP, java.util.List.of());
-            return new ChannelImpl("127.0.0.1", 9, this, settings, executor, null, 1000, null);
+            return new ChannelImpl("127.0.0.1", 9, this, settings, executor, null, HELLO_WAIT_MILLIS, null);
         }
 
         @Override
