@@ -149,7 +149,7 @@ final class GrpcHeaders {
     }
 
     static void addMetadata(Http2Headers h, Metadata md) {
-        if (md == null) {
+        if (md == null || md.isEmpty()) {
             return;
         }
         for (String name : md.keys()) {

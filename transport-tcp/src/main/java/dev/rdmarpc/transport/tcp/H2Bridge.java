@@ -78,12 +78,15 @@ final class H2Bridge extends ChannelDuplexHandler implements H2Link.StreamEnds {
     private CompositeByteBuf early;
     private H2Link link;
     private Http2FrameCodec codec;
+    private H2AdmittedWindows windows;
     private Hello coreHello;
     /** Core's connection window, and what is left of it for messages not yet admitted. */
     private int coreConnectionWindow;
     /** Whether a BLOCKED went to core since its last connection WINDOW. */
     private boolean blockedSignalled;
     private long connectionCredit;
+    /** This bridge's connection window that core is owed back and a task will return (see {@link #owe}). */
+    private int owedConnectionCredit;
     /** The highest HTTP/2 stream id seen, and the id of core's last stream's HTTP/2 stream (for GOAWAY). */
     private int lastH2Id;
     private int lastCoreId;
@@ -133,6 +136,7 @@ final class H2Bridge extends ChannelDuplexHandler implements H2Link.StreamEnds {
             return;
         }
         codec = H2Codecs.server(coreHello, pings::reset);
+        windows = new H2AdmittedWindows(codec.connection());
         ctx.pipeline().addBefore(ctx.name(), CODEC_NAME, codec);
         ChannelHandlerContext codecCtx = ctx.pipeline().context(codec);
         int window = H2Codecs.serverConnectionWindow();
@@ -288,6 +292,7 @@ final class H2Bridge extends ChannelDuplexHandler implements H2Link.StreamEnds {
             connectionCredit -= charge;
             s.charge = charge;
             s.admitted = true;
+            windows.widen(s);
             return true;
         }
         if (!s.waiting) {
@@ -300,6 +305,11 @@ final class H2Bridge extends ChannelDuplexHandler implements H2Link.StreamEnds {
             toCore(frames.connectionBlocked());
         }
         return false;
+    }
+
+    /** The admitted message of {@code s} has been handed to core: its stream's HTTP/2 window is back to its own. */
+    void narrowWindow(H2Stream s) {
+        windows.narrow(s);
     }
 
     /**
@@ -447,7 +457,7 @@ final class H2Bridge extends ChannelDuplexHandler implements H2Link.StreamEnds {
      * reach the socket (its stream ended); after the frame core is writing, not inside it.
      */
     void returnConnectionCredit(int charge) {
-        link.toCoreLater(frames.connectionWindow(charge));
+        owe(charge);
     }
 
     /** Returns {@code bytes} of the client's flow-control credit on the stream (and the connection). */
@@ -460,24 +470,44 @@ final class H2Bridge extends ChannelDuplexHandler implements H2Link.StreamEnds {
     }
 
     /**
-     * Writes a DATA frame; once on the socket, core gets {@code credit} back for the stream, if its call goes on, and
-     * {@code connectionCredit} (a finished message's charge, or 0) for the connection.
+     * Writes a DATA frame; once on the socket, its {@code credit} is owed to core for the stream, if its call goes on
+     * (given back as {@link StreamSendCredit} says), and {@code connectionCredit} (a finished message's charge, or 0)
+     * for the connection.
      */
     void writeData(H2Stream s, Http2DataFrame data, int credit, int connectionCredit) {
         ctx.write(data).addListener((ChannelFuture f) -> {
             if (!f.isSuccess() || link.released()) {
                 return;
             }
-            if (!s.ended) {
-                toCore(frames.window(s.coreId, credit));
-            }
-            if (connectionCredit > 0) {
-                toCore(frames.connectionWindow(connectionCredit));
-            }
-            if (!s.ended || connectionCredit > 0) {
+            int back = s.ended ? 0 : s.sendCredit.written(credit);
+            if (back > 0) {
+                toCore(frames.window(s.coreId, back));
                 link.readComplete();
             }
+            if (connectionCredit > 0) {
+                owe(connectionCredit);
+            }
         });
+    }
+
+    /**
+     * Owes core {@code charge} bytes of this bridge's connection window: what is owed goes back in one WINDOW from a
+     * task of its own, after the writes and flushes under way (all the messages one flush put on the socket, say).
+     */
+    private void owe(int charge) {
+        if (owedConnectionCredit == 0) {
+            ctx.executor().execute(this::returnOwed);
+        }
+        owedConnectionCredit += charge;
+    }
+
+    private void returnOwed() {
+        int credit = owedConnectionCredit;
+        owedConnectionCredit = 0;
+        if (credit > 0 && !link.released()) {
+            toCore(frames.connectionWindow(credit));
+            link.readComplete();
+        }
     }
 
     void write(Object frame) {

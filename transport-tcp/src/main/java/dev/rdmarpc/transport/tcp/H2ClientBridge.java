@@ -285,14 +285,20 @@ final class H2ClientBridge extends Http2ChannelDuplexHandler implements H2Link.S
         link.returnCredit(stream, bytes);
     }
 
-    /** Writes a DATA frame; once on the socket, core gets {@code credit} back for the stream, if its call goes on. */
+    /**
+     * Writes a DATA frame; once on the socket, its {@code credit} is owed to core for the stream, if its call goes on,
+     * and given back as {@link StreamSendCredit} says.
+     */
     void writeData(H2ClientStream s, ByteBuf data, boolean endStream, int credit) {
         if (endStream) {
             s.clientDone = true;
         }
         ctx.write(new DefaultHttp2DataFrame(data, endStream).stream(s.h2)).addListener((ChannelFuture f) -> {
             if (f.isSuccess() && credit > 0 && !s.ended && !link.released()) {
-                link.toCoreLater(frames.window(s.coreId, credit));
+                int back = s.sendCredit.written(credit);
+                if (back > 0) {
+                    link.toCoreLater(frames.window(s.coreId, back));
+                }
             }
         });
     }

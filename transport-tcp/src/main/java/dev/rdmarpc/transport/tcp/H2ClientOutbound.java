@@ -74,6 +74,7 @@ final class H2ClientOutbound {
             return;
         }
         int credit = payload.readableBytes();
+        s.sendCredit.sent(credit);
         ByteBuf data = GrpcFraming.data(ctx.alloc(), flags, payload);
         bridge.writeData(s, data, (flags & FrameFlags.END_STREAM) != 0, credit);
     }

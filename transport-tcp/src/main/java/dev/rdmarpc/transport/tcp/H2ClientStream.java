@@ -17,6 +17,8 @@ final class H2ClientStream {
     boolean clientDone;
     /** Whether the call has ended for core: it heard TRAILERS or CANCEL, or sent CANCEL. */
     boolean ended;
+    /** The credit owed to core's window for the request bytes it sent on this stream. */
+    final StreamSendCredit sendCredit = new StreamSendCredit(H2Bridge.SEND_WINDOW);
 
     H2ClientStream(int coreId, Http2FrameStream h2) {
         this.coreId = coreId;

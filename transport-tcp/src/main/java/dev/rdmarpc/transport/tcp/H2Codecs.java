@@ -17,8 +17,8 @@ final class H2Codecs {
     static final int HEADER_LIST_ALLOWANCE = 4096;
     /**
      * A server stream's HTTP/2 receive window: HTTP/2's default. It bounds what a stream whose message waits for
-     * admission (or for room in core's stream window) makes the bridge hold; an admitted message's bytes get their
-     * credit back as they are handed to core.
+     * admission makes the bridge hold; an admitted message's bytes get their credit back as they are handed to core,
+     * and its stream's window grows meanwhile by what core's stream window takes of it ({@link H2AdmittedWindows}).
      */
     static final int STREAM_WINDOW = Http2CodecUtil.DEFAULT_WINDOW_SIZE;
     /** RST_STREAM frames a client may send per window before the connection ends (Netty's default, stated). */

@@ -155,6 +155,7 @@ final class H2Inbound {
                 s.prefixRead = 0;
                 s.begun = false;
                 s.admitted = false;
+                bridge.narrowWindow(s);
             }
             bridge.returnCredit(s, handed); // handed: the client may send as many again
             // last, with the stream's state settled: core may end the call before this returns (a service answering at

@@ -8,7 +8,6 @@ import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.Trailers;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
-import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
 import io.netty.handler.codec.http2.DefaultHttp2HeadersFrame;
@@ -79,21 +78,13 @@ final class H2Outbound {
             }
             return;
         }
-        ByteBuf data;
         if ((flags & FrameFlags.BEGIN) != 0) {
             long length = payload.getUnsignedIntLE(payload.readerIndex());
             // what core took from this bridge's connection window for the message, as PROTOCOL.md "Flow control" says
             s.sendCharge = FlowCapability.messageCharge(4 + length, credit, H2Bridge.SEND_CONNECTION_WINDOW);
-            payload.skipBytes(4);
-            ByteBuf prefix = ctx.alloc().buffer(H2Stream.PREFIX);
-            prefix.writeByte((flags & FrameFlags.COMPRESSED) != 0 ? 1 : 0).writeInt((int) length);
-            CompositeByteBuf c = ctx.alloc().compositeBuffer(2);
-            c.addComponent(true, prefix);
-            c.addComponent(true, payload.retainedSlice());
-            data = c;
-        } else {
-            data = payload.retainedSlice();
         }
+        s.sendCredit.sent(credit);
+        ByteBuf data = GrpcFraming.data(ctx.alloc(), flags, payload);
         int connectionCredit = 0;
         if ((flags & FrameFlags.END) != 0) {
             connectionCredit = s.sendCharge;

@@ -42,6 +42,10 @@ final class H2Stream {
     int sendCharge;
     /** Whether the client half-closed (END_STREAM). */
     boolean clientDone;
+    /** What the stream's HTTP/2 window was grown by for the admitted message being handed, or 0. */
+    int widened;
+    /** The credit owed to core's window for the response bytes it sent on this stream. */
+    final StreamSendCredit sendCredit = new StreamSendCredit(H2Bridge.SEND_WINDOW);
 
     H2Stream(Http2FrameStream h2, int coreId, int coreWindow) {
         this.h2 = h2;

@@ -15,7 +15,7 @@ import java.nio.ByteOrder;
  * One stream's receive side: reassembles MESSAGE frames into whole messages in slab buffers,
  * each grown as its bytes arrive (never more than {@link #GROWTH_FACTOR} times what has arrived, so a
  * peer that announces a large message and sends little makes this side hold little),
- * queues them until the application asks, and keeps the receive window. As in grpc-java, bytes
+ * queues them until the application asks (its {@link MessageQueue}), and keeps the receive window. As in grpc-java, bytes
  * count as consumed when the application takes them: a whole message's bytes are credited back
  * when it is delivered, and the bytes of a message still arriving are credited as they come only
  * while the application has asked for more than is queued (so a message larger than the window
@@ -42,9 +42,6 @@ public final class InboundMessages {
      * went past it, or the connection is over its memory share); see {@link #refusal()}. Its later frames are dropped.
      */
     static final int OVER_WINDOW = 3;
-    /** Slots of the ring of queued messages kept once it is empty again; a larger ring is let go when drained. */
-    static final int KEPT_SLOTS = 64;
-
     /**
      * A message buffer is at most this many times the bytes received for it so far (before the pool rounds it up to
      * its size class), and never more than the announced size: memory follows bytes received, not bytes announced,
@@ -82,33 +79,11 @@ public final class InboundMessages {
     private boolean discarding;
     /** Where the message being reassembled ends and its attachment begins; -1 when it has no attachment. */
     private int assemblingSplit = -1;
-    private int firstSplit;
-    private int[] laterSplit;
-    private int polledSplit = -1;
-    /** The attachment kept apart from {@link #first}'s buffer (a slice of the frame it arrived in), or null. */
-    private SlabBuffer firstAttachment;
-    private SlabBuffer[] laterAttachment;
-    private SlabBuffer polledAttachment;
     /** Whether the last frame taken was queued as a slice of its holder. */
     private boolean keptHolder;
 
-    /** The oldest whole message waiting for the application and its deferred credit; null when none waits. */
-    private SlabBuffer first;
-    private int firstCredit;
-    private int firstCharge;
-    private boolean firstCompressed;
-    /** Whether the message {@link #poll} returned last arrived compressed. */
-    private boolean polledCompressed;
-    /**
-     * Messages queued behind {@link #first}, with their credits and flags: one ring in three parallel arrays,
-     * created when a second message has to wait.
-     */
-    private SlabBuffer[] later;
-    private int[] laterCredit;
-    private int[] laterCharge;
-    private boolean[] laterCompressed;
-    private int laterHead;
-    private int laterCount;
+    /** The whole messages waiting for the application. */
+    private final MessageQueue queue = new MessageQueue();
 
     InboundMessages(SlabPool pool, int maxMessageSize, int window) {
         this(pool, maxMessageSize, -1, window, null);
@@ -291,7 +266,7 @@ public final class InboundMessages {
      */
     private int complete(SlabBuffer message, int frameLength, SlabBuffer attachment) {
         inMessage = false;
-        enqueue(message, frameLength + withheldPartial, assemblingCharge, assemblingCompressed, assemblingSplit, attachment);
+        queue.add(message, frameLength + withheldPartial, assemblingCharge, assemblingCompressed, assemblingSplit, attachment);
         withheldPartial = 0;
         assemblingCharge = 0;
         return COMPLETED;
@@ -398,55 +373,6 @@ public final class InboundMessages {
         return assembling == null ? 0 : assembling.capacity();
     }
 
-    private void enqueue(SlabBuffer message, int credit, int charge, boolean compressed, int split, SlabBuffer attachment) {
-        if (first == null) {
-            first = message;
-            firstCredit = credit;
-            firstCharge = charge;
-            firstCompressed = compressed;
-            firstSplit = split;
-            firstAttachment = attachment;
-            return;
-        }
-        if (later == null || laterCount == later.length) {
-            grow();
-        }
-        int i = (laterHead + laterCount) % later.length;
-        later[i] = message;
-        laterCredit[i] = credit;
-        laterCharge[i] = charge;
-        laterCompressed[i] = compressed;
-        laterSplit[i] = split;
-        laterAttachment[i] = attachment;
-        laterCount++;
-    }
-
-    private void grow() {
-        int n = later == null ? 4 : later.length * 2;
-        SlabBuffer[] buffers = new SlabBuffer[n];
-        int[] credits = new int[n];
-        int[] charges = new int[n];
-        boolean[] flags = new boolean[n];
-        int[] splits = new int[n];
-        SlabBuffer[] attachments = new SlabBuffer[n];
-        for (int k = 0; k < laterCount; k++) {
-            int i = (laterHead + k) % later.length;
-            buffers[k] = later[i];
-            credits[k] = laterCredit[i];
-            charges[k] = laterCharge[i];
-            flags[k] = laterCompressed[i];
-            splits[k] = laterSplit[i];
-            attachments[k] = laterAttachment[i];
-        }
-        laterSplit = splits;
-        laterAttachment = attachments;
-        later = buffers;
-        laterCredit = credits;
-        laterCharge = charges;
-        laterCompressed = flags;
-        laterHead = 0;
-    }
-
     /** Whether the last rejected message was rejected for its attachment (then {@link #rejectedSize()} is the attachment's). */
     boolean rejectedAttachment() {
         return rejectedAttachment;
@@ -457,7 +383,7 @@ public final class InboundMessages {
      * bytes then the attachment's), or -1 when it came without an attachment.
      */
     int polledSplit() {
-        return polledSplit;
+        return queue.polledSplit();
     }
 
     /**
@@ -466,7 +392,7 @@ public final class InboundMessages {
      * the message in its buffer.
      */
     SlabBuffer polledAttachment() {
-        return polledAttachment;
+        return queue.polledAttachment();
     }
 
     /** Size announced by the last rejected message. */
@@ -482,61 +408,28 @@ public final class InboundMessages {
 
     /** Whole messages waiting for the application. */
     int queued() {
-        return first == null ? 0 : 1 + laterCount;
+        return queue.size();
     }
 
     boolean hasMessage() {
-        return first != null;
+        return !queue.isEmpty();
     }
 
     /** Takes the oldest whole message (the caller owns it) and credits its bytes back. */
     SlabBuffer poll() {
-        SlabBuffer b = first;
-        if (b == null) {
-            return null;
-        }
-        pendingCredit += firstCredit;
-        if (connection != null) {
-            connection.release(firstCharge);
-        }
-        polledCompressed = firstCompressed;
-        polledSplit = firstSplit;
-        polledAttachment = firstAttachment;
-        firstAttachment = null;
-        if (laterCount > 0) {
-            first = later[laterHead];
-            firstCredit = laterCredit[laterHead];
-            firstCharge = laterCharge[laterHead];
-            firstCompressed = laterCompressed[laterHead];
-            firstSplit = laterSplit[laterHead];
-            firstAttachment = laterAttachment[laterHead];
-            later[laterHead] = null;
-            laterAttachment[laterHead] = null;
-            laterHead = (laterHead + 1) % later.length;
-            laterCount--;
-        } else {
-            first = null;
-        }
-        if (laterCount == 0 && later != null && later.length > KEPT_SLOTS) {
-            dropRing(); // drained after a burst: the queue shrinks back instead of keeping its peak for the stream's life
+        SlabBuffer b = queue.poll();
+        if (b != null) {
+            pendingCredit += queue.polledCredit();
+            if (connection != null) {
+                connection.release(queue.polledCharge());
+            }
         }
         return b;
     }
 
-    /** Lets the ring of later messages go (it is empty); the next one queued starts a small one again. */
-    private void dropRing() {
-        later = null;
-        laterCredit = null;
-        laterCharge = null;
-        laterCompressed = null;
-        laterSplit = null;
-        laterAttachment = null;
-        laterHead = 0;
-    }
-
     /** Slots of the ring of later messages (0 when it has none), for tests. */
     int queueCapacity() {
-        return later == null ? 0 : later.length;
+        return queue.ringCapacity();
     }
 
     /**
@@ -555,52 +448,33 @@ public final class InboundMessages {
 
     /** Whether the message the last {@link #poll} returned arrived with the COMPRESSED flag. */
     boolean polledCompressed() {
-        return polledCompressed;
+        return queue.polledCompressed();
     }
 
     /** Frees every buffered and partial message. */
     void releaseAll() {
-        long charged = 0;
-        if (first != null) {
-            first.release();
-            first = null;
-            charged += firstCharge;
-        }
-        if (firstAttachment != null) {
-            firstAttachment.release();
-            firstAttachment = null;
-        }
-        for (; laterCount > 0; laterCount--) {
-            charged += laterCharge[laterHead];
-            later[laterHead].release();
-            later[laterHead] = null;
-            if (laterAttachment[laterHead] != null) {
-                laterAttachment[laterHead].release();
-                laterAttachment[laterHead] = null;
-            }
-            laterHead = (laterHead + 1) % later.length;
-        }
-        laterHead = 0;
+        release(queue.releaseAll());
+    }
+
+    /** Frees the partial message and releases its charge and {@code queuedCharge} from the connection's window. */
+    private void release(long queuedCharge) {
         if (assembling != null) {
             assembling.release();
             assembling = null;
         }
         inMessage = false;
         if (connection != null) {
-            connection.release(charged + assemblingCharge);
+            connection.release(queuedCharge + assemblingCharge);
         }
         assemblingCharge = 0;
     }
 
     /**
      * Frees what is held and returns to the state of a new instance, for the next stream that takes it from
-     * {@link StreamParts}. The ring arrays are kept up to {@link #KEPT_SLOTS} slots.
+     * {@link StreamParts}. The queue's ring is kept up to {@link MessageQueue#KEPT_SLOTS} slots.
      */
     void reset() {
-        releaseAll();
-        if (later != null && later.length > KEPT_SLOTS) {
-            dropRing();
-        }
+        release(queue.reset());
         refusal = null;
         recvWindow = window;
         pendingCredit = 0;
@@ -610,16 +484,9 @@ public final class InboundMessages {
         expected = 0;
         rejectedSize = 0;
         discarding = false;
-        firstCredit = 0;
-        firstCharge = 0;
-        firstCompressed = false;
-        polledCompressed = false;
         rejectedAttachment = false;
         streamAttachmentLimit = maxAttachmentSize;
         assemblingSplit = -1;
-        firstSplit = 0;
-        polledSplit = -1;
-        polledAttachment = null;
         keptHolder = false;
     }
 }

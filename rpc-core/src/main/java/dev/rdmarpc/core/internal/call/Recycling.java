@@ -3,7 +3,7 @@ package dev.rdmarpc.core.internal.call;
 /**
  * When one stream object may serve its owner's next call: the whole of stream recycling, opt in. A stream has one
  * only when it took an allow-listed path (a generated stub's async unary call, the channel's unary entry, {@code ChannelImpl.startPooledUnary}; a
- * server call started straight into core's single-request handler, {@link ServerStream}); a stream without one is
+ * server call whose handler is core's single-request one, unwrapped, {@link ServerStream}); a stream without one is
  * never recycled. A call on such a stream must also take every {@link #allow step} the owner requires (for a client
  * call: opened on the caller's thread, ended by the server's TRAILERS), and is recycled only once each of its
  * {@code parties} (its starter or response observer, its drain, its leaving the connection's table) said it is

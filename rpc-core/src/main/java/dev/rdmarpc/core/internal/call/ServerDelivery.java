@@ -2,14 +2,15 @@ package dev.rdmarpc.core.internal.call;
 
 import dev.rdmarpc.core.Attachment;
 import dev.rdmarpc.core.Metadata;
+import dev.rdmarpc.core.Marshaller;
 import dev.rdmarpc.core.ServerCall.Listener;
 import dev.rdmarpc.core.ServerCallHandler;
+import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.internal.attachment.Attachments;
 
 /**
- * The delivery of one server call's callbacks: the handler's start, its listener (or the sink of core's
- * single-request handler started straight, {@link SingleRequestStarter}), what is pending or done for it (the start,
+ * The delivery of one server call's callbacks: the handler's start, its listener, what is pending or done for it (the start,
  * a ready transition, the half-close, the end), and the loop that hands them over one at a time, chosen under the
  * stream's lock and run outside it on the server's executor. Its {@link CallDrain} part starts the runs and counts the
  * requests asked for. The stream keeps the call's state machine and tells this what happened through its
@@ -21,15 +22,9 @@ final class ServerDelivery<ReqT, RespT> extends CallDrain {
     private static final int START_PENDING = 1, HALF_CLOSE_DELIVERED = 1 << 1, CANCEL_DELIVERED = 1 << 2,
             COMPLETE_DELIVERED = 1 << 3, READY_PENDING = 1 << 4;
 
-    /** The listener of a call started straight into its {@link #sink}: marks that it has one, and is never called. */
-    private static final Listener<Object> TO_SINK = new Listener<>() {
-    };
-
     private final ServerStream<ReqT, RespT> stream;
-    /** The listener; for a call started straight into a {@link #sink}, {@link #TO_SINK}, never called. */
+    /** The listener the handler returned; null until it started. */
     private Listener<ReqT> listener;
-    /** The events' recipient when core's single-request handler was started straight, else null. */
-    private SingleRequestCallSink<ReqT> sink;
     private int pending;
 
     ServerDelivery(ServerStream<ReqT, RespT> stream) {
@@ -46,7 +41,6 @@ final class ServerDelivery<ReqT, RespT> extends CallDrain {
     void resetLocked() {
         super.resetLocked();
         listener = null;
-        sink = null;
         pending = 0;
     }
 
@@ -127,41 +121,23 @@ final class ServerDelivery<ReqT, RespT> extends CallDrain {
 
     /** Runs the callback {@code action} chose (a MESSAGE with its payload) without the lock. */
     private void run(int action, SlabBuffer message, boolean compressed, int split, SlabBuffer apart) {
-        SingleRequestCallSink<ReqT> direct = sink; // set (or not) by START, the drain's first action
         switch (action) {
             case START -> start(stream.handler());
-            case CANCEL -> {
-                if (direct != null) {
-                    direct.callCancelled();
-                } else {
-                    listener.onCancel();
-                }
-            }
-            case COMPLETE -> listener.onComplete(); // a sink's is the no-op TO_SINK
+            case CANCEL -> listener.onCancel();
+            case COMPLETE -> listener.onComplete();
             case MESSAGE -> deliverMessage(message, compressed, split, apart);
-            case HALF_CLOSE -> {
-                if (direct != null) {
-                    direct.requestsEnded();
-                } else {
-                    listener.onHalfClose();
-                }
-            }
-            case READY -> {
-                if (direct != null) {
-                    direct.callReady();
-                } else {
-                    listener.onReady();
-                }
-            }
+            case HALF_CLOSE -> listener.onHalfClose();
+            case READY -> listener.onReady();
             default -> {
             }
         }
     }
 
     /**
-     * Lets the handler (or the interceptors in front of it) start the call; core's single-request handler, unwrapped,
-     * starts straight into its sink. When it throws or returns no listener, the call fails and gets a listener that
-     * ignores everything, so the drain still ends the call and frees what it holds.
+     * Lets the handler (or the interceptors in front of it) start the call; core's single-request handler, unwrapped
+     * ({@link ReleasingHandler}), lets the stream be recycled once the call ended. When it throws or returns no
+     * listener, the call fails and gets a listener that ignores everything, so the drain still ends the call and frees
+     * what it holds.
      */
     private void start(ServerCallHandler<ReqT, RespT> handler) {
         Listener<ReqT> l = null;
@@ -169,13 +145,6 @@ final class ServerDelivery<ReqT, RespT> extends CallDrain {
             // with none received, the handler's own instance, as received metadata always is (or null if it takes it)
             Metadata received = stream.requestHeaders();
             Metadata headers = received != null ? received : NullForEmptyMetadata.emptyFor(handler);
-            if (handler instanceof SingleRequestStarter<?, ?> starter) {
-                sink = stream.startStraight(starter, headers);
-                @SuppressWarnings("unchecked")
-                Listener<ReqT> none = (Listener<ReqT>) TO_SINK;
-                l = none;
-                return;
-            }
             l = handler.startCall(stream, headers); // the handler, or an interceptor in front of it, may keep the call
             if (l == null) {
                 throw new NullPointerException("startCall of " + stream.getMethodDescriptor().getFullMethodName()
@@ -185,6 +154,9 @@ final class ServerDelivery<ReqT, RespT> extends CallDrain {
             synchronized (stream) {
                 listener = l != null ? l : new Listener<>() {
                 };
+                if (l != null && handler instanceof ReleasingHandler) {
+                    stream.allowRecyclingLocked();
+                }
             }
         }
     }
@@ -196,26 +168,27 @@ final class ServerDelivery<ReqT, RespT> extends CallDrain {
             if (split >= 0) {
                 attachment = Attachments.received(buf, split, apart);
             }
-            value = stream.parseRequest(buf, compressed, split, attachment, apart);
+            value = parse(buf, compressed, split, attachment, apart);
         } catch (RuntimeException e) {
-            stream.requestUnreadable(e);
+            Status s = Status.fromThrowable(e);
+            stream.abort(s.getCode() != Status.Code.UNKNOWN ? s
+                    : Status.INTERNAL.withDescription("failed to parse the request: " + e));
             return;
         }
-        SingleRequestCallSink<ReqT> direct = sink;
-        if (direct == null) {
-            if (attachment != null) {
-                listener.onMessage(value, attachment);
-            } else {
-                listener.onMessage(value);
-            }
-            return;
+        if (attachment != null) {
+            listener.onMessage(value, attachment);
+        } else {
+            listener.onMessage(value);
         }
-        try {
-            direct.requestReceived(value);
-        } finally {
-            if (attachment != null) {
-                attachment.release(); // the sink takes the message alone, as a listener's default does
-            }
+    }
+
+    /** Without the lock: a request as the handler gets it; {@code attachment} is the one received with it, or null. */
+    private ReqT parse(SlabBuffer buf, boolean compressed, int split, Attachment attachment, SlabBuffer apart) {
+        Marshaller<ReqT> marshaller = stream.getMethodDescriptor().getRequestMarshaller();
+        if (split >= 0) {
+            return Attachments.parse(marshaller, buf, split, compressed, attachment, apart);
         }
+        return Gzip.parseOwned(marshaller, buf, compressed,
+                compressed && Gzip.named(stream.requestHeaders(), Gzip.ENCODING), stream.conn.settings.maxMessageSize());
     }
 }

@@ -2,10 +2,7 @@ package dev.rdmarpc.core.internal.call;
 
 import dev.rdmarpc.core.Deadline;
 import dev.rdmarpc.core.Metadata;
-import dev.rdmarpc.core.MethodDescriptor;
-import dev.rdmarpc.core.ServerCall;
 import dev.rdmarpc.core.ServerMethodDefinition;
-import dev.rdmarpc.core.ServiceDefinition;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
@@ -14,7 +11,6 @@ import dev.rdmarpc.core.internal.attachment.OutgoingAttachment;
 import dev.rdmarpc.core.internal.connection.Connection;
 import dev.rdmarpc.core.internal.server.ServerConnection;
 import dev.rdmarpc.core.protocol.FrameFlags;
-import dev.rdmarpc.core.protocol.FrameTooLargeException;
 import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.ProtocolException;
 
@@ -22,101 +18,45 @@ import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The server side of one call: starts the handler, reassembles requests, sends responses under
- * flow control, enforces the deadline, and has its callbacks delivered in order on the server's executor, never
- * under this call's lock, by its {@link ServerDelivery} (its {@link CallDrain}, also the send side's
- * attachment-failure hook, {@link #attachmentFailedLocked}). The protocol state is {@link State}, as in the stream state diagram of PROTOCOL.md. A call whose
- * handler is core's single-request one, started straight ({@link SingleRequestStarter}), goes back to its
- * connection's {@link RecycledStreams} for the connection's next call once its response observer let it go
- * ({@link #sinkReleased}), its drain delivered the end, and it left the connection (its {@link Recycling}). Frames
- * name the stream id, and a deadline expiry the call it was armed for, and are dropped unless the stream is still that
- * call. State is guarded by {@code this}.
- *
- * <p>Over 600 lines: what is left is the call's state machine alone (the delivery is {@link ServerDelivery}'s,
- * recycling {@link Recycling}'s): the ServerCall API (its getters included), the frames from the connection, and the
- * one way a call ends here ({@link #cancelLocked}), each a transition over the same guarded fields (the state, the
- * send side, the flags); split further, one transition would span classes.
+ * The server side of one call, its state machine: starts the handler, takes the frames from the connection
+ * (reassembling requests into its {@link InboundMessages}), enforces the deadline, and ends the call, with its
+ * callbacks delivered in order on the server's executor, never under this call's lock, by its {@link ServerDelivery}
+ * (its {@link CallDrain}, also the send side's attachment-failure hook, {@link #attachmentFailedLocked}). The send side
+ * (response headers, messages, trailers) and the ServerCall getters are {@link ServerStreamSender}'s, the class this
+ * one extends: the same object, so one lock. The protocol state is {@link State}, as in the stream state diagram of
+ * PROTOCOL.md. A call whose handler is core's single-request one, unwrapped ({@link ReleasingHandler}),
+ * goes back to its connection's {@link RecycledStreams} for the connection's next call once its response observer let
+ * it go ({@link #released}), its drain delivered the end, and it left the connection (its {@link Recycling}).
+ * Frames name the stream id, and a deadline expiry the call it was armed for, and are dropped unless the stream is
+ * still that call. State is guarded by {@code this}.
  */
-public final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
-        implements CallDrain.Owner, NullForEmptyMetadata, FlagBits, ReleasableCall {
-    /** The server side's stream states (PROTOCOL.md, "Stream states"). */
-    enum State {
-        /** HEADERS received; both directions open. */
-        OPEN,
-        /** END_STREAM received: the client sends nothing more. */
-        HALF_CLOSED_REMOTE,
-        /** The handler closed the call: TRAILERS sent, or queued behind flow-controlled messages. */
-        CLOSED,
-        /** Ended without the handler's TRAILERS: CANCEL received, deadline, oversize request, connection lost. */
-        CANCELLED
-    }
-
-    // the call's yes/no state: the bits of flags
-    private static final int WAS_READY = 1;
-    private static final int HEADERS_SENT = 1 << 1;
-    /** The handler called {@link #close} (whatever the state was then). */
-    private static final int CLOSE_CALLED = 1 << 2;
-    /** The stream left its connection. */
-    private static final int REMOVED = 1 << 3;
+public final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, RespT>
+        implements CallDrain.Owner, ReleasableCall {
     /**
      * The step a call must take for its stream to go back to its connection's pool ({@link Recycling#allow}): its
-     * handler is core's single-request one, started straight (no interceptor or listener holds the call).
+     * handler is core's single-request one, unwrapped (no interceptor holds the call: {@link ReleasingHandler}).
      */
-    private static final int STARTED_STRAIGHT = 1;
+    private static final int CORE_HANDLER = 1;
     /**
      * The parties done with a call before its stream is recycled: the response observer let the call go
-     * ({@link #sinkReleased}); the drain delivered the call's end and went idle; the stream left its connection's
+     * ({@link #released}); the drain delivered the call's end and went idle; the stream left its connection's
      * tables ({@link #removeFromConnection} returned from the connection).
      */
-    private static final int SINK = 0, DRAIN = 1, LEFT = 2;
-    /**
-     * The client's END_STREAM arrived (as a flag or a frame): any later MESSAGE or END_STREAM from it is a protocol
-     * error, whether the call is still half-closed here or has ended since (HTTP/2's STREAM_CLOSED).
-     */
-    private static final int CLIENT_ENDED = 1 << 4;
+    private static final int OBSERVER = 0, DRAIN = 1, LEFT = 2;
 
-    @Override
-    public short flagBits() {
-        return flags;
-    }
-
-    @Override
-    public void flagBits(short bits) {
-        flags = bits;
-    }
-
-    private final ServerConnection conn;
-    /** This and the next fields up to {@link #startNanos} are set by {@link #begin}, again when the stream is reused. */
-    private int id;
-    /** The call's method and handler; the method, pool and executor are read through it and {@link #conn}, no field each. */
-    private ServerMethodDefinition<ReqT, RespT> definition;
-    /** The client's metadata, or null when it sent none (made only for a handler that needs an instance). */
-    private Metadata requestHeaders;
-    /** The handler asked for gzip and the client accepts it ({@link #setCompression}): response messages are gzipped. */
-    private boolean gzipResponses;
-    private String authority;
-    /** The send side, from the connection's {@link StreamParts}; null once given back when the call ended. */
-    private OutboundFlow outbound;
     /** The reassembler, from the connection's {@link StreamParts}; null once given back when the call ended. */
     private InboundMessages inbound;
     /** Delivers the call's callbacks, one at a time, outside its lock; the send side's attachment-failure hook. */
     private final ServerDelivery<ReqT, RespT> drain = new ServerDelivery<>(this);
     /** Only for a call with a deadline, which it keeps (no field of its own); kept when the stream is recycled. */
     private CallTimer deadlineTimer;
-    /** Set once a call on this stream was started straight ({@link #STARTED_STRAIGHT}): when it may serve the next. */
+    /** Set once a call on this stream started core's handler unwrapped ({@link #CORE_HANDLER}): when it may serve the next. */
     private Recycling recycling;
     private long startNanos;
 
-    private State state;
-    /** Mirrors {@code state == CANCELLED} for lock-free reads ({@link #isCancelled}). */
-    private volatile boolean cancelled;
-    /** The call's yes/no state, bits of {@link #WAS_READY} and the other constants above ({@link FlagBits}). */
-    private short flags;
-    private String finalStatus;
-
     public ServerStream(ServerConnection conn, int id, ServerMethodDefinition<ReqT, RespT> definition, Metadata requestHeaders,
                  String authority, long timeoutNanos, boolean halfClosed) {
-        this.conn = conn;
+        super(conn);
         begin(id, definition, requestHeaders, authority, timeoutNanos, halfClosed);
     }
 
@@ -159,8 +99,8 @@ public final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
 
     /** The response observer lets the call go: it will not reach the stream again. */
     @Override
-    public void sinkReleased() {
-        done(SINK);
+    public void released() {
+        done(OBSERVER);
     }
 
     /** Without the lock: {@code party} is done with the stream; the last of them recycles it. */
@@ -203,14 +143,6 @@ public final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         return id;
     }
 
-    private MethodDescriptor<ReqT, RespT> method() {
-        return definition.method();
-    }
-
-    private SlabPool pool() {
-        return conn.settings.pool();
-    }
-
     /** The stream's protocol state (for tests and logs). */
     synchronized State state() {
         return state;
@@ -241,11 +173,7 @@ public final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         }
     }
 
-    private boolean isOpenLocked() {
-        return state == State.OPEN || state == State.HALF_CLOSED_REMOTE;
-    }
-
-    // ------------------------------------------------------------------ ServerCall API
+    // ------------------------------------------------------------------ ServerCall API: demand and the deadline
 
     @Override
     public void request(int n) {
@@ -279,223 +207,8 @@ public final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     }
 
     @Override
-    public void sendHeaders(Metadata headers) {
-        boolean failed = false;
-        boolean run = false;
-        synchronized (this) {
-            if (has(HEADERS_SENT)) {
-                throw new IllegalStateException("response headers already sent");
-            }
-            if (has(CLOSE_CALLED)) {
-                throw new IllegalStateException("call already closed");
-            }
-            set(HEADERS_SENT);
-            if (state == State.CANCELLED) {
-                return;
-            }
-            if (gzipResponses) {
-                headers = Gzip.encodingNamed(headers);
-            }
-            String tooLarge = conn.metadataOverPeerLimit(headers, "response headers");
-            if (tooLarge == null) {
-                try {
-                    outbound.control(Frames.responseHeaders(pool(), id, headers, conn.peerHello.maxFramePayload()), false);
-                    return; // the first frame of the call: no attachment is queued before it to fail
-                } catch (FrameTooLargeException e) {
-                    // the client could not read them: the call fails with INTERNAL, the handler sees it cancelled
-                    Connection.LOG.log(System.Logger.Level.WARNING, "{0} to {1}: {2}", this, conn.peer(), e.getMessage());
-                    tooLarge = e.getMessage();
-                }
-            }
-            failed = cancelLocked(Status.INTERNAL.withDescription(tooLarge));
-            run = failed && drain.requestLocked();
-        }
-        if (failed) {
-            removeFromConnection();
-        }
-        if (run) {
-            drain.start();
-        }
-    }
-
-    @Override
-    public void sendMessage(RespT message) {
-        int size = method().getResponseMarshaller().serializedSize(message) + MessageFramer.PREFIX;
-        OutboundFlow reservedOn = reserveRoomBeforeFraming(size);
-        try {
-            send(gzipResponses ? Gzip.frame(pool(), method().getResponseMarshaller(), message)
-                    : MessageFramer.frame(pool(), method().getResponseMarshaller(), message), null, reservedOn != null);
-        } finally {
-            if (reservedOn != null) {
-                synchronized (this) {
-                    reservedOn.unreserve(size);
-                }
-            }
-        }
-    }
-
-    /**
-     * Waits, before a response of {@code size} bytes is serialized, while the stream or its connection has too much
-     * queued, and takes room for it on the connection in the same step ({@link OutboundFlow#awaitRoomAndReserve}): a handler
-     * that waits holds no buffer, and handlers checking at the same moment cannot all pass, so what a client that
-     * does not read makes the server hold is the queue, not a response per stream. Returns the flow the room was
-     * taken on (to give it back once the response is queued), or null.
-     */
-    private synchronized OutboundFlow reserveRoomBeforeFraming(int size) {
-        if (outbound != null && state != State.CANCELLED && outbound.awaitRoomAndReserve(this, size, () -> cancelled)) {
-            return outbound;
-        }
-        return null;
-    }
-
-    @Override
-    public void setCompression(String compressor) {
-        boolean gzip = Gzip.requested(compressor);
-        synchronized (this) {
-            if (has(HEADERS_SENT)) {
-                throw new IllegalStateException("setCompression after the response headers were sent");
-            }
-            gzipResponses = gzip && Gzip.named(requestHeaders, Gzip.ACCEPT_ENCODING);
-        }
-    }
-
-    @Override
-    public void sendMessage(RespT message, MemorySegment attachment, Runnable onReleased) {
-        OutgoingAttachment att = OutgoingAttachment.of(attachment, onReleased);
-        if (att == null) { // no attachment: a plain message (onReleased, if any, has run)
-            sendMessage(message);
-            return;
-        }
-        int peerMax = conn.peerLimits().maxAttachmentBytes();
-        if (att.size() > peerMax) {
-            // not sent: the client would refuse it; the call ends here as when response metadata is too large
-            att.release();
-            abort(Status.RESOURCE_EXHAUSTED.withDescription(peerMax < 0
-                    ? "the client takes no attachments; the response was not sent"
-                    : Attachments.tooLarge("response", att.size(), peerMax) + "; the client refuses it, not sent"));
-            return;
-        }
-        send(Attachments.frame(pool(), method().getResponseMarshaller(), message, att), att, false);
-    }
-
-    /**
-     * Sends a framed response, with its attachment or null; takes ownership of both. {@code roomTaken}: the caller took
-     * room for it ({@link #reserveRoomBeforeFraming}), so it does not wait for room again (its own room would count).
-     */
-    private void send(SlabBuffer framed, OutgoingAttachment att, boolean roomTaken) {
-        conn.server.metrics().bytesSent(framed.length() - MessageFramer.PREFIX + (att == null ? 0 : att.size()));
-        boolean failed;
-        boolean run;
-        synchronized (this) {
-            if (has(CLOSE_CALLED)) {
-                Attachments.drop(framed, att);
-                throw new IllegalStateException("sendMessage after close");
-            }
-            if (state == State.CANCELLED) {
-                Attachments.drop(framed, att);
-                return;
-            }
-            if (!has(HEADERS_SENT)) {
-                set(HEADERS_SENT);
-                outbound.control(Frames.responseHeaders(pool(), id, null), false);
-            }
-            int need = framed.length() + (att == null ? 0 : att.size());
-            if (!roomTaken && outbound.mustAwaitRoom(need)) {
-                outbound.awaitRoom(this, need, () -> cancelled);
-            }
-            if (state == State.CANCELLED) {
-                Attachments.drop(framed, att);
-                return;
-            }
-            outbound.message(framed, att, false, !method().getType().serverSendsOneMessage());
-            failed = attachmentFailedLocked();
-            run = updateReadinessLocked() | (failed && drain.requestLocked());
-        }
-        afterEnded(failed, run);
-    }
-
-    @Override
-    public void close(Status status, Metadata trailers) {
-        boolean remove;
-        boolean run;
-        synchronized (this) {
-            if (has(CLOSE_CALLED)) {
-                throw new IllegalStateException("call already closed");
-            }
-            set(CLOSE_CALLED);
-            if (state == State.CANCELLED) {
-                return; // the handler closed a call it had not yet heard was cancelled: nothing goes out
-            }
-            String tooLarge = conn.metadataOverPeerLimit(trailers, "response trailers");
-            if (tooLarge != null) {
-                status = Status.INTERNAL.withDescription(tooLarge + " (the call ended with " + status.getCode() + ")");
-                trailers = null;
-            }
-            state = State.CLOSED;
-            disarmDeadline();
-            finalStatus = status.getCode().name();
-            if (outbound.isEmpty()) {
-                conn.trailersSending(this); // they go out now: the stream's slot is free for the client's next one
-            }
-            outbound.control(conn.trailers(id, status, trailers), true);
-            boolean failed = attachmentFailedLocked(); // an attachment queued before the TRAILERS failed
-            remove = failed || outbound.isEmpty();
-            outbound.wakeWaiters(this);
-            run = drain.requestLocked();
-        }
-        if (remove) {
-            removeFromConnection();
-        }
-        if (run) {
-            drain.start();
-        }
-    }
-
-    @Override
-    public boolean isCancelled() {
-        return cancelled;
-    }
-
-    @Override
-    public boolean isReady() {
-        synchronized (this) {
-            return isOpenLocked() && outbound.isReady();
-        }
-    }
-
-    @Override
     public Deadline getDeadline() {
         return deadlineTimer == null ? null : deadlineTimer.deadline();
-    }
-
-    @Override
-    public MethodDescriptor<ReqT, RespT> getMethodDescriptor() {
-        return definition.method();
-    }
-
-    @Override
-    public String getPeer() {
-        return conn.peer();
-    }
-
-    @Override
-    public String getAuthority() {
-        return authority;
-    }
-
-    @Override
-    public dev.rdmarpc.core.PeerConnection getConnection() {
-        return conn;
-    }
-
-    @Override
-    public String getTransportName() {
-        return conn.out.transportName();
-    }
-
-    @Override
-    public java.util.List<ServiceDefinition> getServerServices() {
-        return conn.server.services();
     }
 
     // ------------------------------------------------------------------ frames (I/O thread)
@@ -544,14 +257,10 @@ public final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             }
             run = drain.requestLocked();
         }
-        if (tooLarge) {
-            removeFromConnection();
-        } else if (credit > 0) {
+        if (credit > 0) {
             conn.send(Frames.window(pool(), streamId, credit), true);
         }
-        if (run) {
-            drain.start();
-        }
+        afterEnded(tooLarge, run);
         return kept;
     }
 
@@ -641,12 +350,7 @@ public final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
                 run |= drain.requestLocked();
             }
         }
-        if (remove) {
-            removeFromConnection();
-        }
-        if (run) {
-            drain.start();
-        }
+        afterEnded(remove, run);
         return false;
     }
 
@@ -660,10 +364,7 @@ public final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
             cancelLocked(null);
             run = drain.requestLocked();
         }
-        removeFromConnection();
-        if (run) {
-            drain.start();
-        }
+        afterEnded(true, run);
         return false;
     }
 
@@ -691,6 +392,7 @@ public final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     }
 
     /** Ends the call from the server side: tells the client the status and the handler it is cancelled. */
+    @Override
     public void abort(Status status) {
         cancelInternal(status);
     }
@@ -705,8 +407,19 @@ public final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
         afterEnded(changed, run);
     }
 
+    @Override
+    boolean requestDrainLocked() {
+        return drain.requestLocked();
+    }
+
+    @Override
+    void trailersSendingLocked() {
+        conn.trailersSending(this);
+    }
+
     /** Without the lock, after the call ended here ({@code changed}): leaves the connection, and starts the drain. */
-    private void afterEnded(boolean changed, boolean run) {
+    @Override
+    void afterEnded(boolean changed, boolean run) {
         if (changed) {
             removeFromConnection();
         }
@@ -716,17 +429,18 @@ public final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     }
 
     /** With the lock held: moves to CANCELLED and tells the client; false if the call had already ended. */
-    private boolean cancelLocked(Status tellClient) {
+    @Override
+    boolean cancelLocked(Status tellClient) {
         if (endedLocked()) {
             return false;
         }
         state = State.CANCELLED;
         cancelled = true;
-        disarmDeadline();
+        disarmDeadlineLocked();
         outbound.discard();
         if (tellClient != null && !conn.isClosed()) {
             finalStatus = tellClient.getCode().name();
-            conn.trailersSending(this);
+            trailersSendingLocked();
             conn.send(conn.trailers(id, tellClient, null), true);
         } else if (finalStatus == null) {
             finalStatus = Status.Code.CANCELLED.name();
@@ -765,7 +479,8 @@ public final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     // ------------------------------------------------------------------ delivery
 
     /** With the lock held: notes a ready transition; true when a drain must start. */
-    private boolean updateReadinessLocked() {
+    @Override
+    boolean updateReadinessLocked() {
         boolean ready = isOpenLocked() && outbound.isReady();
         boolean run = false;
         if (ready && !has(WAS_READY)) {
@@ -818,23 +533,18 @@ public final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
     }
 
     /**
-     * Without the lock: starts core's single-request handler straight into its sink (no interceptor nor listener
-     * holds the call), which makes the stream one that may serve the connection's next call ({@link Recycling}).
+     * With the lock held: the call's handler is core's single-request one, unwrapped ({@link ReleasingHandler}), so
+     * once its response observer let the call go the stream may serve the connection's next call ({@link Recycling}).
      */
-    SingleRequestCallSink<ReqT> startStraight(SingleRequestStarter<?, ?> starter, Metadata headers) {
-        @SuppressWarnings("unchecked")
-        SingleRequestStarter<ReqT, RespT> typed = (SingleRequestStarter<ReqT, RespT>) starter;
-        SingleRequestCallSink<ReqT> sink = typed.startSingleRequestCall(this, headers);
-        synchronized (this) {
-            if (recycling == null) {
-                recycling = new Recycling(STARTED_STRAIGHT, 3);
-            }
-            recycling.allow(STARTED_STRAIGHT);
+    void allowRecyclingLocked() {
+        if (recycling == null) {
+            recycling = new Recycling(CORE_HANDLER, 3);
         }
-        return sink;
+        recycling.allow(CORE_HANDLER);
     }
 
-    private void disarmDeadline() {
+    @Override
+    void disarmDeadlineLocked() {
         if (deadlineTimer != null) {
             deadlineTimer.disarm();
         }
@@ -865,28 +575,10 @@ public final class ServerStream<ReqT, RespT> extends ServerCall<ReqT, RespT>
      * failed (its segment closed, or its memory refused); true when it did, and the caller must then leave the
      * connection and start the drain once its lock is released ({@link #afterEnded}).
      */
-    private boolean attachmentFailedLocked() {
+    @Override
+    boolean attachmentFailedLocked() {
         Status s = drain.takeAttachmentFailureLocked();
         return s != null && cancelLocked(s);
-    }
-
-    /** Without the lock: a request as the handler gets it; {@code attachment} is the one received with it, or null. */
-    ReqT parseRequest(SlabBuffer buf, boolean compressed, int split, dev.rdmarpc.core.Attachment attachment,
-                      SlabBuffer apart) {
-        if (split >= 0) {
-            return Attachments.parse(method().getRequestMarshaller(), buf, split, compressed, attachment, apart);
-        }
-        return Gzip.parseOwned(method().getRequestMarshaller(), buf, compressed,
-                compressed && Gzip.named(requestHeaders, Gzip.ENCODING), conn.settings.maxMessageSize());
-    }
-
-    /** Without the lock: a request could not be parsed ({@code e}): the call ends with the failure. */
-    void requestUnreadable(RuntimeException e) {
-        Status s = Status.fromThrowable(e);
-        if (s.getCode() == Status.Code.UNKNOWN) {
-            s = Status.INTERNAL.withDescription("failed to parse the request: " + e);
-        }
-        abort(s);
     }
 
     /** Without the lock: the handler (or a listener) threw {@code e}: the call ends with it, unless it ended already. */

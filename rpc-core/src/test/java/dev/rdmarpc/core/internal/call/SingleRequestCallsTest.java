@@ -31,8 +31,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A unary method of {@link ServerCalls} against a client that breaks the single-request contract or goes away, played
- * frame by frame. Every case runs on core's stream starting the method straight ({@link SingleRequestStarter}, no
- * listener) and behind an interceptor that wraps the call (a listener), and must end the same way; a response
+ * frame by frame. Every case runs on core's stream starting the method unwrapped ({@link ReleasingHandler}: the
+ * stream may be recycled) and behind an interceptor that wraps the call, and must end the same way; a response
  * observer used after its call ended acts on nothing, not on the connection's next call.
  */
 class SingleRequestCallsTest {
