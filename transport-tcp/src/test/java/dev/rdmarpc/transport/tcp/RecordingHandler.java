@@ -32,6 +32,10 @@ class RecordingHandler implements FrameHandler {
     volatile Throwable closedCause;
     /** A frame type whose arrival makes onFrame throw, or -1. */
     volatile int throwOnType = -1;
+    /** Frames offered with a holder buffer, and (when {@link #keepHolders}) a reference to each such payload. */
+    final AtomicInteger holderFrames = new AtomicInteger();
+    final BlockingQueue<SlabBuffer> kept = new LinkedBlockingQueue<>();
+    volatile boolean keepHolders;
 
     RecordingHandler(FrameConnection connection, boolean echo) {
         this.connection = connection;
@@ -76,6 +80,18 @@ class RecordingHandler implements FrameHandler {
         } else {
             frames.add(new TestFrames.Frame(type, flags, streamId, credit, bytes));
         }
+    }
+
+    @Override
+    public boolean onFrame(int type, int flags, int streamId, int credit, SlabBuffer holder, long offset, int length) {
+        holderFrames.incrementAndGet();
+        boolean keep = keepHolders;
+        if (keep) {
+            // before the frame is recorded, so that a test that saw the frame sees this too
+            kept.add(holder.retainedSlice(offset, length));
+        }
+        onFrame(type, flags, streamId, credit, holder.segment(), offset, length);
+        return keep;
     }
 
     @Override
