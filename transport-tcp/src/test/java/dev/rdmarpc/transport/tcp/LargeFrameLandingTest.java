@@ -4,15 +4,11 @@ import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameHeader;
 import dev.rdmarpc.core.protocol.FrameType;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-import java.io.ByteArrayOutputStream;
 import java.io.EOFException;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
@@ -45,36 +41,10 @@ class LargeFrameLandingTest {
         assertEquals(0, pool.inUseBuffers(), pool.describeLiveBuffers());
     }
 
-    private static byte[] stream(List<byte[]> payloads) throws Exception {
-        ByteArrayOutputStream w = new ByteArrayOutputStream();
-        w.write(TestFrames.helloWire());
-        for (int i = 0; i < payloads.size(); i++) {
-            w.write(TestFrames.wire(FrameType.MESSAGE, 0, 1, i, payloads.get(i)));
-        }
-        return w.toByteArray();
-    }
-
-    private static ByteBuf piece(byte[] all, int from, int to, boolean direct) {
-        if (!direct) {
-            return Unpooled.copiedBuffer(all, from, to - from);
-        }
-        return ByteBufAllocator.DEFAULT.directBuffer(to - from).writeBytes(all, from, to - from);
-    }
-
     private void writeInPieces(byte[] all, int size, boolean direct) {
         for (int pos = 0; pos < all.length; pos += size) {
-            channel.writeInbound(piece(all, pos, Math.min(all.length, pos + size), direct));
+            channel.writeInbound(TestFrames.piece(all, pos, Math.min(all.length, pos + size), direct));
         }
-    }
-
-    private static void assertFrames(RecordingHandler h, List<byte[]> payloads) throws InterruptedException {
-        assertEquals(FrameType.HELLO, h.nextFrame().type());
-        for (int i = 0; i < payloads.size(); i++) {
-            TestFrames.Frame f = h.nextFrame();
-            assertEquals(i, f.credit());
-            assertArrayEquals(payloads.get(i), f.payload(), "frame " + i);
-        }
-        assertTrue(h.frames.isEmpty());
     }
 
     private static TcpFrameConnection connection(RecordingHandler h) {
@@ -87,12 +57,12 @@ class LargeFrameLandingTest {
 
     @Test
     void largeFramesArriveWholeHoweverTheStreamIsCut() throws Exception {
-        byte[] all = stream(MIXED);
+        byte[] all = TestFrames.messageStream(MIXED);
         for (int size : new int[] {65_536, 1_000, 16_383, 300_000, all.length}) {
             for (boolean direct : new boolean[] {true, false}) {
                 RecordingHandler h = open();
                 writeInPieces(all, size, direct);
-                assertFrames(h, MIXED);
+                h.assertMessageStream(MIXED);
                 if (size <= 65_536) {
                     // the 1 MiB, 64 KiB and 200,000-byte frames, each whole in a buffer of its own; a frame that
                     // arrives whole in one read is handed over from where it arrived instead
@@ -111,8 +81,8 @@ class LargeFrameLandingTest {
         List<byte[]> payloads = List.of(TestFrames.pattern(8, 0, 300_000), TestFrames.pattern(8, 1, 300_000));
         RecordingHandler h = open();
         h.keepHolders = true;
-        writeInPieces(stream(payloads), 65_536, true);
-        assertFrames(h, payloads);
+        writeInPieces(TestFrames.messageStream(payloads), 65_536, true);
+        h.assertMessageStream(payloads);
         assertEquals(2, h.kept.size());
         for (byte[] p : payloads) {
             SlabBuffer b = h.kept.poll();
@@ -124,14 +94,14 @@ class LargeFrameLandingTest {
     @Test
     void aLargeHeaderHoldsOnlyWhatArrivedUntilAQuarterOfItIsThere() throws Exception {
         RecordingHandler h = open();
-        channel.writeInbound(piece(TestFrames.helloWire(), 0, TestFrames.helloWire().length, true));
-        channel.writeInbound(piece(TestFrames.headerWire(FrameType.MESSAGE, 1, FrameHeader.DEFAULT_MAX_PAYLOAD), 0,
+        channel.writeInbound(TestFrames.piece(TestFrames.helloWire(), 0, TestFrames.helloWire().length, true));
+        channel.writeInbound(TestFrames.piece(TestFrames.headerWire(FrameType.MESSAGE, 1, FrameHeader.DEFAULT_MAX_PAYLOAD), 0,
                 FrameHeader.SIZE, true));
-        channel.writeInbound(piece(new byte[1024], 0, 1024, true));
+        channel.writeInbound(TestFrames.piece(new byte[1024], 0, 1024, true));
         int held = connection(h).bufferedInputCapacity();
         assertTrue(held <= 4 * (FrameHeader.SIZE + 1024), "held " + held);
         assertEquals(0, pool.inUseBuffers(), "a slab buffer taken for a frame a peer only announced");
-        channel.writeInbound(piece(new byte[FrameHeader.DEFAULT_MAX_PAYLOAD / 4], 0, FrameHeader.DEFAULT_MAX_PAYLOAD / 4, true));
+        channel.writeInbound(TestFrames.piece(new byte[FrameHeader.DEFAULT_MAX_PAYLOAD / 4], 0, FrameHeader.DEFAULT_MAX_PAYLOAD / 4, true));
         assertEquals(1, pool.inUseBuffers());
         assertEquals(FrameType.HELLO, h.nextFrame().type());
         assertTrue(h.frames.isEmpty());
@@ -140,7 +110,7 @@ class LargeFrameLandingTest {
     @Test
     void closeInsideALargeFrameNamesTheTruncationAndFreesItsBuffer() throws Exception {
         RecordingHandler h = open();
-        byte[] all = stream(List.of(TestFrames.pattern(9, 0, 400_000)));
+        byte[] all = TestFrames.messageStream(List.of(TestFrames.pattern(9, 0, 400_000)));
         int cut = all.length - 100_000;
         writeInPieces(java.util.Arrays.copyOf(all, cut), 65_536, true);
         assertEquals(1, pool.inUseBuffers());
