@@ -38,6 +38,11 @@ final class ClientProtocol {
         this.first = !tls && choice == WireProtocol.AUTO && !h2FromStart ? new byte[H2_FRAME_HEADER] : null;
     }
 
+    /** The pool the connection's buffers come from. */
+    SlabPool pool() {
+        return pool;
+    }
+
     /** Cleartext: whether the connection speaks gRPC over HTTP/2 from its start. */
     boolean h2FromStart() {
         return h2FromStart;

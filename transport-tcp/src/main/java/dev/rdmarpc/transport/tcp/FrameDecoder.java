@@ -1,5 +1,7 @@
 package dev.rdmarpc.transport.tcp;
 
+import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameHeader;
 import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.spi.FrameHandler;
@@ -16,6 +18,9 @@ import java.lang.foreign.MemorySegment;
  * The buffer grows with the bytes that have arrived (doubling, up to the frame's size), never with
  * what a header announces, so a peer that sends a header and stalls makes this side hold only what
  * it sent; before HELLO a frame may carry at most {@link #PRE_HELLO_MAX_PAYLOAD} bytes.
+ * A large frame ({@link #LAND_AT_LEAST} payload bytes or more) is received into a slab buffer of its payload's size
+ * instead, once a quarter of it has arrived: its bytes are copied there once, as they arrive, and the handler gets that
+ * buffer as the frame's holder, so it may keep the payload (a whole message) without copying it again.
  * Runs on the connection's I/O thread; not thread-safe.
  */
 final class FrameDecoder {
@@ -34,8 +39,24 @@ final class FrameDecoder {
      * ample room for future blocks, while an unauthenticated peer can make this side buffer at most that much.
      */
     static final int PRE_HELLO_MAX_PAYLOAD = 16 * 1024;
+    /** Payloads of at least this many bytes are received into a slab buffer of their own (when there is a pool). */
+    static final int LAND_AT_LEAST = 64 * 1024;
 
     private final TcpFrameConnection connection;
+    /** Where large frames are received; null to keep every frame in the cumulation. */
+    private final SlabPool pool;
+    /** The payload of the large frame being received, its bytes from offset 0; null when none. */
+    private SlabBuffer landing;
+    /** Bytes of {@link #landing}'s payload received so far. */
+    private int landed;
+    private int landingType;
+    private int landingFlags;
+    private int landingStream;
+    private int landingCredit;
+    /** The read buffer last handed out over the rest of {@link #landing} ({@link #readTarget}), or null. */
+    private ByteBuf landingRead;
+    /** Wrappers for {@link #readTarget}: one is out at a time. */
+    private final SlabByteBufPool readWrappers = new SlabByteBufPool(1);
     /** Bytes received and not yet decoded, from its reader index; null when there are none. */
     private ByteBuf cumulation;
     /** Whether {@link #cumulation} was allocated here (so it may be written into) or adopted from a read. */
@@ -47,8 +68,10 @@ final class FrameDecoder {
     private boolean decoding;
     private boolean released;
 
-    FrameDecoder(TcpFrameConnection connection) {
+    /** A decoder for {@code connection}'s bytes that receives large frames into buffers of {@code pool} (null: none). */
+    FrameDecoder(TcpFrameConnection connection, SlabPool pool) {
         this.connection = connection;
+        this.pool = pool;
     }
 
     /**
@@ -62,7 +85,19 @@ final class FrameDecoder {
             in.release();
             return;
         }
-        append(alloc, in);
+        if (in == landingRead) {
+            // read straight into the landing frame's buffer: its bytes are in place already
+            landingRead = null;
+            landed += in.readableBytes();
+            in.skipBytes(in.readableBytes());
+        } else if (landing != null) {
+            land(in);
+        }
+        if (in.isReadable()) {
+            append(alloc, in);
+        } else {
+            in.release();
+        }
         decodeBuffered(alloc, handler);
     }
 
@@ -73,7 +108,7 @@ final class FrameDecoder {
      * @throws RuntimeException from header validation or from the handler; the caller closes the connection
      */
     void decodeBuffered(ByteBufAllocator alloc, FrameHandler handler) {
-        if (released || decoding || cumulation == null) {
+        if (released || decoding || cumulation == null && landing == null) {
             return;
         }
         decoding = true;
@@ -83,6 +118,19 @@ final class FrameDecoder {
         long origin = 0;
         try {
             while (!connection.readsPaused()) {
+                if (landing != null) {
+                    if (landed < landing.length()) {
+                        break;
+                    }
+                    deliverLanded(handler);
+                    if (connection.isClosing()) {
+                        break;
+                    }
+                    continue;
+                }
+                if (cum == null) {
+                    break;
+                }
                 int start = cum.readerIndex();
                 int readable = cum.readableBytes();
                 if (readable < FrameHeader.SIZE) {
@@ -108,6 +156,9 @@ final class FrameDecoder {
                 }
                 int frameLength = FrameHeader.SIZE + pendingPayload;
                 if (readable < frameLength) {
+                    if (pool != null && pendingPayload >= LAND_AT_LEAST && 4L * readable >= frameLength) {
+                        startLanding(cum, view, off);
+                    }
                     break;
                 }
                 int type = FrameHeader.type(view, off);
@@ -129,6 +180,66 @@ final class FrameDecoder {
             } else {
                 trim(alloc);
             }
+        }
+    }
+
+    /**
+     * Moves the large frame whose header (at {@code off} in {@code view}, validated) starts {@code cum}'s readable
+     * bytes, and the part of its payload that is there, into a buffer of the payload's size, leaving {@code cum} empty.
+     */
+    private void startLanding(ByteBuf cum, MemorySegment view, long off) {
+        int payload = pendingPayload;
+        SlabBuffer b = pool.allocate(payload);
+        b.setLength(payload);
+        landingType = FrameHeader.type(view, off);
+        landingFlags = FrameHeader.flags(view, off);
+        landingStream = FrameHeader.streamId(view, off);
+        landingCredit = FrameHeader.credit(view, off);
+        int have = cum.readableBytes() - FrameHeader.SIZE;
+        MemorySegment.copy(view, off + FrameHeader.SIZE, b.segment(), 0, have);
+        cum.skipBytes(cum.readableBytes());
+        pendingPayload = -1;
+        landing = b;
+        landed = have;
+    }
+
+    /**
+     * A buffer over the part of the landing frame that has not arrived, for the next read from the socket to fill
+     * in place; null when no frame is landing. Its release leaves the landing buffer alone.
+     */
+    ByteBuf readTarget() {
+        SlabBuffer l = landing;
+        if (l == null || released || decoding || landed == l.length() || connection.isHttp2()) {
+            return null;
+        }
+        SlabByteBuf b = readWrappers.wrapForeign(l.segment().asSlice(landed, l.length() - landed), null);
+        b.setIndex(0, 0);
+        landingRead = b;
+        return b;
+    }
+
+    /** Copies what {@code in} holds of the landing frame's payload (as much as it still lacks) into it. */
+    private void land(ByteBuf in) {
+        int n = Math.min(in.readableBytes(), landing.length() - landed);
+        MemorySegment target = landing.segment();
+        if (in.hasMemoryAddress()) {
+            MemorySegment.copy(ALL_MEMORY, in.memoryAddress() + in.readerIndex(), target, landed, n);
+        } else {
+            in.getBytes(in.readerIndex(), target.asSlice(landed, n).asByteBuffer());
+        }
+        in.skipBytes(n);
+        landed += n;
+    }
+
+    /** Hands the whole landed frame to the handler with its buffer as holder, then drops this side's reference. */
+    private void deliverLanded(FrameHandler handler) {
+        SlabBuffer b = landing;
+        landing = null;
+        landingRead = null;
+        try {
+            handler.onFrame(landingType, landingFlags, landingStream, landingCredit, b, 0, b.length());
+        } finally {
+            b.release();
         }
     }
 
@@ -205,14 +316,19 @@ final class FrameDecoder {
         }
     }
 
-    /** Bytes of memory this decoder holds for pending input (the capacity of its buffer), 0 when none. */
+    /** Bytes of memory this decoder holds for pending input (the capacity of its buffers), 0 when none. */
     int bufferedCapacity() {
         ByteBuf cum = cumulation;
-        return cum == null ? 0 : cum.capacity();
+        SlabBuffer l = landing;
+        return (cum == null ? 0 : cum.capacity()) + (l == null ? 0 : l.capacity());
     }
 
     /** What a close now would leave half-read, for the close reason; null when on a frame boundary. */
     String truncation() {
+        if (landing != null) {
+            return "truncated frame: the stream ended after " + (FrameHeader.SIZE + landed) + " of the "
+                    + (FrameHeader.SIZE + landing.length()) + " bytes of a " + FrameType.name(landingType) + " frame";
+        }
         ByteBuf cum = cumulation;
         if (cum == null || !cum.isReadable()) {
             return null;
@@ -238,6 +354,12 @@ final class FrameDecoder {
     }
 
     private void freeCumulation() {
+        SlabBuffer l = landing;
+        landing = null;
+        landingRead = null;
+        if (l != null) {
+            l.release();
+        }
         ByteBuf cum = cumulation;
         cumulation = null;
         if (cum != null) {

@@ -11,10 +11,9 @@ import io.netty.channel.WriteBufferWaterMark;
  */
 final class SocketOptions {
     /**
-     * Unsent outbound bytes above which a connection reports not writable: one {@link
-     * TcpFrameConnection#PREFERRED_CHUNK_SIZE} frame, on top of what the kernel's socket buffer already holds (on
-     * loopback and fast links several hundred KiB to a few MiB), which is plenty to keep the socket busy while
-     * senders wait for {@code onWritable}; more would only be memory a slow reader pins.
+     * Unsent outbound bytes above which a connection reports not writable: 256 KiB, on top of what the kernel's
+     * socket buffer already holds (on loopback and fast links several hundred KiB to a few MiB), which is plenty to
+     * keep the socket busy while senders wait for {@code onWritable}; more would only be memory a slow reader pins.
      */
     static final int HIGH_WATER_MARK = 256 * 1024;
     /** Unsent outbound bytes below which it is writable again (a quarter of the high mark, so it does not flap). */

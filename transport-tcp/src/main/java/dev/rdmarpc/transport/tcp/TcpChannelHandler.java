@@ -5,7 +5,11 @@ import dev.rdmarpc.core.spi.FrameHandler;
 import dev.rdmarpc.core.spi.FrameHandlerFactory;
 import dev.rdmarpc.core.spi.ProtocolSwitchException;
 import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelConfig;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
@@ -43,6 +47,8 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
     private Http2Refusal http2;
     /** Where a server's {@link H2Bridge} takes buffers; null when HTTP/2 clients are refused (and on clients). */
     private final SlabPool http2Pool;
+    /** Where the decoder receives large frames; null to keep them in its cumulation. */
+    private final SlabPool pool;
     /** On a client: which protocol the connection speaks; null on a server. */
     private final ClientProtocol client;
     private boolean firstRead = true;
@@ -54,30 +60,32 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
     private Throwable earlyTlsError;
 
     TcpChannelHandler(FrameHandlerFactory handlers, CompletableFuture<FrameConnection> connected, OpenConnections open) {
-        this(handlers, connected, open, null, (SlabPool) null);
+        this(handlers, connected, open, null, null, false);
     }
 
     /**
      * A handler behind an {@code SslHandler} when {@code tls} is not null: it binds core once the handshake completed.
-     * A server handler serves gRPC-over-HTTP/2 clients (with buffers from {@code http2Pool}) unless that is null.
+     * Large frames are received into buffers of {@code pool} (null: into the decoder's cumulation). A server handler
+     * serves gRPC-over-HTTP/2 clients (with buffers from {@code pool}) when {@code http2} is set.
      */
     TcpChannelHandler(FrameHandlerFactory handlers, CompletableFuture<FrameConnection> connected, OpenConnections open,
-                      TlsHandshakeState tls, SlabPool http2Pool) {
-        this(handlers, connected, open, tls, http2Pool, null);
+                      TlsHandshakeState tls, SlabPool pool, boolean http2) {
+        this(handlers, connected, open, tls, pool, http2 ? pool : null, null);
     }
 
     /** A client's handler (behind an {@code SslHandler} when {@code tls} is not null) for a connection speaking {@code client}. */
     TcpChannelHandler(FrameHandlerFactory handlers, CompletableFuture<FrameConnection> connected, OpenConnections open,
                       TlsHandshakeState tls, ClientProtocol client) {
-        this(handlers, connected, open, tls, null, client);
+        this(handlers, connected, open, tls, client.pool(), null, client);
     }
 
     private TcpChannelHandler(FrameHandlerFactory handlers, CompletableFuture<FrameConnection> connected, OpenConnections open,
-                              TlsHandshakeState tls, SlabPool http2Pool, ClientProtocol client) {
+                              TlsHandshakeState tls, SlabPool pool, SlabPool http2Pool, ClientProtocol client) {
         this.handlers = handlers;
         this.connected = connected;
         this.open = open;
         this.tls = tls;
+        this.pool = pool;
         this.http2Pool = http2Pool;
         this.client = client;
     }
@@ -176,12 +184,24 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
         }
         c.bind(h);
         connection = c;
-        decoder = new FrameDecoder(c);
+        decoder = new FrameDecoder(c, pool);
         c.attachDecoder(decoder);
+        if (pool != null && tls == null && !h2 && readsInPlace(ctx.channel())) {
+            ChannelConfig config = ctx.channel().config();
+            config.setRecvByteBufAllocator(new LandingReads(config.getRecvByteBufAllocator(), decoder));
+        }
         if (connected != null && !connected.complete(c)) {
             c.close("connect was cancelled");
         }
         open.add(c);
+    }
+
+    /**
+     * Whether {@code channel} reads synchronously into the buffer its allocator gives (epoll, NIO), so that a read may
+     * go straight into a landing frame's buffer; io_uring's reads complete later, into memory that must outlive them.
+     */
+    private static boolean readsInPlace(Channel channel) {
+        return channel instanceof EpollSocketChannel || channel instanceof NioSocketChannel;
     }
 
     @Override

@@ -45,8 +45,12 @@ import java.util.concurrent.RejectedExecutionException;
 final class TcpFrameConnection implements FrameConnection {
     static final System.Logger LOG = System.getLogger("dev.rdmarpc.transport.tcp");
 
-    /** Largest MESSAGE payload per frame this transport asks for. */
-    static final int PREFERRED_CHUNK_SIZE = 256 * 1024;
+    /**
+     * Largest MESSAGE payload per frame this transport asks for: the default frame limit, as over RDMA. A message up to
+     * about that size travels in one frame, which the receiver takes into one buffer it may keep as the message
+     * ({@link FrameDecoder}); smaller chunks would make it reassemble (copy) every message larger than a chunk.
+     */
+    static final int PREFERRED_CHUNK_SIZE = FrameHeader.DEFAULT_MAX_PAYLOAD;
     /**
      * Unsent outbound bytes past which this side stops reading from the peer until they drain below the low-water
      * mark: 16 times the high-water mark (4 MiB), far above what a reading peer leaves queued, so it is reached when
@@ -579,6 +583,11 @@ final class TcpFrameConnection implements FrameConnection {
      */
     void servesHttp2() {
         this.http2 = true;
+    }
+
+    /** Whether the connection carries gRPC over HTTP/2 (see {@link #servesHttp2}). */
+    boolean isHttp2() {
+        return http2;
     }
 
     // ---- closing ----

@@ -32,8 +32,10 @@ final class TcpServerTransport implements ServerTransport {
     /** TLS contexts when the config has TLS; null for plaintext. */
     private final TlsContexts tls;
     private final long handshakeTimeoutMillis;
-    /** Where the translation of gRPC-over-HTTP/2 clients takes buffers; null when they are refused. */
-    private final SlabPool http2Pool;
+    /** Where connections take buffers (large frames received, and an {@link H2Bridge}'s). */
+    private final SlabPool pool;
+    /** Whether gRPC-over-HTTP/2 clients are served (else refused). */
+    private final boolean http2;
     private EventLoopGroup group;
     private Channel listener;
     private boolean closed;
@@ -46,7 +48,8 @@ final class TcpServerTransport implements ServerTransport {
      */
     public TcpServerTransport(TransportConfig config) {
         this.tls = config.tls() == null ? null : new TlsContexts(config.tls(), config.grpcOverHttp2());
-        this.http2Pool = config.grpcOverHttp2() ? config.pool() : null;
+        this.pool = config.pool();
+        this.http2 = config.grpcOverHttp2();
         this.handshakeTimeoutMillis = config.handshakeTimeoutMillis() > 0 ? config.handshakeTimeoutMillis()
                 : TcpClientTransport.DEFAULT_HANDSHAKE_TIMEOUT_MILLIS;
         this.flavor = IoFlavor.select(config.nativeIo());
@@ -71,7 +74,7 @@ final class TcpServerTransport implements ServerTransport {
                     @Override
                     protected void initChannel(Channel ch) {
                         if (tls == null) {
-                            ch.pipeline().addLast(new TcpChannelHandler(handlers, null, connections, null, http2Pool));
+                            ch.pipeline().addLast(new TcpChannelHandler(handlers, null, connections, null, pool, http2));
                             return;
                         }
                         // The handshake timeout closes a peer that stalls (sends nothing, or half a ClientHello).
@@ -79,7 +82,7 @@ final class TcpServerTransport implements ServerTransport {
                         SslHandler ssl = tls.current().newHandler(ch.alloc());
                         ssl.setHandshakeTimeoutMillis(handshakeTimeoutMillis);
                         ch.pipeline().addLast(new PlaintextPeerDetector(state, true), ssl,
-                                new TcpChannelHandler(handlers, null, connections, state, http2Pool));
+                                new TcpChannelHandler(handlers, null, connections, state, pool, http2));
                     }
                 });
         ChannelFuture f;

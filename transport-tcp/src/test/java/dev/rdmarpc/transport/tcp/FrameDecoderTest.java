@@ -17,7 +17,6 @@ import java.io.EOFException;
 import java.util.Arrays;
 import java.util.List;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -42,43 +41,16 @@ class FrameDecoderTest {
         }
     }
 
-    private static byte[] stream(List<byte[]> payloads) throws Exception {
-        ByteArrayOutputStream w = new ByteArrayOutputStream();
-        w.write(TestFrames.helloWire());
-        for (int i = 0; i < payloads.size(); i++) {
-            w.write(TestFrames.wire(FrameType.MESSAGE, 0, 1, i, payloads.get(i)));
-        }
-        return w.toByteArray();
-    }
-
-    private static ByteBuf piece(byte[] all, int from, int to, boolean direct) {
-        if (!direct) {
-            return Unpooled.copiedBuffer(all, from, to - from);
-        }
-        ByteBuf b = ByteBufAllocator.DEFAULT.directBuffer(to - from);
-        return b.writeBytes(all, from, to - from);
-    }
-
-    private static void assertFrames(RecordingHandler h, List<byte[]> payloads) throws InterruptedException {
-        assertEquals(FrameType.HELLO, h.nextFrame().type());
-        for (int i = 0; i < payloads.size(); i++) {
-            TestFrames.Frame f = h.nextFrame();
-            assertEquals(i, f.credit());
-            assertArrayEquals(payloads.get(i), f.payload(), "frame " + i);
-        }
-        assertTrue(h.frames.isEmpty());
-    }
-
     @Test
     void everyTwoWaySplitGivesTheSameFrames() throws Exception {
         List<byte[]> payloads = List.of(new byte[0], TestFrames.pattern(1, 1, 37), new byte[0], TestFrames.pattern(1, 3, 5));
-        byte[] all = stream(payloads);
+        byte[] all = TestFrames.messageStream(payloads);
         for (int cut = 0; cut <= all.length; cut++) {
             for (boolean direct : new boolean[] {true, false}) {
                 RecordingHandler h = open();
-                channel.writeInbound(piece(all, 0, cut, direct));
-                channel.writeInbound(piece(all, cut, all.length, direct));
-                assertFrames(h, payloads);
+                channel.writeInbound(TestFrames.piece(all, 0, cut, direct));
+                channel.writeInbound(TestFrames.piece(all, cut, all.length, direct));
+                h.assertMessageStream(payloads);
                 channel.finishAndReleaseAll();
             }
         }
@@ -88,12 +60,12 @@ class FrameDecoderTest {
     @Test
     void oneByteAtATime() throws Exception {
         List<byte[]> payloads = List.of(TestFrames.pattern(2, 0, 3000), TestFrames.pattern(2, 1, 8), new byte[0]);
-        byte[] all = stream(payloads);
+        byte[] all = TestFrames.messageStream(payloads);
         RecordingHandler h = open();
         for (int i = 0; i < all.length; i++) {
-            channel.writeInbound(piece(all, i, i + 1, i % 2 == 0));
+            channel.writeInbound(TestFrames.piece(all, i, i + 1, i % 2 == 0));
         }
-        assertFrames(h, payloads);
+        h.assertMessageStream(payloads);
     }
 
     @Test
@@ -102,22 +74,22 @@ class FrameDecoderTest {
         for (int i = 0; i < 500; i++) {
             payloads.add(TestFrames.pattern(3, i, i % 50));
         }
-        byte[] all = stream(payloads);
+        byte[] all = TestFrames.messageStream(payloads);
         RecordingHandler h = open();
-        channel.writeInbound(piece(all, 0, all.length, true));
-        assertFrames(h, payloads);
+        channel.writeInbound(TestFrames.piece(all, 0, all.length, true));
+        h.assertMessageStream(payloads);
     }
 
     @Test
     void largeFrameInReadSizedPiecesWithTheNextHeaderAttached() throws Exception {
         List<byte[]> payloads = List.of(TestFrames.pattern(4, 0, FrameHeader.DEFAULT_MAX_PAYLOAD), TestFrames.pattern(4, 1, 100),
                 TestFrames.pattern(4, 2, 200_000));
-        byte[] all = stream(payloads);
+        byte[] all = TestFrames.messageStream(payloads);
         RecordingHandler h = open();
         for (int pos = 0; pos < all.length; pos += 65_536) {
-            channel.writeInbound(piece(all, pos, Math.min(all.length, pos + 65_536), true));
+            channel.writeInbound(TestFrames.piece(all, pos, Math.min(all.length, pos + 65_536), true));
         }
-        assertFrames(h, payloads);
+        h.assertMessageStream(payloads);
     }
 
     @Test
@@ -127,7 +99,7 @@ class FrameDecoderTest {
         w.write(TestFrames.helloWire());
         w.write(TestFrames.headerWire(FrameType.MESSAGE, 1, FrameHeader.DEFAULT_MAX_PAYLOAD + 1));
         byte[] all = w.toByteArray();
-        channel.writeInbound(piece(all, 0, all.length, true));
+        channel.writeInbound(TestFrames.piece(all, 0, all.length, true));
         channel.runPendingTasks();
         h.awaitClosed();
         assertInstanceOf(ProtocolException.class, h.closedCause);
@@ -137,8 +109,8 @@ class FrameDecoderTest {
     @Test
     void closeWithHalfAFrameNamesTheTruncation() throws Exception {
         RecordingHandler h = open();
-        byte[] all = stream(List.of(TestFrames.pattern(5, 0, 64)));
-        channel.writeInbound(piece(all, 0, all.length - 10, true));
+        byte[] all = TestFrames.messageStream(List.of(TestFrames.pattern(5, 0, 64)));
+        channel.writeInbound(TestFrames.piece(all, 0, all.length - 10, true));
         channel.close();
         h.awaitClosed();
         assertTrue(h.closedReason.contains("truncated frame: the stream ended after 70 of the 80 bytes of a MESSAGE frame"),
@@ -192,7 +164,7 @@ class FrameDecoderTest {
         assertTrue(alloc.directBytes <= FrameDecoder.MIN_CAPACITY, "allocated " + alloc.directBytes);
 
         // 1 KiB of the payload: the buffer follows what arrived, not the 1 MiB announced.
-        channel.writeInbound(piece(new byte[1024], 0, 1024, true));
+        channel.writeInbound(TestFrames.piece(new byte[1024], 0, 1024, true));
         held = connection(h).bufferedInputCapacity();
         assertTrue(held >= FrameHeader.SIZE + 1024 && held <= 4 * (FrameHeader.SIZE + 1024), "held " + held);
         assertTrue(h.frames.isEmpty());
@@ -201,14 +173,14 @@ class FrameDecoderTest {
     @Test
     void aLargeFrameArrivingInReadSizedPiecesIsCopiedAFewTimesAtMost() throws Exception {
         byte[] payload = TestFrames.pattern(6, 0, FrameHeader.DEFAULT_MAX_PAYLOAD);
-        byte[] all = stream(List.of(payload));
+        byte[] all = TestFrames.messageStream(List.of(payload));
         RecordingHandler h = open();
         CountingAllocator alloc = new CountingAllocator();
         channel.config().setAllocator(alloc);
         for (int pos = 0; pos < all.length; pos += 65_536) {
-            channel.writeInbound(piece(all, pos, Math.min(all.length, pos + 65_536), true));
+            channel.writeInbound(TestFrames.piece(all, pos, Math.min(all.length, pos + 65_536), true));
         }
-        assertFrames(h, List.of(payload));
+        h.assertMessageStream(List.of(payload));
         // Doubling from one read to the frame's size allocates (and copies) less than twice the frame in all;
         // one copy per read into a buffer of the frame's size would be 16 times the frame.
         assertTrue(alloc.directBytes < 2L * all.length, "allocated " + alloc.directBytes + " for a frame of " + all.length);
@@ -218,7 +190,7 @@ class FrameDecoderTest {
     @Test
     void aFirstFrameOverThePreHelloLimitIsRefusedAtItsHeader() throws Exception {
         RecordingHandler h = open();
-        channel.writeInbound(piece(TestFrames.headerWire(FrameType.HELLO, 0, FrameDecoder.PRE_HELLO_MAX_PAYLOAD + 1), 0, 16, true));
+        channel.writeInbound(TestFrames.piece(TestFrames.headerWire(FrameType.HELLO, 0, FrameDecoder.PRE_HELLO_MAX_PAYLOAD + 1), 0, 16, true));
         channel.runPendingTasks();
         h.awaitClosed();
         assertInstanceOf(ProtocolException.class, h.closedCause);
@@ -230,8 +202,8 @@ class FrameDecoderTest {
         RecordingHandler h = open();
         byte[] hello = TestFrames.wire(FrameType.HELLO, 0, 0, 0, new byte[FrameDecoder.PRE_HELLO_MAX_PAYLOAD]);
         byte[] big = TestFrames.wire(FrameType.MESSAGE, 0, 1, 0, new byte[FrameHeader.DEFAULT_MAX_PAYLOAD]);
-        channel.writeInbound(piece(hello, 0, hello.length, true));
-        channel.writeInbound(piece(big, 0, big.length, true));
+        channel.writeInbound(TestFrames.piece(hello, 0, hello.length, true));
+        channel.writeInbound(TestFrames.piece(big, 0, big.length, true));
         assertEquals(FrameDecoder.PRE_HELLO_MAX_PAYLOAD, h.nextFrame().payload().length);
         assertEquals(FrameHeader.DEFAULT_MAX_PAYLOAD, h.nextFrame().payload().length);
         assertNull(h.closedReason);

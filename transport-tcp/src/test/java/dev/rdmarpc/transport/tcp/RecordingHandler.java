@@ -1,18 +1,22 @@
 package dev.rdmarpc.transport.tcp;
 
 import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.spi.FrameConnection;
 import dev.rdmarpc.core.spi.FrameHandler;
 import dev.rdmarpc.core.spi.FrameHandlerFactory;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -32,6 +36,10 @@ class RecordingHandler implements FrameHandler {
     volatile Throwable closedCause;
     /** A frame type whose arrival makes onFrame throw, or -1. */
     volatile int throwOnType = -1;
+    /** Frames offered with a holder buffer, and (when {@link #keepHolders}) a reference to each such payload. */
+    final AtomicInteger holderFrames = new AtomicInteger();
+    final BlockingQueue<SlabBuffer> kept = new LinkedBlockingQueue<>();
+    volatile boolean keepHolders;
 
     RecordingHandler(FrameConnection connection, boolean echo) {
         this.connection = connection;
@@ -79,6 +87,18 @@ class RecordingHandler implements FrameHandler {
     }
 
     @Override
+    public boolean onFrame(int type, int flags, int streamId, int credit, SlabBuffer holder, long offset, int length) {
+        holderFrames.incrementAndGet();
+        boolean keep = keepHolders;
+        if (keep) {
+            // before the frame is recorded, so that a test that saw the frame sees this too
+            kept.add(holder.retainedSlice(offset, length));
+        }
+        onFrame(type, flags, streamId, credit, holder.segment(), offset, length);
+        return keep;
+    }
+
+    @Override
     public void onWritable() {
         writableCalls.incrementAndGet();
     }
@@ -95,6 +115,17 @@ class RecordingHandler implements FrameHandler {
         TestFrames.Frame f = frames.poll(60, TimeUnit.SECONDS);
         assertNotNull(f, "no frame arrived");
         return f;
+    }
+
+    /** Asserts that what arrived is a HELLO then exactly these MESSAGE payloads, credit = index (as {@link TestFrames#messageStream}). */
+    void assertMessageStream(List<byte[]> payloads) throws InterruptedException {
+        assertEquals(FrameType.HELLO, nextFrame().type());
+        for (int i = 0; i < payloads.size(); i++) {
+            TestFrames.Frame f = nextFrame();
+            assertEquals(i, f.credit());
+            assertArrayEquals(payloads.get(i), f.payload(), "frame " + i);
+        }
+        assertTrue(frames.isEmpty());
     }
 
     void awaitClosed() throws InterruptedException {

@@ -4,11 +4,17 @@ import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameHeader;
 import dev.rdmarpc.core.protocol.FrameType;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
 
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.List;
 
 /** Builds frames for tests, as slab buffers ready to send or as raw wire bytes. */
 final class TestFrames {
@@ -73,6 +79,24 @@ final class TestFrames {
         ByteBuffer b = ByteBuffer.allocate(FrameHeader.SIZE).order(ByteOrder.LITTLE_ENDIAN);
         b.putInt(length).put((byte) type).put((byte) 0).putShort((short) 0).putInt(streamId).putInt(0);
         return b.array();
+    }
+
+    /** The wire bytes of a HELLO then one MESSAGE frame per payload (stream 1, credit = its index). */
+    static byte[] messageStream(List<byte[]> payloads) throws IOException {
+        ByteArrayOutputStream w = new ByteArrayOutputStream();
+        w.write(helloWire());
+        for (int i = 0; i < payloads.size(); i++) {
+            w.write(wire(FrameType.MESSAGE, 0, 1, i, payloads.get(i)));
+        }
+        return w.toByteArray();
+    }
+
+    /** Bytes {@code [from, to)} of {@code all} as one read: a direct buffer, or a heap one. */
+    static ByteBuf piece(byte[] all, int from, int to, boolean direct) {
+        if (!direct) {
+            return Unpooled.copiedBuffer(all, from, to - from);
+        }
+        return ByteBufAllocator.DEFAULT.directBuffer(to - from).writeBytes(all, from, to - from);
     }
 
     /** Deterministic payload bytes for a (sender, sequence) pair, which lead when {@code length >= 8}. */
