@@ -17,7 +17,8 @@ public interface FrameConnection {
      * connection fails. After close, buffers are released without being sent.
      *
      * @param flush whether to flush now; a send without flush waits for a later send with flush,
-     *              {@link #flush()} or {@link #close}: transports never flush on their own
+     *              {@link #flush()} or {@link #close}: transports never flush on their own, except what they
+     *              hold past their high-water mark (see {@link #isWritable()})
      */
     void send(SlabBuffer head, SlabBuffer tail, boolean flush);
 
@@ -52,7 +53,8 @@ public interface FrameConnection {
 
     /**
      * False while the transport's outbound buffer is above its high-water mark; the handler's
-     * {@link FrameHandler#onWritable()} is called when it drains.
+     * {@link FrameHandler#onWritable()} is called when it drains, with no further send or flush from core: a
+     * sender told to wait for {@code onWritable} need not flush first.
      */
     boolean isWritable();
 

@@ -393,6 +393,11 @@ final class TcpFrameConnection implements FrameConnection {
      * on again once the queue is (nearly) empty or everything fits under the mark; any thread. Netty's own water
      * marks cover its outbound buffer, so the bit only speaks for bytes that have not reached it yet. Rechecks after
      * each change, so a send counted while the bit was being turned on again is not missed.
+     * <p>
+     * While the bit is off a drain is due, flushed or not: only a drain turns the bit on again, and a sender told the
+     * connection is unwritable waits for {@code onWritable} rather than flush. Without it, sends queued without flush
+     * while Netty's buffer was full kept the connection unwritable after that buffer had drained, until some later
+     * flush (a keepalive PING, minutes later).
      */
     private void refreshQueueWritability() {
         synchronized (queueBitLock) {
@@ -404,12 +409,15 @@ final class TcpFrameConnection implements FrameConnection {
                 long queued = (long) QUEUED_BYTES.getVolatile(this);
                 boolean over = queued > 0 && queued + out.totalPendingWriteBytes() > SocketOptions.HIGH_WATER_MARK;
                 if (over == queueUnwritable) {
-                    return;
+                    break;
                 }
                 queueUnwritable = over;
                 // Netty fires channelWritabilityChanged on the I/O thread when the channel's writability flips.
                 out.setUserDefinedWritability(QUEUE_WRITABILITY_BIT, !over);
             }
+        }
+        if (queueUnwritable) {
+            scheduleDrain();
         }
     }
 
