@@ -214,7 +214,7 @@ public final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                 deadlineTimer.deadline(null);
             }
         }
-        channel.recycle(this);
+        channel.recycled().give(this);
     }
 
     /** The call's deadline, or null for none (kept by its timer). */

@@ -136,7 +136,7 @@ public final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, Re
                 deadlineTimer.deadline(null);
             }
         }
-        conn.recycle(this);
+        conn.recycled().give(this);
     }
 
     public int id() {

@@ -109,7 +109,7 @@ public final class ConnectionSendWindow {
     }
 
     /** What is left of the peer's connection window (for tests); Long.MAX_VALUE when it has none. */
-    public synchronized long left() {
+    synchronized long left() {
         return peerWindow == 0 ? Long.MAX_VALUE : left;
     }
 
