@@ -143,7 +143,7 @@ public final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, Re
         return id;
     }
 
-    /** The stream's protocol state (for tests and logs). */
+    /** The stream's protocol state (for tests). */
     synchronized State state() {
         return state;
     }

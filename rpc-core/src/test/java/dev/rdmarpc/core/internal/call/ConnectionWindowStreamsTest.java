@@ -50,7 +50,7 @@ class ConnectionWindowStreamsTest {
     private static int feed(InboundMessages in, byte[] frame) {
         MemorySegment seg = Arena.ofAuto().allocate(frame.length);
         MemorySegment.copy(frame, 0, seg, ValueLayout.JAVA_BYTE, 0, frame.length);
-        return in.onFrame(FrameHeader.flags(seg, 0), seg, FrameHeader.SIZE, frame.length - FrameHeader.SIZE, true);
+        return in.onFrame(FrameHeader.flags(seg, 0), seg, null, FrameHeader.SIZE, frame.length - FrameHeader.SIZE, true);
     }
 
     /** A MESSAGE frame with {@code flags}: a BEGIN announcing {@code total} bytes, carrying {@code data} of them. */
