@@ -55,7 +55,7 @@ class AttachmentFramingTest {
         FlowControlTest.CollectingConnection c = new FlowControlTest.CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
         out.onAttachmentFailed(s -> closedHook.incrementAndGet());
-        out.bind(c, new ConnectionSendWindow(), 1, 1 << 20, 1000);
+        out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 1, 1 << 20, 1000);
         OutgoingAttachment att = OutgoingAttachment.of(attachment, onReleased);
         out.message(MessageFramer.frameWithAttachment(pool, FlowControlTest.BYTES, message, att.size()), att, false, true);
         return c;
@@ -149,7 +149,7 @@ class AttachmentFramingTest {
         FlowControlTest.CollectingConnection c = new FlowControlTest.CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
         out.onAttachmentFailed(s -> closedHook.incrementAndGet());
-        out.bind(c, new ConnectionSendWindow(), 1, 200, 1000); // room for the message, none for the attachment
+        out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 1, 200, 1000); // room for the message, none for the attachment
         Arena arena = Arena.ofConfined();
         OutgoingAttachment att = OutgoingAttachment.of(arena.allocate(5_000), onReleased);
         out.message(MessageFramer.frameWithAttachment(pool, FlowControlTest.BYTES, pattern(192, 1), att.size()), att, false, true);
@@ -186,7 +186,7 @@ class AttachmentFramingTest {
         OutboundFlow out = new OutboundFlow(pool);
         java.util.List<dev.rdmarpc.core.Status> failures = new java.util.ArrayList<>();
         out.onAttachmentFailed(failures::add);
-        out.bind(c, new ConnectionSendWindow(), 1, 1 << 20, 1000);
+        out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 1, 1 << 20, 1000);
         try (Arena arena = Arena.ofConfined()) {
             OutgoingAttachment att = OutgoingAttachment.of(arena.allocate(5_000), onReleased);
             out.message(MessageFramer.frameWithAttachment(pool, FlowControlTest.BYTES, pattern(10, 1), att.size()), att, false, true);

@@ -68,7 +68,7 @@ class ConnectionWindowStreamsTest {
     @Test
     void senderAndReceiverCountEmptyMessagesAlikeAndCreditRefillsTheWindow() {
         FlowControlTest.CollectingConnection c = new FlowControlTest.CollectingConnection();
-        ConnectionSendWindow send = new ConnectionSendWindow();
+        ConnectionSendWindow send = new ConnectionSendWindow(Long.MAX_VALUE);
         send.peerWindow(WINDOW);
         OutboundFlow out = new OutboundFlow(pool);
         out.bind(c, send, 1, 1 << 20, 1 << 20);
@@ -107,7 +107,7 @@ class ConnectionWindowStreamsTest {
     @Test
     void aMessageTakesItsWholeChargeBeforeItsFirstFrameAndTheReceiverAtItsBegin() {
         FlowControlTest.CollectingConnection c = new FlowControlTest.CollectingConnection();
-        ConnectionSendWindow send = new ConnectionSendWindow();
+        ConnectionSendWindow send = new ConnectionSendWindow(Long.MAX_VALUE);
         send.peerWindow(WINDOW);
         OutboundFlow a = new OutboundFlow(pool);
         OutboundFlow b = new OutboundFlow(pool);

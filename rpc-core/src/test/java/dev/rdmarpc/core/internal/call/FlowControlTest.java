@@ -138,7 +138,7 @@ class FlowControlTest {
     void smallMessageGoesAsOneFrameWithoutQueueing() {
         CollectingConnection c = new CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
-        out.bind(c, new ConnectionSendWindow(), 1, 65536, 1000);
+        out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 1, 65536, 1000);
         out.message(MessageFramer.frame(pool, BYTES, pattern(64)), false, true);
         assertEquals(1, c.frames.size());
         assertTrue(out.isEmpty());
@@ -155,7 +155,7 @@ class FlowControlTest {
         CollectingConnection c = new CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
         int window = 4096;
-        out.bind(c, new ConnectionSendWindow(), 3, window, 1000);
+        out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 3, window, 1000);
         byte[] body = pattern(20_000);
         out.message(MessageFramer.frame(pool, BYTES, body), true, true);
         assertFalse(out.isEmpty(), "a message over the window waits for credit");
@@ -189,7 +189,7 @@ class FlowControlTest {
     void aBodyThatFitsOneFrameOnlyWithoutItsPrefixGoesWholeAfterAPrefixOnlyBegin() {
         CollectingConnection c = new CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
-        out.bind(c, new ConnectionSendWindow(), 5, 65536, 1000);
+        out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 5, 65536, 1000);
         byte[] body = pattern(1000);
         out.message(MessageFramer.frame(pool, BYTES, body), true, true);
         assertEquals(2, c.frames.size());
@@ -217,7 +217,7 @@ class FlowControlTest {
         CollectingConnection c = new CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
         int window = 65536;
-        out.bind(c, new ConnectionSendWindow(), 1, window, 1 << 20);
+        out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 1, window, 1 << 20);
         InboundMessages in = new InboundMessages(pool, 1 << 20, -1, window, null);
         demand = false;
         for (int i = 0; i < 100; i++) {
@@ -241,7 +241,7 @@ class FlowControlTest {
     void oversizeAndWindowViolationsAreDetected() {
         CollectingConnection c = new CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
-        out.bind(c, new ConnectionSendWindow(), 1, 1 << 20, 1 << 20);
+        out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 1, 1 << 20, 1 << 20);
         out.message(MessageFramer.frame(pool, BYTES, pattern(5000)), false, true);
         InboundMessages small = new InboundMessages(pool, 1000, -1, 1 << 20, null);
         assertEquals(InboundMessages.TOO_LARGE, feed(small, c.frames.get(0)));
@@ -305,7 +305,7 @@ class FlowControlTest {
     void aMessageArrivingInOneFrameIsAllocatedOnce() {
         CollectingConnection c = new CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
-        out.bind(c, new ConnectionSendWindow(), 1, 1 << 20, 1 << 20);
+        out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 1, 1 << 20, 1 << 20);
         out.message(MessageFramer.frame(pool, BYTES, pattern(300_000)), false, true);
         InboundMessages in = new InboundMessages(pool, 1 << 20, -1, 1 << 20, null);
         assertEquals(InboundMessages.COMPLETED, feed(in, c.frames.get(0)));
@@ -319,7 +319,7 @@ class FlowControlTest {
     void windowPastTwoToThe31IsAProtocolError() {
         CollectingConnection c = new CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
-        out.bind(c, new ConnectionSendWindow(), 1, Integer.MAX_VALUE - 10, 1 << 20);
+        out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 1, Integer.MAX_VALUE - 10, 1 << 20);
         out.onWindow(10);
         ProtocolException e = assertThrows(ProtocolException.class, () -> out.onWindow(1));
         assertTrue(e.getMessage().contains("2^31-1"), e.getMessage());
@@ -331,7 +331,7 @@ class FlowControlTest {
     void aConnectionThatCannotTakeMoreGetsNothingUntilItDrains() {
         CollectingConnection c = new CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
-        out.bind(c, new ConnectionSendWindow(), 1, 1 << 20, 1 << 20);
+        out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 1, 1 << 20, 1 << 20);
         c.writable = false;
         assertFalse(out.isReady(), "not ready while the connection is full");
         out.message(MessageFramer.frame(pool, BYTES, pattern(64)), false, true);
