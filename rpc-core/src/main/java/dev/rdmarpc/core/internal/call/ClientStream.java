@@ -214,7 +214,7 @@ public final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                 deadlineTimer.deadline(null);
             }
         }
-        channel.recycle(this);
+        channel.recycled().give(this);
     }
 
     /** The call's deadline, or null for none (kept by its timer). */
@@ -248,7 +248,7 @@ public final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
         flags = bits;
     }
 
-    /** The stream's protocol state (for tests and logs): two bits of {@link #flags}. */
+    /** The stream's protocol state (for tests): two bits of {@link #flags}. */
     synchronized State state() {
         return STATES[(flags & STATE_MASK) >>> STATE_SHIFT];
     }

@@ -85,15 +85,6 @@ public final class InboundMessages {
     /** The whole messages waiting for the application. */
     private final MessageQueue queue = new MessageQueue();
 
-    InboundMessages(SlabPool pool, int maxMessageSize, int window) {
-        this(pool, maxMessageSize, -1, window, null);
-    }
-
-    /** With {@code maxAttachmentSize} bytes of attachment accepted per message (-1: none, the flag is refused). */
-    InboundMessages(SlabPool pool, int maxMessageSize, int maxAttachmentSize, int window) {
-        this(pool, maxMessageSize, maxAttachmentSize, window, null);
-    }
-
     /**
      * With {@code maxAttachmentSize} bytes of attachment accepted per message (-1: none, the flag is refused), charging
      * messages to {@code connection} (null: none).
@@ -123,18 +114,11 @@ public final class InboundMessages {
     }
 
     /**
-     * Takes one MESSAGE frame. {@code demand} says whether the application has asked for more
-     * messages than are queued. Throws ProtocolException on a framing or window violation.
-     */
-    int onFrame(int flags, MemorySegment memory, long offset, int len, boolean demand) {
-        return onFrame(flags, memory, null, offset, len, demand);
-    }
-
-    /**
      * Takes one MESSAGE frame whose bytes lie in {@code holder}'s block (then {@code memory} is its segment), or null
-     * when the caller owns no buffer for them. A frame that carries a whole message and fills at least half of its
-     * holder ({@link #worthKeeping}) is queued as a retained slice of the holder instead of a copy; see
-     * {@link #keptHolder()}. Everything else (window, limits, credits) is as in the memory form.
+     * when the caller owns no buffer for them. {@code demand} says whether the application has asked for more messages
+     * than are queued. Throws ProtocolException on a framing or window violation. A frame that carries a whole message
+     * and fills at least half of its holder ({@link #worthKeeping}) is queued as a retained slice of the holder instead
+     * of a copy; see {@link #keptHolder()}.
      */
     int onFrame(int flags, MemorySegment memory, SlabBuffer holder, long offset, int len, boolean demand) {
         keptHolder = false;

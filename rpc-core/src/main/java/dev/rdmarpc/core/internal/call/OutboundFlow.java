@@ -71,12 +71,10 @@ final class OutboundFlow {
         this.pool = pool;
     }
 
-    /** Binds to the connection and stream once the stream is open, then sends what was queued. */
-    void bind(FrameConnection connection, int id, int initialWindow, int chunk) {
-        bind(connection, new ConnectionSendWindow(), id, initialWindow, chunk);
-    }
-
-    /** Binds as {@link #bind(FrameConnection, int, int, int)} does, sharing the connection's send side {@code sendWindow}. */
+    /**
+     * Binds to the connection and stream once the stream is open, sharing the connection's send side
+     * {@code sendWindow}, then sends what was queued.
+     */
     void bind(FrameConnection connection, ConnectionSendWindow sendWindow, int id, int initialWindow, int chunk) {
         this.conn = connection;
         this.shared = sendWindow;

@@ -25,7 +25,7 @@ public final class RecycledStreams<T> {
     }
 
     /** Keeps an ended stream for a later call (ignored when full). */
-    public synchronized void give(T stream) {
+    synchronized void give(T stream) {
         for (int i = 0; i < count; i++) {
             if (idle[i] == stream) {
                 throw new IllegalStateException("stream given back twice: " + stream);

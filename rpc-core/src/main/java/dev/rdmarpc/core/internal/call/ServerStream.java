@@ -136,14 +136,14 @@ public final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, Re
                 deadlineTimer.deadline(null);
             }
         }
-        conn.recycle(this);
+        conn.recycled().give(this);
     }
 
     public int id() {
         return id;
     }
 
-    /** The stream's protocol state (for tests and logs). */
+    /** The stream's protocol state (for tests). */
     synchronized State state() {
         return state;
     }

@@ -65,12 +65,6 @@ public final class ChannelImpl {
     private volatile java.util.function.Consumer<Status> closedListener;
 
     public ChannelImpl(String host, int port, ClientTransport transport, ConnectionSettings settings,
-                       Executor executor, Duration defaultTimeout, int connectTimeoutMillis, Object meterRegistry) {
-        this(host, port, transport, settings, executor, defaultTimeout, connectTimeoutMillis, meterRegistry,
-                ClientLiveness.NONE);
-    }
-
-    public ChannelImpl(String host, int port, ClientTransport transport, ConnectionSettings settings,
                        Executor executor, Duration defaultTimeout, int connectTimeoutMillis, Object meterRegistry,
                        ClientLiveness liveness) {
         this.keepAliveTimeNanos = liveness.keepAliveTimeNanos();
@@ -116,12 +110,7 @@ public final class ChannelImpl {
         return true;
     }
 
-    /** An ended pooled stream, every field cleared, kept for a later call. */
-    public void recycle(ClientStream<?, ?> stream) {
-        recycled.give(stream);
-    }
-
-    /** The streams kept for later calls (for tests). */
+    /** The streams kept for later pooled calls: an ended pooled stream, every field cleared, gives itself back here. */
     public RecycledStreams<ClientStream<?, ?>> recycled() {
         return recycled;
     }

@@ -59,7 +59,7 @@ public final class ClientConnection extends Connection {
     /** Client keepalive watching this connection, when the channel has it on; set once HELLO is done. */
     volatile KeepAlive keepAlive;
 
-    public ClientConnection(ConnectionSettings settings, FrameConnection base, String authority, ChannelImpl channel) {
+    ClientConnection(ConnectionSettings settings, FrameConnection base, String authority, ChannelImpl channel) {
         // a client's queued requests are its own memory: each stream's limit is enough, and no call waits on another's
         super(settings, base, ConnectionGuards.DEFAULT.newControlFrameBudget(), Long.MAX_VALUE);
         this.authority = authority;
@@ -155,7 +155,7 @@ public final class ClientConnection extends Connection {
     }
 
     /** Streams in this connection's table now (for tests). */
-    public int openStreams() {
+    int openStreams() {
         return streams.size();
     }
 

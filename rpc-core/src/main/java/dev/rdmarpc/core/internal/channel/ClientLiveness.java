@@ -10,8 +10,6 @@ package dev.rdmarpc.core.internal.channel;
  */
 public record ClientLiveness(long keepAliveTimeNanos, long keepAliveTimeoutNanos, long backoffInitialNanos,
                              long backoffMaxNanos) {
-    /** No keepalive, no backoff: what a single {@code RpcConnection} has, whose owner reconnects. */
-    public static final ClientLiveness NONE = new ClientLiveness(0, 0, 0, 0);
     /** The defaults of a channel, as grpc-java's: keepalive off, gRPC's connection backoff (1 s up to 120 s). */
     public static final ClientLiveness CHANNEL_DEFAULTS = new ClientLiveness(0, 0, ConnectBackoff.DEFAULT_INITIAL_NANOS,
             ConnectBackoff.DEFAULT_MAX_NANOS);

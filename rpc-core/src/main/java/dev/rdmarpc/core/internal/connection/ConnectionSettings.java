@@ -33,21 +33,6 @@ public record ConnectionSettings(SlabPool pool, int initialWindow, int maxFrameP
     /** Attachment bytes one message may carry. */
     public static final int DEFAULT_MAX_ATTACHMENT_BYTES = 64 << 20;
 
-    /** Settings with the default attachment limit. */
-    public ConnectionSettings(SlabPool pool, int initialWindow, int maxFramePayload, int maxMessageSize,
-                              TransportMode mode, List<ConnectionUpgrader> upgraders,
-                              int maxConcurrentStreams, int maxMetadataBytes) {
-        this(pool, initialWindow, maxFramePayload, maxMessageSize, mode, upgraders, maxConcurrentStreams,
-                maxMetadataBytes, DEFAULT_MAX_ATTACHMENT_BYTES);
-    }
-
-    /** Settings with the default stream and metadata limits. */
-    public ConnectionSettings(SlabPool pool, int initialWindow, int maxFramePayload, int maxMessageSize,
-                              TransportMode mode, List<ConnectionUpgrader> upgraders) {
-        this(pool, initialWindow, maxFramePayload, maxMessageSize, mode, upgraders, DEFAULT_MAX_CONCURRENT_STREAMS,
-                DEFAULT_MAX_METADATA_BYTES);
-    }
-
     /** The same settings without upgraders (a client's retry after its side of the upgrade failed). */
     public ConnectionSettings withoutUpgraders() {
         return new ConnectionSettings(pool, initialWindow, maxFramePayload, maxMessageSize, mode, List.of(),

@@ -110,7 +110,7 @@ public final class CallbackLane {
     }
 
     /** Whether no worker holds the lane (tests). */
-    public synchronized boolean isIdle() {
+    synchronized boolean isIdle() {
         return holder == null;
     }
 

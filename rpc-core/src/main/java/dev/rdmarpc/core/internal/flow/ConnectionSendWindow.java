@@ -37,12 +37,10 @@ public final class ConnectionSendWindow {
     /** Sends the peer a BLOCKED (a connection WINDOW of 0); set once, before any message is sent. */
     private Runnable signalBlocked = () -> { };
 
-    /** Without a limit on queued bytes (each stream keeps its own). */
-    public ConnectionSendWindow() {
-        this(Long.MAX_VALUE);
-    }
-
-    /** With sending threads waiting past {@code queueLimit} bytes queued across the connection's streams. */
+    /**
+     * With sending threads waiting past {@code queueLimit} bytes queued across the connection's streams
+     * ({@code Long.MAX_VALUE}: no limit, each stream keeps its own).
+     */
     public ConnectionSendWindow(long queueLimit) {
         this.queueLimit = queueLimit;
     }
@@ -109,7 +107,7 @@ public final class ConnectionSendWindow {
     }
 
     /** What is left of the peer's connection window (for tests); Long.MAX_VALUE when it has none. */
-    public synchronized long left() {
+    synchronized long left() {
         return peerWindow == 0 ? Long.MAX_VALUE : left;
     }
 

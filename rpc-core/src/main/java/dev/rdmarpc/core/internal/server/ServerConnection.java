@@ -396,12 +396,7 @@ public final class ServerConnection extends Connection implements dev.rdmarpc.co
                 + " per entry) exceed the " + max + " bytes the client accepts; not sent";
     }
 
-    /** An ended stream, every field cleared, kept for a later call of this connection. */
-    public void recycle(ServerStream<?, ?> s) {
-        recycled.give(s);
-    }
-
-    /** The streams kept for later calls (for tests). */
+    /** The streams kept for this connection's later calls: an ended stream, every field cleared, gives itself back here. */
     public RecycledStreams<ServerStream<?, ?>> recycled() {
         return recycled;
     }

@@ -5,6 +5,7 @@ import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.internal.attachment.Attachments;
 import dev.rdmarpc.core.internal.attachment.OutgoingAttachment;
+import dev.rdmarpc.core.internal.flow.ConnectionSendWindow;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameHeader;
 import dev.rdmarpc.core.protocol.ProtocolException;
@@ -54,7 +55,7 @@ class AttachmentFramingTest {
         FlowControlTest.CollectingConnection c = new FlowControlTest.CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
         out.onAttachmentFailed(s -> closedHook.incrementAndGet());
-        out.bind(c, 1, 1 << 20, 1000);
+        out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 1, 1 << 20, 1000);
         OutgoingAttachment att = OutgoingAttachment.of(attachment, onReleased);
         out.message(MessageFramer.frameWithAttachment(pool, FlowControlTest.BYTES, message, att.size()), att, false, true);
         return c;
@@ -62,7 +63,7 @@ class AttachmentFramingTest {
 
     private static int feed(InboundMessages in, byte[] frame) {
         MemorySegment seg = MemorySegment.ofArray(frame);
-        return in.onFrame(FrameHeader.flags(seg, 0), seg, FrameHeader.SIZE, frame.length - FrameHeader.SIZE, true);
+        return in.onFrame(FrameHeader.flags(seg, 0), seg, null, FrameHeader.SIZE, frame.length - FrameHeader.SIZE, true);
     }
 
     @Test
@@ -77,7 +78,7 @@ class AttachmentFramingTest {
             assertTrue(c.frames.size() > 10, "sent in chunks: " + c.frames.size());
             int first = FrameHeader.flags(MemorySegment.ofArray(c.frames.get(0)), 0);
             assertEquals(FrameFlags.BEGIN | FrameFlags.ATTACHMENT, first);
-            InboundMessages in = new InboundMessages(pool, 1 << 20, 1 << 20, 1 << 20);
+            InboundMessages in = new InboundMessages(pool, 1 << 20, 1 << 20, 1 << 20, null);
             for (int i = 0; i < c.frames.size() - 1; i++) {
                 assertEquals(InboundMessages.PARTIAL, feed(in, c.frames.get(i)));
             }
@@ -98,7 +99,7 @@ class AttachmentFramingTest {
     void anEmptyAttachmentEndsWithTheMessage() {
         var c = send(pattern(10, 3), MemorySegment.NULL.reinterpret(0));
         assertEquals(1, c.frames.size());
-        InboundMessages in = new InboundMessages(pool, 1 << 20, 0, 1 << 20);
+        InboundMessages in = new InboundMessages(pool, 1 << 20, 0, 1 << 20, null);
         assertEquals(InboundMessages.COMPLETED, feed(in, c.frames.get(0)));
         SlabBuffer buf = in.poll();
         assertEquals(10, in.polledSplit());
@@ -112,7 +113,7 @@ class AttachmentFramingTest {
     void anAttachmentOverTheLimitIsRefusedAtItsFirstFrameAndTheRestDropped() {
         try (Arena arena = Arena.ofConfined()) {
             var c = send(pattern(100, 1), arena.allocate(10_000));
-            InboundMessages in = new InboundMessages(pool, 1 << 20, 5_000, 1 << 20);
+            InboundMessages in = new InboundMessages(pool, 1 << 20, 5_000, 1 << 20, null);
             assertEquals(InboundMessages.TOO_LARGE, feed(in, c.frames.get(0)));
             assertTrue(in.rejectedAttachment());
             assertEquals(10_000, in.rejectedSize());
@@ -128,11 +129,11 @@ class AttachmentFramingTest {
     void attachmentsWhereTheyDoNotBelongAreProtocolErrors() {
         try (Arena arena = Arena.ofConfined()) {
             var c = send(pattern(100, 1), arena.allocate(3_000));
-            InboundMessages refusing = new InboundMessages(pool, 1 << 20, 1 << 20);
+            InboundMessages refusing = new InboundMessages(pool, 1 << 20, -1, 1 << 20, null);
             ProtocolException e = assertThrows(ProtocolException.class, () -> feed(refusing, c.frames.get(0)));
             assertTrue(e.getMessage().contains("takes no attachments"), e.getMessage());
 
-            InboundMessages in = new InboundMessages(pool, 1 << 20, 1 << 20, 1 << 20);
+            InboundMessages in = new InboundMessages(pool, 1 << 20, 1 << 20, 1 << 20, null);
             feed(in, c.frames.get(0));
             byte[] second = c.frames.get(1).clone();
             second[5] |= FrameFlags.ATTACHMENT;
@@ -148,7 +149,7 @@ class AttachmentFramingTest {
         FlowControlTest.CollectingConnection c = new FlowControlTest.CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
         out.onAttachmentFailed(s -> closedHook.incrementAndGet());
-        out.bind(c, 1, 200, 1000); // room for the message, none for the attachment
+        out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 1, 200, 1000); // room for the message, none for the attachment
         Arena arena = Arena.ofConfined();
         OutgoingAttachment att = OutgoingAttachment.of(arena.allocate(5_000), onReleased);
         out.message(MessageFramer.frameWithAttachment(pool, FlowControlTest.BYTES, pattern(192, 1), att.size()), att, false, true);
@@ -185,7 +186,7 @@ class AttachmentFramingTest {
         OutboundFlow out = new OutboundFlow(pool);
         java.util.List<dev.rdmarpc.core.Status> failures = new java.util.ArrayList<>();
         out.onAttachmentFailed(failures::add);
-        out.bind(c, 1, 1 << 20, 1000);
+        out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 1, 1 << 20, 1000);
         try (Arena arena = Arena.ofConfined()) {
             OutgoingAttachment att = OutgoingAttachment.of(arena.allocate(5_000), onReleased);
             out.message(MessageFramer.frameWithAttachment(pool, FlowControlTest.BYTES, pattern(10, 1), att.size()), att, false, true);

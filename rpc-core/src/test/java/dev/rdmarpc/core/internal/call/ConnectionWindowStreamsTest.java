@@ -4,6 +4,7 @@ import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.internal.flow.ConnectionSendWindow;
 import dev.rdmarpc.core.internal.flow.ConnectionWindow;
+import dev.rdmarpc.core.internal.flow.SendWindows;
 import dev.rdmarpc.core.protocol.FlowCapability;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameHeader;
@@ -49,7 +50,7 @@ class ConnectionWindowStreamsTest {
     private static int feed(InboundMessages in, byte[] frame) {
         MemorySegment seg = Arena.ofAuto().allocate(frame.length);
         MemorySegment.copy(frame, 0, seg, ValueLayout.JAVA_BYTE, 0, frame.length);
-        return in.onFrame(FrameHeader.flags(seg, 0), seg, FrameHeader.SIZE, frame.length - FrameHeader.SIZE, true);
+        return in.onFrame(FrameHeader.flags(seg, 0), seg, null, FrameHeader.SIZE, frame.length - FrameHeader.SIZE, true);
     }
 
     /** A MESSAGE frame with {@code flags}: a BEGIN announcing {@code total} bytes, carrying {@code data} of them. */
@@ -67,7 +68,7 @@ class ConnectionWindowStreamsTest {
     @Test
     void senderAndReceiverCountEmptyMessagesAlikeAndCreditRefillsTheWindow() {
         FlowControlTest.CollectingConnection c = new FlowControlTest.CollectingConnection();
-        ConnectionSendWindow send = new ConnectionSendWindow();
+        ConnectionSendWindow send = new ConnectionSendWindow(Long.MAX_VALUE);
         send.peerWindow(WINDOW);
         OutboundFlow out = new OutboundFlow(pool);
         out.bind(c, send, 1, 1 << 20, 1 << 20);
@@ -106,16 +107,16 @@ class ConnectionWindowStreamsTest {
     @Test
     void aMessageTakesItsWholeChargeBeforeItsFirstFrameAndTheReceiverAtItsBegin() {
         FlowControlTest.CollectingConnection c = new FlowControlTest.CollectingConnection();
-        ConnectionSendWindow send = new ConnectionSendWindow();
+        ConnectionSendWindow send = new ConnectionSendWindow(Long.MAX_VALUE);
         send.peerWindow(WINDOW);
         OutboundFlow a = new OutboundFlow(pool);
         OutboundFlow b = new OutboundFlow(pool);
         a.bind(c, send, 1, 1 << 20, 1000);
         b.bind(c, send, 3, 1 << 20, 1000);
         a.message(MessageFramer.frame(pool, FlowControlTest.BYTES, new byte[40_000]), false, true);
-        assertEquals(WINDOW - 40_004, send.left(), "taken whole before the first 1000-byte frame");
+        assertEquals(WINDOW - 40_004, SendWindows.left(send), "taken whole before the first 1000-byte frame");
         b.message(MessageFramer.frame(pool, FlowControlTest.BYTES, new byte[40_000]), false, true);
-        assertEquals(WINDOW - 40_004, send.left(), "a message the window cannot cover whole waits: begun messages never block each other");
+        assertEquals(WINDOW - 40_004, SendWindows.left(send), "a message the window cannot cover whole waits: begun messages never block each other");
         int framesOfA = c.frames.size();
         assertEquals(41, framesOfA, "the first message went out whole");
         ConnectionWindow window = strictWindow();

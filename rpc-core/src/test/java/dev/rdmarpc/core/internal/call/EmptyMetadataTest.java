@@ -15,11 +15,9 @@ import dev.rdmarpc.core.ServiceDefinition;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StatusException;
 import dev.rdmarpc.core.StreamObserver;
-import dev.rdmarpc.core.TransportMode;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.internal.channel.ChannelImpl;
 import dev.rdmarpc.core.internal.channel.ClientConnection;
-import dev.rdmarpc.core.internal.connection.ConnectionSettings;
 import dev.rdmarpc.core.internal.exec.RpcExecutors;
 import dev.rdmarpc.core.internal.server.ServerImpl;
 import dev.rdmarpc.core.protocol.FrameFlags;
@@ -72,17 +70,12 @@ class EmptyMetadataTest {
         Await.until(() -> pool.inUseBuffers() == 0, pool::describeLiveBuffers);
     }
 
-    private static ConnectionSettings settings(SlabPool pool) {
-        return new ConnectionSettings(pool, 1 << 20, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD, 4 << 20, TransportMode.TCP, List.of());
-    }
-
     // ------------------------------------------------------------------ client
 
     private final FakeTransports.Client client = new FakeTransports.Client(pool);
 
     private FakeConnection connectClient() throws Exception {
-        channel = new ChannelImpl("127.0.0.1", 9, client, settings(pool), RpcExecutors.direct(), null,
-                FakeTransports.Client.HELLO_WAIT_MILLIS, null);
+        channel = client.channel(RpcExecutors.direct());
         CompletableFuture<ClientConnection> ready = channel.connection();
         FakeConnection c = client.takeGreeted();
         ready.get(60, TimeUnit.SECONDS);
@@ -256,7 +249,7 @@ class EmptyMetadataTest {
         }, headers);
         ServiceDefinition service = ServiceDefinition.builder("test.S").addMethod(UNARY, plain).addMethod(CORE, core)
                 .addMethod(WRAPPED, wrapped).build();
-        server = new ServerImpl(new InetSocketAddress("127.0.0.1", 0), List.of(service), serverTransport, settings(pool),
+        server = new ServerImpl(new InetSocketAddress("127.0.0.1", 0), List.of(service), serverTransport, FakeTransports.settings(pool),
                 RpcExecutors.direct(), null, 20_000);
         server.start();
         FakeConnection c = serverTransport.accept();

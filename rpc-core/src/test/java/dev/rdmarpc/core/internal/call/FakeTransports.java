@@ -1,7 +1,9 @@
 package dev.rdmarpc.core.internal.call;
 
+import dev.rdmarpc.core.TransportMode;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.internal.channel.ChannelImpl;
+import dev.rdmarpc.core.internal.channel.ClientLiveness;
 import dev.rdmarpc.core.internal.connection.ConnectionSettings;
 import dev.rdmarpc.core.internal.exec.RpcExecutors;
 import dev.rdmarpc.core.internal.server.ServerImpl;
@@ -12,6 +14,7 @@ import dev.rdmarpc.core.spi.FrameHandlerFactory;
 import dev.rdmarpc.core.spi.ServerTransport;
 
 import java.net.InetSocketAddress;
+import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -22,6 +25,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /** Client and server transports whose connections are {@link FakeConnection}s the test drives. */
 final class FakeTransports {
     private FakeTransports() {
+    }
+
+    /** The tests' usual limits: a 1 MiB stream window, 4 MiB messages, TCP, the other limits at their defaults. */
+    static ConnectionSettings settings(SlabPool pool) {
+        return new ConnectionSettings(pool, 1 << 20, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD, 4 << 20,
+                TransportMode.TCP, List.of(), ConnectionSettings.DEFAULT_MAX_CONCURRENT_STREAMS,
+                ConnectionSettings.DEFAULT_MAX_METADATA_BYTES, ConnectionSettings.DEFAULT_MAX_ATTACHMENT_BYTES);
     }
 
     /** Connects at once; each connection is queued for the test to take. */
@@ -42,9 +52,8 @@ final class FakeTransports {
 
         /** A channel to a made-up address over this transport, the tests' usual limits, callbacks on {@code executor}. */
         ChannelImpl channel(java.util.concurrent.Executor executor) {
-            ConnectionSettings settings = new ConnectionSettings(pool, 1 << 20, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
-                    4 << 20, dev.rdmarpc.core.TransportMode.TCP, java.util.List.of());
-            return new ChannelImpl("127.0.0.1", 9, this, settings, executor, null, HELLO_WAIT_MILLIS, null);
+            return new ChannelImpl("127.0.0.1", 9, this, settings(pool), executor, null, HELLO_WAIT_MILLIS, null,
+                    new ClientLiveness(0, 0, 0, 0));
         }
 
         @Override
@@ -92,10 +101,8 @@ final class FakeTransports {
 
         /** A started server of {@code service} on this transport, the tests' usual limits, handlers on the I/O thread. */
         ServerImpl serve(dev.rdmarpc.core.ServiceDefinition service) throws java.io.IOException {
-            ConnectionSettings settings = new ConnectionSettings(pool, 1 << 20, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
-                    4 << 20, dev.rdmarpc.core.TransportMode.TCP, java.util.List.of());
-            ServerImpl server = new ServerImpl(new InetSocketAddress("127.0.0.1", 0), java.util.List.of(service), this,
-                    settings, RpcExecutors.direct(), null, 20_000);
+            ServerImpl server = new ServerImpl(new InetSocketAddress("127.0.0.1", 0), List.of(service), this,
+                    settings(pool), RpcExecutors.direct(), null, 20_000);
             server.start();
             return server;
         }

@@ -3,6 +3,7 @@ package dev.rdmarpc.core.internal.call;
 import dev.rdmarpc.core.Marshaller;
 import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
+import dev.rdmarpc.core.internal.flow.ConnectionSendWindow;
 import dev.rdmarpc.core.protocol.FrameHeader;
 import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.ProtocolException;
@@ -130,18 +131,18 @@ class FlowControlTest {
         MemorySegment.copy(frame, 0, seg, ValueLayout.JAVA_BYTE, 0, frame.length);
         FrameHeader.validate(seg, 0, 1 << 20, false);
         assertEquals(FrameType.MESSAGE, FrameHeader.type(seg, 0));
-        return in.onFrame(FrameHeader.flags(seg, 0), seg, FrameHeader.SIZE, (int) (seg.byteSize() - FrameHeader.SIZE), demand);
+        return in.onFrame(FrameHeader.flags(seg, 0), seg, null, FrameHeader.SIZE, (int) (seg.byteSize() - FrameHeader.SIZE), demand);
     }
 
     @Test
     void smallMessageGoesAsOneFrameWithoutQueueing() {
         CollectingConnection c = new CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
-        out.bind(c, 1, 65536, 1000);
+        out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 1, 65536, 1000);
         out.message(MessageFramer.frame(pool, BYTES, pattern(64)), false, true);
         assertEquals(1, c.frames.size());
         assertTrue(out.isEmpty());
-        InboundMessages in = new InboundMessages(pool, 1 << 20, 65536);
+        InboundMessages in = new InboundMessages(pool, 1 << 20, -1, 65536, null);
         assertEquals(InboundMessages.COMPLETED, feed(in, c.frames.get(0)));
         SlabBuffer m = in.poll();
         assertEquals(64, m.length());
@@ -154,11 +155,11 @@ class FlowControlTest {
         CollectingConnection c = new CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
         int window = 4096;
-        out.bind(c, 3, window, 1000);
+        out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 3, window, 1000);
         byte[] body = pattern(20_000);
         out.message(MessageFramer.frame(pool, BYTES, body), true, true);
         assertFalse(out.isEmpty(), "a message over the window waits for credit");
-        InboundMessages in = new InboundMessages(pool, 1 << 20, window);
+        InboundMessages in = new InboundMessages(pool, 1 << 20, -1, window, null);
         int delivered = 0;
         int fed = 0;
         for (int round = 0; round < 100 && delivered == 0; round++) {
@@ -188,13 +189,13 @@ class FlowControlTest {
     void aBodyThatFitsOneFrameOnlyWithoutItsPrefixGoesWholeAfterAPrefixOnlyBegin() {
         CollectingConnection c = new CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
-        out.bind(c, 5, 65536, 1000);
+        out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 5, 65536, 1000);
         byte[] body = pattern(1000);
         out.message(MessageFramer.frame(pool, BYTES, body), true, true);
         assertEquals(2, c.frames.size());
         assertEquals(4, c.frames.get(0).length - FrameHeader.SIZE, "the BEGIN frame carries only the length prefix");
         assertEquals(1000, c.frames.get(1).length - FrameHeader.SIZE, "the body goes in one frame");
-        InboundMessages in = new InboundMessages(pool, 1 << 20, 65536);
+        InboundMessages in = new InboundMessages(pool, 1 << 20, -1, 65536, null);
         assertEquals(InboundMessages.PARTIAL, feed(in, c.frames.get(0)));
         assertEquals(InboundMessages.COMPLETED, feed(in, c.frames.get(1)));
         SlabBuffer m = in.poll();
@@ -216,8 +217,8 @@ class FlowControlTest {
         CollectingConnection c = new CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
         int window = 65536;
-        out.bind(c, 1, window, 1 << 20);
-        InboundMessages in = new InboundMessages(pool, 1 << 20, window);
+        out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 1, window, 1 << 20);
+        InboundMessages in = new InboundMessages(pool, 1 << 20, -1, window, null);
         demand = false;
         for (int i = 0; i < 100; i++) {
             out.message(MessageFramer.frame(pool, BYTES, pattern(4000)), false, true);
@@ -240,12 +241,12 @@ class FlowControlTest {
     void oversizeAndWindowViolationsAreDetected() {
         CollectingConnection c = new CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
-        out.bind(c, 1, 1 << 20, 1 << 20);
+        out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 1, 1 << 20, 1 << 20);
         out.message(MessageFramer.frame(pool, BYTES, pattern(5000)), false, true);
-        InboundMessages small = new InboundMessages(pool, 1000, 1 << 20);
+        InboundMessages small = new InboundMessages(pool, 1000, -1, 1 << 20, null);
         assertEquals(InboundMessages.TOO_LARGE, feed(small, c.frames.get(0)));
         assertEquals(5000, small.rejectedSize());
-        InboundMessages tinyWindow = new InboundMessages(pool, 1 << 20, 100);
+        InboundMessages tinyWindow = new InboundMessages(pool, 1 << 20, -1, 100, null);
         ProtocolException e = assertThrows(ProtocolException.class, () -> feed(tinyWindow, c.frames.get(0)));
         assertTrue(e.getMessage().contains("flow-control window"), e.getMessage());
     }
@@ -266,7 +267,7 @@ class FlowControlTest {
     @Test
     void announcedSizeIsNotAllocatedBeforeItsBytesArrive() {
         int announced = 1 << 20;
-        InboundMessages in = new InboundMessages(pool, 4 << 20, 2 << 20);
+        InboundMessages in = new InboundMessages(pool, 4 << 20, -1, 2 << 20, null);
         assertEquals(InboundMessages.PARTIAL, feed(in, messageFrame(dev.rdmarpc.core.protocol.FrameFlags.BEGIN, announced, 100)));
         assertTrue(in.assemblingCapacity() <= 1024, "100 bytes received hold " + in.assemblingCapacity());
         assertTrue(pool.inUseBytes() <= 1024, "pool bytes in use: " + pool.inUseBytes());
@@ -304,9 +305,9 @@ class FlowControlTest {
     void aMessageArrivingInOneFrameIsAllocatedOnce() {
         CollectingConnection c = new CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
-        out.bind(c, 1, 1 << 20, 1 << 20);
+        out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 1, 1 << 20, 1 << 20);
         out.message(MessageFramer.frame(pool, BYTES, pattern(300_000)), false, true);
-        InboundMessages in = new InboundMessages(pool, 1 << 20, 1 << 20);
+        InboundMessages in = new InboundMessages(pool, 1 << 20, -1, 1 << 20, null);
         assertEquals(InboundMessages.COMPLETED, feed(in, c.frames.get(0)));
         SlabBuffer m = in.poll();
         assertEquals(300_000, m.length());
@@ -318,7 +319,7 @@ class FlowControlTest {
     void windowPastTwoToThe31IsAProtocolError() {
         CollectingConnection c = new CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
-        out.bind(c, 1, Integer.MAX_VALUE - 10, 1 << 20);
+        out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 1, Integer.MAX_VALUE - 10, 1 << 20);
         out.onWindow(10);
         ProtocolException e = assertThrows(ProtocolException.class, () -> out.onWindow(1));
         assertTrue(e.getMessage().contains("2^31-1"), e.getMessage());
@@ -330,7 +331,7 @@ class FlowControlTest {
     void aConnectionThatCannotTakeMoreGetsNothingUntilItDrains() {
         CollectingConnection c = new CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
-        out.bind(c, 1, 1 << 20, 1 << 20);
+        out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 1, 1 << 20, 1 << 20);
         c.writable = false;
         assertFalse(out.isReady(), "not ready while the connection is full");
         out.message(MessageFramer.frame(pool, BYTES, pattern(64)), false, true);

@@ -81,7 +81,7 @@ class InboundMessagesKeptFrameTest {
         byte[] message = pattern(RECEIVE_BUFFER / 2, 1);
         SlabBuffer holder = pool.allocate(RECEIVE_BUFFER);
         int len = writePayload(holder, AT, message, null);
-        InboundMessages in = new InboundMessages(pool, WINDOW, WINDOW);
+        InboundMessages in = new InboundMessages(pool, WINDOW, -1, WINDOW, null);
         long inUseBefore = pool.inUseBuffers();
 
         assertEquals(InboundMessages.COMPLETED, offer(in, FrameFlags.BEGIN | FrameFlags.END, holder, len));
@@ -104,14 +104,14 @@ class InboundMessagesKeptFrameTest {
     void flowControlCreditIsTheSameForAKeptMessageAsForACopiedOne() {
         int window = 16 * 1024;
         byte[] message = pattern(6000, 2);
-        InboundMessages keeping = new InboundMessages(pool, window, window);
-        InboundMessages copying = new InboundMessages(pool, window, window);
+        InboundMessages keeping = new InboundMessages(pool, window, -1, window, null);
+        InboundMessages copying = new InboundMessages(pool, window, -1, window, null);
         for (int round = 0; round < 5; round++) {
             SlabBuffer holder = pool.allocate(RECEIVE_BUFFER);
             int len = writePayload(holder, AT, message, null);
             assertEquals(InboundMessages.COMPLETED, offer(keeping, FrameFlags.BEGIN | FrameFlags.END, holder, len));
             assertEquals(InboundMessages.COMPLETED,
-                    copying.onFrame(FrameFlags.BEGIN | FrameFlags.END, holder.segment(), AT, len, true));
+                    copying.onFrame(FrameFlags.BEGIN | FrameFlags.END, holder.segment(), null, AT, len, true));
             assertTrue(keeping.keptHolder());
             holder.release();
             assertEquals(copying.takeCredit(), keeping.takeCredit(), "credit owed before the application reads");
@@ -129,7 +129,7 @@ class InboundMessagesKeptFrameTest {
         byte[] message = pattern(100, 3);
         SlabBuffer holder = pool.allocate(RECEIVE_BUFFER);
         int len = writePayload(holder, AT, message, null);
-        InboundMessages in = new InboundMessages(pool, WINDOW, WINDOW);
+        InboundMessages in = new InboundMessages(pool, WINDOW, -1, WINDOW, null);
         assertEquals(InboundMessages.COMPLETED, offer(in, FrameFlags.BEGIN | FrameFlags.END, holder, len));
         assertFalse(in.keptHolder());
         assertEquals(1, holder.refCnt());
@@ -146,7 +146,7 @@ class InboundMessagesKeptFrameTest {
         MemorySegment seg = destination.segment();
         seg.set(INT, 0, message.length);
         MemorySegment.copy(message, 0, seg, ValueLayout.JAVA_BYTE, 4, message.length);
-        InboundMessages in = new InboundMessages(pool, 2 << 20, 2 << 20);
+        InboundMessages in = new InboundMessages(pool, 2 << 20, -1, 2 << 20, null);
         assertEquals(InboundMessages.COMPLETED, in.onFrame(FrameFlags.BEGIN | FrameFlags.END, seg, destination, 0,
                 message.length + 4, true));
         assertTrue(in.keptHolder());
@@ -165,8 +165,8 @@ class InboundMessagesKeptFrameTest {
         prefix.segment().set(INT, AT, message.length);
         SlabBuffer destination = pool.allocate(message.length);
         MemorySegment.copy(message, 0, destination.segment(), ValueLayout.JAVA_BYTE, 0, message.length);
-        InboundMessages in = new InboundMessages(pool, window, window);
-        InboundMessages copying = new InboundMessages(pool, window, window);
+        InboundMessages in = new InboundMessages(pool, window, -1, window, null);
+        InboundMessages copying = new InboundMessages(pool, window, -1, window, null);
         long inUseBefore = pool.inUseBuffers();
 
         assertEquals(InboundMessages.PARTIAL, offer(in, FrameFlags.BEGIN, prefix, 4));
@@ -174,9 +174,9 @@ class InboundMessagesKeptFrameTest {
         assertEquals(InboundMessages.COMPLETED,
                 in.onFrame(FrameFlags.END, destination.segment(), destination, 0, message.length, true));
         assertTrue(in.keptHolder());
-        assertEquals(InboundMessages.PARTIAL, copying.onFrame(FrameFlags.BEGIN, prefix.segment(), AT, 4, true));
+        assertEquals(InboundMessages.PARTIAL, copying.onFrame(FrameFlags.BEGIN, prefix.segment(), null, AT, 4, true));
         assertEquals(InboundMessages.COMPLETED,
-                copying.onFrame(FrameFlags.END, destination.segment(), 0, message.length, true));
+                copying.onFrame(FrameFlags.END, destination.segment(), null, 0, message.length, true));
         prefix.release();
         destination.release();
         assertEquals(copying.takeCredit(), in.takeCredit(), "credit owed before the application reads");
@@ -199,7 +199,7 @@ class InboundMessagesKeptFrameTest {
         SlabBuffer second = pool.allocate(RECEIVE_BUFFER);
         MemorySegment.copy(message, 0, first.segment(), ValueLayout.JAVA_BYTE, AT, 4000);
         MemorySegment.copy(message, 4000, second.segment(), ValueLayout.JAVA_BYTE, AT, 2000);
-        InboundMessages in = new InboundMessages(pool, WINDOW, WINDOW);
+        InboundMessages in = new InboundMessages(pool, WINDOW, -1, WINDOW, null);
         assertEquals(InboundMessages.PARTIAL, offer(in, FrameFlags.BEGIN, prefix, 4));
         assertEquals(InboundMessages.PARTIAL, offer(in, 0, first, 4000));
         assertFalse(in.keptHolder());
@@ -222,7 +222,7 @@ class InboundMessagesKeptFrameTest {
         a.set(INT, AT, message.length);
         MemorySegment.copy(message, 0, a, ValueLayout.JAVA_BYTE, AT + 4, 6000);
         MemorySegment.copy(message, 6000, second.segment(), ValueLayout.JAVA_BYTE, AT, 6000);
-        InboundMessages in = new InboundMessages(pool, WINDOW, WINDOW);
+        InboundMessages in = new InboundMessages(pool, WINDOW, -1, WINDOW, null);
         assertEquals(InboundMessages.PARTIAL, offer(in, FrameFlags.BEGIN, first, 6004));
         assertFalse(in.keptHolder());
         assertEquals(InboundMessages.COMPLETED, offer(in, FrameFlags.END, second, 6000));
@@ -242,7 +242,7 @@ class InboundMessagesKeptFrameTest {
         byte[] attachment = pattern(5000, 7);
         SlabBuffer holder = pool.allocate(RECEIVE_BUFFER);
         int len = writePayload(holder, AT, message, attachment);
-        InboundMessages in = new InboundMessages(pool, WINDOW, WINDOW, WINDOW);
+        InboundMessages in = new InboundMessages(pool, WINDOW, WINDOW, WINDOW, null);
         assertEquals(InboundMessages.COMPLETED,
                 offer(in, FrameFlags.BEGIN | FrameFlags.END | FrameFlags.ATTACHMENT, holder, len));
         assertTrue(in.keptHolder());
@@ -263,7 +263,7 @@ class InboundMessagesKeptFrameTest {
         frame.set(INT, 0, message.length);
         frame.set(INT, 4, attachmentLength);
         MemorySegment.copy(message, 0, frame, ValueLayout.JAVA_BYTE, 8, message.length);
-        assertEquals(InboundMessages.PARTIAL, in.onFrame(FrameFlags.BEGIN | FrameFlags.ATTACHMENT, frame, 0,
+        assertEquals(InboundMessages.PARTIAL, in.onFrame(FrameFlags.BEGIN | FrameFlags.ATTACHMENT, frame, null, 0,
                 (int) frame.byteSize(), true));
     }
 
@@ -279,7 +279,7 @@ class InboundMessagesKeptFrameTest {
     void anAttachmentArrivingWholeInItsOwnFrameIsKeptApartFromItsMessage() {
         byte[] message = pattern(9, 11);
         byte[] attachment = pattern(RECEIVE_BUFFER - AT, 12);
-        InboundMessages in = new InboundMessages(pool, WINDOW, WINDOW, WINDOW);
+        InboundMessages in = new InboundMessages(pool, WINDOW, WINDOW, WINDOW, null);
         offerMessagePart(in, message, attachment.length);
         SlabBuffer holder = offerContinuation(in, attachment, RECEIVE_BUFFER, true, InboundMessages.COMPLETED);
         assertTrue(in.keptHolder(), "the attachment's frame is kept");
@@ -302,7 +302,7 @@ class InboundMessagesKeptFrameTest {
     void anAttachmentOverSeveralFramesOrTooSmallForItsBufferIsGatheredByCopy() {
         byte[] message = pattern(9, 13);
         byte[] attachment = pattern(6000, 14);
-        InboundMessages in = new InboundMessages(pool, WINDOW, WINDOW, WINDOW);
+        InboundMessages in = new InboundMessages(pool, WINDOW, WINDOW, WINDOW, null);
         offerMessagePart(in, message, attachment.length);
         offerContinuation(in, java.util.Arrays.copyOfRange(attachment, 0, 4000), RECEIVE_BUFFER, false,
                 InboundMessages.PARTIAL).release();
@@ -324,7 +324,7 @@ class InboundMessagesKeptFrameTest {
 
     @Test
     void releasingOrResettingReleasesAttachmentsKeptApart() {
-        InboundMessages in = new InboundMessages(pool, WINDOW, WINDOW, WINDOW);
+        InboundMessages in = new InboundMessages(pool, WINDOW, WINDOW, WINDOW, null);
         SlabBuffer[] holders = new SlabBuffer[5];
         for (int i = 0; i < holders.length; i++) {
             offerMessagePart(in, pattern(3, i), 7000);
@@ -348,7 +348,7 @@ class InboundMessagesKeptFrameTest {
         byte[] message = pattern(5000, 8);
         SlabBuffer holder = pool.allocate(RECEIVE_BUFFER);
         int len = writePayload(holder, AT, message, null);
-        InboundMessages in = new InboundMessages(pool, WINDOW, WINDOW);
+        InboundMessages in = new InboundMessages(pool, WINDOW, -1, WINDOW, null);
         assertEquals(InboundMessages.COMPLETED,
                 offer(in, FrameFlags.BEGIN | FrameFlags.END | FrameFlags.COMPRESSED, holder, len));
         assertTrue(in.keptHolder());
@@ -360,7 +360,7 @@ class InboundMessagesKeptFrameTest {
 
     @Test
     void releasingEverythingQueuedReleasesKeptMessages() {
-        InboundMessages in = new InboundMessages(pool, WINDOW, WINDOW);
+        InboundMessages in = new InboundMessages(pool, WINDOW, -1, WINDOW, null);
         SlabBuffer[] holders = new SlabBuffer[6];
         for (int i = 0; i < holders.length; i++) {
             holders[i] = pool.allocate(RECEIVE_BUFFER);
@@ -378,7 +378,7 @@ class InboundMessagesKeptFrameTest {
 
     @Test
     void resettingForTheNextStreamReleasesKeptMessages() {
-        InboundMessages in = new InboundMessages(pool, WINDOW, WINDOW);
+        InboundMessages in = new InboundMessages(pool, WINDOW, -1, WINDOW, null);
         SlabBuffer holder = pool.allocate(RECEIVE_BUFFER);
         int len = writePayload(holder, AT, pattern(4500, 9), null);
         assertEquals(InboundMessages.COMPLETED, offer(in, FrameFlags.BEGIN | FrameFlags.END, holder, len));
@@ -392,7 +392,7 @@ class InboundMessagesKeptFrameTest {
     void aMessageOverTheLimitIsRefusedAsBeforeAndNothingIsKept() {
         SlabBuffer holder = pool.allocate(RECEIVE_BUFFER);
         int len = writePayload(holder, AT, pattern(6000, 10), null);
-        InboundMessages in = new InboundMessages(pool, 5000, WINDOW);
+        InboundMessages in = new InboundMessages(pool, 5000, -1, WINDOW, null);
         assertEquals(InboundMessages.TOO_LARGE, offer(in, FrameFlags.BEGIN | FrameFlags.END, holder, len));
         assertFalse(in.keptHolder());
         assertEquals(6000, in.rejectedSize());

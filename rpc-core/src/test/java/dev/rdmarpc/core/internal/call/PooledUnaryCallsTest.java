@@ -10,6 +10,7 @@ import dev.rdmarpc.core.StreamObserver;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.internal.channel.ChannelImpl;
 import dev.rdmarpc.core.internal.channel.ClientConnection;
+import dev.rdmarpc.core.internal.channel.ClientConnections;
 import dev.rdmarpc.core.internal.exec.RpcExecutors;
 import dev.rdmarpc.core.protocol.FrameHeader;
 import dev.rdmarpc.core.protocol.FrameType;
@@ -27,6 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -159,7 +161,7 @@ class PooledUnaryCallsTest {
                 c.deliver(Frames.responseHeaders(pool, id, null));
                 c.deliver(StreamFrames.message(id, "a" + i, 0));
                 c.deliver(Frames.trailers(pool, id, Status.OK, null));
-                assertEquals(0, conn.openStreams(), "call " + i + " ended but is still in the connection's table");
+                assertEquals(0, ClientConnections.openStreams(conn), "call " + i + " ended but is still in the connection's table");
                 assertEquals("next:a" + i, o.next());
                 assertEquals("completed", o.next());
             }
@@ -182,17 +184,20 @@ class PooledUnaryCallsTest {
         ClientStream<?, ?> stream = channel.recycled().take();
         assertNotNull(stream);
         channel.recycled().give(stream);
+        c.close("gone");
 
+        // the next call goes out on the channel's next connection, where stream ids start again
         RecordingObserver second = new RecordingObserver();
         unary("two", second);
-        int secondId = request(c, "two");
+        FakeConnection next = transport.takeGreeted();
+        int secondId = request(next, "two");
+        assertNotSame(conn, channel.connection().get(60, TimeUnit.SECONDS));
         // a closing connection's list, a GOAWAY's, or a writable signal taken before the stream moved on: not its
         // connection now (a connection that lists its streams takes no new ones), so nothing happens
-        ClientConnection other = new ClientConnection(conn.settings, new FakeConnection(pool), "elsewhere:1", channel);
-        stream.transportFailed(other, Status.UNAVAILABLE);
-        stream.onConnectionWritable(other);
-        stream.onWindow(other, secondId, 1000);
-        answer(c, secondId, "pong two");
+        stream.transportFailed(conn, Status.UNAVAILABLE);
+        stream.onConnectionWritable(conn);
+        stream.onWindow(conn, secondId, 1000);
+        answer(next, secondId, "pong two");
         assertEquals("next:pong two", second.next());
         assertEquals("completed", second.next());
     }

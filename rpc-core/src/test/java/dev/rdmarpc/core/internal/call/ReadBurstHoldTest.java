@@ -6,10 +6,10 @@ import dev.rdmarpc.core.ServerCall;
 import dev.rdmarpc.core.ServerCallHandler;
 import dev.rdmarpc.core.ServiceDefinition;
 import dev.rdmarpc.core.Status;
-import dev.rdmarpc.core.TransportMode;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.internal.connection.ConnectionSettings;
 import dev.rdmarpc.core.internal.exec.CallbackLane;
+import dev.rdmarpc.core.internal.exec.CallbackLanes;
 import dev.rdmarpc.core.internal.exec.RpcExecutors;
 import dev.rdmarpc.core.internal.server.ServerImpl;
 import dev.rdmarpc.core.protocol.FrameFlags;
@@ -61,8 +61,7 @@ class ReadBurstHoldTest {
                 }
             };
         };
-        ConnectionSettings settings = new ConnectionSettings(pool, 1 << 20, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
-                4 << 20, TransportMode.TCP, List.of());
+        ConnectionSettings settings = FakeTransports.settings(pool);
         server = new ServerImpl(new InetSocketAddress("127.0.0.1", 0),
                 List.of(ServiceDefinition.builder("test.S").addMethod(UNARY, handler).build()), transport, settings,
                 RpcExecutors.direct(), null, 20_000);
@@ -80,7 +79,7 @@ class ReadBurstHoldTest {
                     c.deliver(StreamFrames.requestHeaders(pool, 1, UNARY, false, 0));
                     c.deliver(StreamFrames.message(1, "hi", FrameFlags.END_STREAM));
                     assertEquals(1, handedOffRan.getCount(), "the run handed off within the burst has not started");
-                    assertTrue(lane.isIdle(), "no worker was woken within the burst");
+                    assertTrue(CallbackLanes.isIdle(lane), "no worker was woken within the burst");
                 });
                 assertTrue(handedOffRan.await(60, TimeUnit.SECONDS), "the run started at the burst's end");
                 assertEquals(FrameType.HEADERS, c.next().type());

@@ -5,7 +5,6 @@ import dev.rdmarpc.core.ServerCall;
 import dev.rdmarpc.core.ServerCallHandler;
 import dev.rdmarpc.core.ServiceDefinition;
 import dev.rdmarpc.core.Status;
-import dev.rdmarpc.core.TransportMode;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.internal.connection.ConnectionSettings;
 import dev.rdmarpc.core.internal.exec.RpcExecutors;
@@ -61,8 +60,7 @@ class ServerStreamStatesTest {
     }
 
     private FakeConnection start(Executor executor) throws Exception {
-        ConnectionSettings settings = new ConnectionSettings(pool, 1 << 20, ConnectionSettings.DEFAULT_MAX_FRAME_PAYLOAD,
-                4 << 20, TransportMode.TCP, List.of());
+        ConnectionSettings settings = FakeTransports.settings(pool);
         ServerCallHandler<String, String> handler = (call, headers) -> {
             started.complete(call);
             events.add("start");

@@ -30,7 +30,7 @@ class ConnectionWindowTest {
         // a window raised to fit its largest message: after a small message the credit owed (under half the window)
         // is held back, and the large message could wait for it for ever without the sender's BLOCKED
         ConnectionWindow receiver = strictWindow();
-        ConnectionSendWindow sender = new ConnectionSendWindow();
+        ConnectionSendWindow sender = new ConnectionSendWindow(Long.MAX_VALUE);
         int[] blockedSent = {0};
         sender.onBlocked(() -> blockedSent[0]++);
         sender.peerWindow(WINDOW);
