@@ -256,6 +256,7 @@ public final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, Re
                 credit = endStream ? 0 : inbound.takeCredit();
             }
             run = drain.requestLocked();
+            tooLarge = claimLeavingLocked(tooLarge);
         }
         if (credit > 0) {
             conn.send(Frames.window(pool(), streamId, credit), true);
@@ -349,6 +350,7 @@ public final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, Re
                 // ended by the failure, or the TRAILERS queued behind flow-controlled data are out: deliver the end
                 run |= drain.requestLocked();
             }
+            remove = claimLeavingLocked(remove);
         }
         afterEnded(remove, run);
         return false;
@@ -357,14 +359,16 @@ public final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, Re
     /** The client cancelled (CANCEL frame); returns true when it is late (the call has ended here), for the caller to charge. */
     public boolean onClientCancel(int streamId, Status s) {
         boolean run;
+        boolean leave;
         synchronized (this) {
             if (endedLocked(streamId)) {
                 return true;
             }
             cancelLocked(null);
             run = drain.requestLocked();
+            leave = claimLeavingLocked(true);
         }
-        afterEnded(true, run);
+        afterEnded(leave, run);
         return false;
     }
 
@@ -387,6 +391,7 @@ public final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, Re
             changed = cancelLocked(Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded on the server after "
                     + String.format(java.util.Locale.ROOT, "%.3fs", (System.nanoTime() - startNanos) / 1e9)));
             run = changed && drain.requestLocked();
+            changed = claimLeavingLocked(changed);
         }
         afterEnded(changed, run);
     }
@@ -403,6 +408,7 @@ public final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, Re
         synchronized (this) {
             changed = cancelLocked(tellClient);
             run = changed && drain.requestLocked();
+            changed = claimLeavingLocked(changed);
         }
         afterEnded(changed, run);
     }
@@ -417,10 +423,19 @@ public final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, Re
         conn.trailersSending(this);
     }
 
-    /** Without the lock, after the call ended here ({@code changed}): leaves the connection, and starts the drain. */
     @Override
-    void afterEnded(boolean changed, boolean run) {
-        if (changed) {
+    boolean claimLeavingLocked(boolean ended) {
+        if (!ended || has(REMOVED)) {
+            return false;
+        }
+        set(REMOVED);
+        return true;
+    }
+
+    /** Without the lock, after this caller claimed the call's leaving ({@code leave}): leaves the connection, and starts the drain. */
+    @Override
+    void afterEnded(boolean leave, boolean run) {
+        if (leave) {
             removeFromConnection();
         }
         if (run) {
@@ -463,13 +478,11 @@ public final class ServerStream<ReqT, RespT> extends ServerStreamSender<ReqT, Re
         }
     }
 
+    /**
+     * Takes the ended call off its connection, once per call (the caller claimed it, {@link #claimLeavingLocked}): the
+     * stream cannot be recycled before this says it left ({@code LEFT}), so the call's fields still hold here.
+     */
     private void removeFromConnection() {
-        synchronized (this) {
-            if (has(REMOVED)) {
-                return;
-            }
-            set(REMOVED);
-        }
         conn.remove(this);
         conn.server.metrics().callFinished(method().getFullMethodName(), conn.out.transportName(),
                 finalStatus == null ? "OK" : finalStatus, System.nanoTime() - startNanos);

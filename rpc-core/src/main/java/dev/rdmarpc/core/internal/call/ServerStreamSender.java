@@ -102,8 +102,15 @@ abstract class ServerStreamSender<ReqT, RespT> extends ServerCall<ReqT, RespT>
     /** With the lock held: asks the call's delivery for a run; true when the caller must start it after unlock. */
     abstract boolean requestDrainLocked();
 
-    /** Without the lock: leaves the connection when the call ended here ({@code ended}), and starts the drain ({@code run}). */
-    abstract void afterEnded(boolean ended, boolean run);
+    /**
+     * With the lock held, in the hold that saw the call end ({@code ended}): true for the one caller that takes it off
+     * its connection. Several paths can see the same end (a close, the connection draining, a WINDOW); once the call
+     * left, its stream may be recycled for another call, so the claim cannot wait until the lock is released.
+     */
+    abstract boolean claimLeavingLocked(boolean ended);
+
+    /** Without the lock: leaves the connection when this caller claimed it ({@code leave}), and starts the drain ({@code run}). */
+    abstract void afterEnded(boolean leave, boolean run);
 
     /** With the lock held: the deadline no longer applies (the call closed). */
     abstract void disarmDeadlineLocked();
@@ -160,6 +167,7 @@ abstract class ServerStreamSender<ReqT, RespT> extends ServerCall<ReqT, RespT>
             }
             failed = cancelLocked(Status.INTERNAL.withDescription(tooLarge));
             run = failed && requestDrainLocked();
+            failed = claimLeavingLocked(failed);
         }
         afterEnded(failed, run);
     }
@@ -256,6 +264,7 @@ abstract class ServerStreamSender<ReqT, RespT> extends ServerCall<ReqT, RespT>
             outbound.message(framed, att, false, !method().getType().serverSendsOneMessage());
             failed = attachmentFailedLocked();
             run = updateReadinessLocked() | (failed && requestDrainLocked());
+            failed = claimLeavingLocked(failed);
         }
         afterEnded(failed, run);
     }
@@ -285,7 +294,7 @@ abstract class ServerStreamSender<ReqT, RespT> extends ServerCall<ReqT, RespT>
             }
             outbound.control(conn.trailers(id, status, trailers), true);
             boolean failed = attachmentFailedLocked(); // an attachment queued before the TRAILERS failed
-            remove = failed || outbound.isEmpty();
+            remove = claimLeavingLocked(failed || outbound.isEmpty());
             outbound.wakeWaiters(this);
             run = requestDrainLocked();
         }
