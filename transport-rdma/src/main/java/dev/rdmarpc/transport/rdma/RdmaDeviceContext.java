@@ -262,10 +262,15 @@ final class RdmaDeviceContext {
     }
 
     /**
-     * Async events: the port went down or the device failed. New connections stay on TCP, and every connection on
-     * this context is closed (its calls fail with UNAVAILABLE).
+     * Async events: the port went down or the device failed. New connections stay on TCP (after a device fault, the
+     * next one that needs the device opens it anew), and every connection on this context is closed (its calls fail
+     * with UNAVAILABLE). A retired context hears nothing more: a device reports one fault many times (an overrun CQ
+     * once per completion it could not take), and its connections are closed already.
      */
     void fail(String event, boolean device) {
+        if (retired) {
+            return;
+        }
         RdmaMetrics.DEVICE_FAULTS.increment();
         if (device) {
             deviceFailed = true;
@@ -274,8 +279,9 @@ final class RdmaDeviceContext {
         }
         String why = deviceName() + " port " + port + ": " + event;
         unusable = why;
-        Fallbacks.LOG.log(Level.WARNING, "RDMA {0}: closing its connections; new ones stay on TCP{1}", why,
-                device ? "" : " until the port is active again");
+        Fallbacks.LOG.log(Level.WARNING, "RDMA {0}: closing its connections; {1}", why,
+                device ? "the next connection that needs the device opens it again"
+                        : "new ones stay on TCP until the port is active again");
         for (RdmaEndpoint ep : endpoints()) {
             ep.closeOnError(new IllegalStateException("RDMA " + why));
         }
