@@ -4,7 +4,6 @@ import dev.rdmarpc.core.protocol.Hello;
 import dev.rdmarpc.core.protocol.LimitsCapability;
 import io.netty.handler.codec.http2.Http2CodecUtil;
 import io.netty.handler.codec.http2.Http2FrameCodec;
-import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
 import io.netty.handler.codec.http2.Http2Settings;
 
 /**
@@ -45,7 +44,7 @@ final class H2Codecs {
                 .maxConcurrentStreams(limits.maxConcurrentStreams())
                 .maxHeaderListSize((long) Math.min((long) limits.maxMetadataBytes() + HEADER_LIST_ALLOWANCE,
                         Http2CodecUtil.MAX_HEADER_LIST_SIZE));
-        return Http2FrameCodecBuilder.forServer()
+        return UniformCodecBuilder.server()
                 .initialSettings(settings)
                 .frameLogger(new SentFramesMonitor(headersOrDataSent))
                 .autoAckPingFrame(true)
@@ -94,7 +93,7 @@ final class H2Codecs {
         Http2Settings settings = new Http2Settings()
                 .initialWindowSize(Http2CodecUtil.DEFAULT_WINDOW_SIZE)
                 .pushEnabled(false);
-        return Http2FrameCodecBuilder.forClient()
+        return UniformCodecBuilder.client()
                 .initialSettings(settings)
                 .autoAckPingFrame(true)
                 .autoAckSettingsFrame(true)
