@@ -13,13 +13,10 @@ import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.StatusException;
 import dev.rdmarpc.transport.rdma.verbs.CompletionQueue;
 import dev.rdmarpc.transport.rdma.verbs.IbvContext;
-import dev.rdmarpc.transport.rdma.verbs.PortAttributes;
 import dev.rdmarpc.transport.rdma.verbs.ProtectionDomain;
 import dev.rdmarpc.transport.rdma.verbs.QueuePair;
 import dev.rdmarpc.transport.rdma.verbs.QueuePairConfig;
 import dev.rdmarpc.transport.rdma.verbs.ReceiveWorkRequest;
-import dev.rdmarpc.transport.rdma.verbs.RtrParameters;
-import dev.rdmarpc.transport.rdma.verbs.RtsParameters;
 import dev.rdmarpc.transport.rdma.verbs.SendWorkRequest;
 
 import java.lang.foreign.Arena;
@@ -89,7 +86,6 @@ class CompletionQueueErrorRdmaTest extends RdmaEndToEndBase {
      * {@link #post()} makes twice as many completions as it holds.
      */
     private static final class Overrun implements AutoCloseable {
-        private final RdmaDeviceContext context;
         private final Arena arena = Arena.ofShared();
         private final CompletionQueue cq;
         private final QueuePair sender;
@@ -98,27 +94,18 @@ class CompletionQueueErrorRdmaTest extends RdmaEndToEndBase {
 
         /** Builds the pair on the device and protection domain of {@code any}, a queue pair of {@code context}. */
         Overrun(RdmaDeviceContext context, QueuePair any) {
-            this.context = context;
             ProtectionDomain pd = any.protectionDomain();
             IbvContext device = any.config().sendCq().context();
             cq = device.createCompletionQueue(4, null, 0);
             count = cq.capacity() + 4; // SENDs; with their receives, twice that many completions
             sender = pd.createQueuePair(new QueuePairConfig(QueuePairConfig.TYPE_RC, cq, cq, null, count, 1, 1, 1, 0, false));
             receiver = pd.createQueuePair(new QueuePairConfig(QueuePairConfig.TYPE_RC, cq, cq, null, 1, count, 1, 1, 0, false));
-            connect(sender, receiver, 1);
-            connect(receiver, sender, 2);
+            SrqThief.connect(context, sender, receiver, 1);
+            SrqThief.connect(context, receiver, sender, 2);
         }
 
         int capacity() {
             return cq.capacity();
-        }
-
-        private void connect(QueuePair qp, QueuePair peer, int psn) {
-            PortAttributes p = context.portAttributes();
-            qp.toInit(context.port(), 0);
-            qp.toRtr(new RtrParameters(peer.qpNum(), 3 - psn, p.isEthernet() || p.lid() == 0 ? context.gid() : null,
-                    p.lid(), context.gidIndex(), context.port(), p.activeMtu(), 1, context.config().minRnrTimer(), 64, 0, 0));
-            qp.toRts(new RtsParameters(psn, 14, 7, 7, 1));
         }
 
         /** Posts as many zero-byte receives and signalled zero-byte SENDs as {@code count}. */

@@ -44,11 +44,12 @@ final class SrqThief implements AutoCloseable {
         batch = new WorkCompletionBatch(arena, 64);
         sender = pd.createQueuePair(new QueuePairConfig(QueuePairConfig.TYPE_RC, cq, cq, null, depth + 1, 1, 1, 1, 0, false));
         receiver = pd.createQueuePair(QueuePairConfig.rc(cq, any.config().srq(), 1, 1, 0));
-        connect(sender, receiver, 1);
-        connect(receiver, sender, 2);
+        connect(context, sender, receiver, 1);
+        connect(context, receiver, sender, 2);
     }
 
-    private void connect(QueuePair qp, QueuePair peer, int psn) {
+    /** Moves a test's queue pair {@code qp} to RTS towards {@code peer} on {@code context}'s port (psn 1 or 2). */
+    static void connect(RdmaDeviceContext context, QueuePair qp, QueuePair peer, int psn) {
         PortAttributes p = context.portAttributes();
         qp.toInit(context.port(), 0);
         qp.toRtr(new RtrParameters(peer.qpNum(), 3 - psn, p.isEthernet() || p.lid() == 0 ? context.gid() : null, p.lid(),
