@@ -29,10 +29,6 @@ final class CoreFrames {
         return copy(Frames.hello(pool, hello));
     }
 
-    ByteBuf requestHeaders(int streamId, boolean endStream, String path, String authority, long timeoutNanos, Metadata md) {
-        return copy(Frames.requestHeaders(pool, streamId, endStream, path, authority, timeoutNanos, md));
-    }
-
     ByteBuf cancel(int streamId, Status status) {
         return copy(Frames.cancel(pool, streamId, status));
     }

@@ -102,8 +102,12 @@ final class H2Outbound {
         bridge.endStream(s, GrpcHeaders.trailers(t.status(), t.metadata(), !s.headersSent));
     }
 
-    /** A heap copy of a small control frame's payload, for core's decoders. */
+    /** A small control frame's payload for core's decoders: in place when it has an address, else a heap copy. */
     private static MemorySegment segment(ByteBuf payload) {
+        int n = payload.readableBytes();
+        if (payload.hasMemoryAddress()) {
+            return MemorySegment.ofAddress(payload.memoryAddress() + payload.readerIndex()).reinterpret(n);
+        }
         return MemorySegment.ofArray(ByteBufUtil.getBytes(payload));
     }
 }
