@@ -7,7 +7,6 @@ import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.Trailers;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
 import io.netty.handler.codec.http2.DefaultHttp2HeadersFrame;
@@ -102,12 +101,7 @@ final class H2Outbound {
         bridge.endStream(s, GrpcHeaders.trailers(t.status(), t.metadata(), !s.headersSent));
     }
 
-    /** A small control frame's payload for core's decoders: in place when it has an address, else a heap copy. */
     private static MemorySegment segment(ByteBuf payload) {
-        int n = payload.readableBytes();
-        if (payload.hasMemoryAddress()) {
-            return MemorySegment.ofAddress(payload.memoryAddress() + payload.readerIndex()).reinterpret(n);
-        }
-        return MemorySegment.ofArray(ByteBufUtil.getBytes(payload));
+        return CoreFrames.decodable(payload);
     }
 }

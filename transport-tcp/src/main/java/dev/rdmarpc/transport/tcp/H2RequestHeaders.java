@@ -8,6 +8,7 @@ import dev.rdmarpc.core.protocol.Frames;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.handler.codec.http2.Http2Headers;
+import io.netty.util.AsciiString;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
@@ -84,6 +85,10 @@ final class H2RequestHeaders {
         }
         checkU16(n, "path or authority");
         b.writeShortLE(n);
+        if (s instanceof AsciiString a) {
+            b.writeBytes(a.array(), a.arrayOffset() + from, n); // what HPACK decoding gives: the bytes as they came
+            return;
+        }
         for (int i = from; i < s.length(); i++) {
             b.writeByte(s.charAt(i));
         }
