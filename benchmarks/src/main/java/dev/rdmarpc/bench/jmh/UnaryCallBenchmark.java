@@ -70,11 +70,17 @@ public class UnaryCallBenchmark {
     private Server compatServer;
     private ManagedChannel compatChannel;
     private BenchServiceGrpc.BenchServiceStub compatAsync;
+    private ManagedChannel stockToRdmarpcChannel;
+    private BenchServiceGrpc.BenchServiceStub stockToRdmarpcAsync;
+    private ManagedChannel compatToStockChannel;
+    private BenchServiceGrpc.BenchServiceStub compatToStockAsync;
     private BenchRequest request;
     private BenchRequest streamRequest;
     private final Waiter nativeWaiter = new Waiter();
     private final Waiter grpcWaiter = new Waiter();
     private final Waiter compatWaiter = new Waiter();
+    private final Waiter stockToRdmarpcWaiter = new Waiter();
+    private final Waiter compatToStockWaiter = new Waiter();
 
     private final SlabPool pool = new SlabPool(16L << 20, false);
     private final ProtoMarshaller<BenchRequest> requestMarshaller = ProtoMarshaller.of(BenchRequest.getDefaultInstance());
@@ -110,6 +116,16 @@ public class UnaryCallBenchmark {
         compatAsync = BenchServiceGrpc.newStub(compatChannel);
         BenchServiceGrpc.newBlockingStub(compatChannel).unary(request);
 
+        // the HTTP/2 pairings: a stock client to rdmarpc's server (same port), grpc-compat's channel to a stock server
+        stockToRdmarpcChannel = NettyChannelBuilder.forAddress("127.0.0.1", nativeServer.getPort()).usePlaintext()
+                .directExecutor().build();
+        stockToRdmarpcAsync = BenchServiceGrpc.newStub(stockToRdmarpcChannel);
+        BenchServiceGrpc.newBlockingStub(stockToRdmarpcChannel).unary(request);
+        compatToStockChannel = dev.rdmarpc.grpc.RdmaChannelBuilder.forAddress("127.0.0.1", grpcServer.getPort())
+                .directExecutor().build();
+        compatToStockAsync = BenchServiceGrpc.newStub(compatToStockChannel);
+        BenchServiceGrpc.newBlockingStub(compatToStockChannel).unary(request);
+
         requestBytes = serialize(requestMarshaller, request);
         responseBytes = serialize(responseMarshaller, BenchResponse.newBuilder().setPayload(request.getPayload()).build());
     }
@@ -124,6 +140,8 @@ public class UnaryCallBenchmark {
 
     @TearDown(Level.Trial)
     public void tearDown() throws InterruptedException {
+        stockToRdmarpcChannel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        compatToStockChannel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         nativeChannel.close();
         nativeServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         grpcChannel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
@@ -170,6 +188,24 @@ public class UnaryCallBenchmark {
         Waiter w = compatWaiter;
         w.arm();
         compatAsync.unary(request, w);
+        return w.await();
+    }
+
+    /** A stock grpc-java client (grpc-netty) calling rdmarpc's server over HTTP/2, generated async stub. */
+    @Benchmark
+    public Object stockClientToRdmarpcServerAsyncUnary() {
+        Waiter w = stockToRdmarpcWaiter;
+        w.arm();
+        stockToRdmarpcAsync.unary(request, w);
+        return w.await();
+    }
+
+    /** grpc-compat's channel calling a stock grpc-java server (grpc-netty) over HTTP/2, generated async stub. */
+    @Benchmark
+    public Object compatClientToStockServerAsyncUnary() {
+        Waiter w = compatToStockWaiter;
+        w.arm();
+        compatToStockAsync.unary(request, w);
         return w.await();
     }
 

@@ -11,6 +11,9 @@ import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.Hello;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
+
+import java.lang.foreign.MemorySegment;
 
 /**
  * rdmarpc frames as bytes, made for core on behalf of an HTTP/2 peer: what an {@link H2Bridge} (or on a client an
@@ -27,10 +30,6 @@ final class CoreFrames {
 
     ByteBuf hello(Hello hello) {
         return copy(Frames.hello(pool, hello));
-    }
-
-    ByteBuf requestHeaders(int streamId, boolean endStream, String path, String authority, long timeoutNanos, Metadata md) {
-        return copy(Frames.requestHeaders(pool, streamId, endStream, path, authority, timeoutNanos, md));
     }
 
     ByteBuf cancel(int streamId, Status status) {
@@ -84,6 +83,15 @@ final class CoreFrames {
         }
         b.writeBytes(body, length);
         return b;
+    }
+
+    /** A small control frame's payload for core's decoders: in place when it has an address, else a heap copy. */
+    static MemorySegment decodable(ByteBuf payload) {
+        int n = payload.readableBytes();
+        if (payload.hasMemoryAddress()) {
+            return MemorySegment.ofAddress(payload.memoryAddress() + payload.readerIndex()).reinterpret(n);
+        }
+        return MemorySegment.ofArray(ByteBufUtil.getBytes(payload));
     }
 
     private static void header(ByteBuf b, int payload, int type, int flags, int streamId) {

@@ -5,6 +5,7 @@ import dev.rdmarpc.core.Status;
 import io.netty.handler.codec.http2.DefaultHttp2Headers;
 import io.netty.handler.codec.http2.Http2Error;
 import io.netty.handler.codec.http2.Http2Headers;
+import io.netty.handler.codec.http2.ReadOnlyHttp2Headers;
 import io.netty.util.AsciiString;
 
 import java.io.ByteArrayOutputStream;
@@ -31,15 +32,36 @@ final class GrpcClientHeaders {
 
     /** Request headers for a call to {@code path} ("pkg.Service/Method") with the call's timeout (0: none) and metadata. */
     static Http2Headers request(String path, String authority, boolean tls, long timeoutNanos, Metadata md) {
+        return request(requestPath(path), new AsciiString(authority), tls, timeoutNanos, md);
+    }
+
+    /** The {@code :path} of a call to {@code path} ("pkg.Service/Method"). */
+    static AsciiString requestPath(String path) {
+        return new AsciiString("/" + path);
+    }
+
+    /**
+     * Request headers with {@code :path} and {@code :authority} made already: without metadata a read-only list (the
+     * codec only reads what it writes), else a list with the metadata added.
+     */
+    static Http2Headers request(AsciiString path, AsciiString authority, boolean tls, long timeoutNanos, Metadata md) {
+        AsciiString scheme = tls ? HTTPS : HTTP;
+        if (md == null || md.isEmpty()) {
+            return timeoutNanos > 0
+                    ? ReadOnlyHttp2Headers.clientHeaders(false, POST, path, scheme, authority, GrpcHeaders.CONTENT_TYPE,
+                            GrpcHeaders.GRPC, TE, TRAILERS, GrpcHeaders.GRPC_TIMEOUT, new AsciiString(timeout(timeoutNanos)))
+                    : ReadOnlyHttp2Headers.clientHeaders(false, POST, path, scheme, authority, GrpcHeaders.CONTENT_TYPE,
+                            GrpcHeaders.GRPC, TE, TRAILERS);
+        }
         Http2Headers h = new DefaultHttp2Headers(false)
                 .method(POST)
-                .scheme(tls ? HTTPS : HTTP)
-                .path("/" + path)
+                .scheme(scheme)
+                .path(path)
                 .authority(authority)
-                .set(GrpcHeaders.CONTENT_TYPE, GrpcHeaders.GRPC)
-                .set(TE, TRAILERS);
+                .add(GrpcHeaders.CONTENT_TYPE, GrpcHeaders.GRPC)
+                .add(TE, TRAILERS);
         if (timeoutNanos > 0) {
-            h.set(GrpcHeaders.GRPC_TIMEOUT, timeout(timeoutNanos));
+            h.add(GrpcHeaders.GRPC_TIMEOUT, timeout(timeoutNanos));
         }
         GrpcHeaders.addMetadata(h, md);
         return h;

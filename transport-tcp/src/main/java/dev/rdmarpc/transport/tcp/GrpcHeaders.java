@@ -4,6 +4,7 @@ import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.Status;
 import io.netty.handler.codec.http2.DefaultHttp2Headers;
 import io.netty.handler.codec.http2.Http2Headers;
+import io.netty.handler.codec.http2.ReadOnlyHttp2Headers;
 import io.netty.util.AsciiString;
 
 import java.nio.charset.StandardCharsets;
@@ -31,6 +32,24 @@ final class GrpcHeaders {
     private static final Map<Character, TimeUnit> UNITS = Map.of('H', TimeUnit.HOURS, 'M', TimeUnit.MINUTES,
             'S', TimeUnit.SECONDS, 'm', TimeUnit.MILLISECONDS, 'u', TimeUnit.MICROSECONDS, 'n', TimeUnit.NANOSECONDS);
     private static final byte[] HEX = "0123456789ABCDEF".getBytes(StandardCharsets.US_ASCII);
+    /** {@code grpc-status} values by code. */
+    private static final AsciiString[] STATUS_VALUES = new AsciiString[Status.Code.values().length];
+    /**
+     * What most calls answer with, made once (the codec only reads the headers it writes): response headers without
+     * metadata, and per code trailers (and trailers-only responses) without a description or metadata.
+     */
+    private static final Http2Headers PLAIN_RESPONSE = ReadOnlyHttp2Headers.serverHeaders(false, OK, CONTENT_TYPE, GRPC);
+    private static final Http2Headers[] PLAIN_TRAILERS = new Http2Headers[STATUS_VALUES.length];
+    private static final Http2Headers[] PLAIN_TRAILERS_ONLY = new Http2Headers[STATUS_VALUES.length];
+
+    static {
+        for (Status.Code c : Status.Code.values()) {
+            int v = c.value();
+            STATUS_VALUES[v] = AsciiString.cached(Integer.toString(v));
+            PLAIN_TRAILERS[v] = ReadOnlyHttp2Headers.trailers(false, GRPC_STATUS, STATUS_VALUES[v]);
+            PLAIN_TRAILERS_ONLY[v] = ReadOnlyHttp2Headers.serverHeaders(false, OK, CONTENT_TYPE, GRPC, GRPC_STATUS, STATUS_VALUES[v]);
+        }
+    }
 
     private GrpcHeaders() {
     }
@@ -95,9 +114,14 @@ final class GrpcHeaders {
         return Math.max(1, unit.toNanos(amount));
     }
 
+    /** Whether request header {@code name} is call metadata: not a pseudo-header, not HTTP/2's or gRPC's own. */
+    static boolean isMetadata(CharSequence name) {
+        return name.length() != 0 && name.charAt(0) != ':' && !NOT_METADATA.contains(AsciiString.of(name));
+    }
+
     /**
-     * The call metadata of request headers: every header but the pseudo-headers and the transport's own, with
-     * {@code -bin} values decoded from base64 (padded or not).
+     * The call metadata of headers: every header but the pseudo-headers and the transport's own, with {@code -bin}
+     * values decoded from base64 (padded or not). (A request's go to core by {@link H2RequestHeaders}.)
      *
      * @throws IllegalArgumentException when a name or value is not valid metadata
      */
@@ -105,7 +129,7 @@ final class GrpcHeaders {
         Metadata md = new Metadata();
         for (Map.Entry<CharSequence, CharSequence> e : h) {
             CharSequence name = e.getKey();
-            if (name.length() == 0 || name.charAt(0) == ':' || NOT_METADATA.contains(AsciiString.of(name))) {
+            if (!isMetadata(name)) {
                 continue;
             }
             String key = name.toString();
@@ -124,18 +148,29 @@ final class GrpcHeaders {
 
     /** Response headers: {@code :status 200}, the gRPC content type and {@code md}. */
     static Http2Headers response(Metadata md) {
-        Http2Headers h = new DefaultHttp2Headers(false).status(OK).set(CONTENT_TYPE, GRPC);
+        if (md == null || md.isEmpty()) {
+            return PLAIN_RESPONSE;
+        }
+        Http2Headers h = new DefaultHttp2Headers(false).status(OK).add(CONTENT_TYPE, GRPC);
         addMetadata(h, md);
         return h;
     }
 
     /** Trailers with {@code status} and {@code md}; for a trailers-only response also {@code :status} and content type. */
     static Http2Headers trailers(Status status, Metadata md, boolean trailersOnly) {
-        Http2Headers h = trailersOnly ? response(null) : new DefaultHttp2Headers(false);
-        h.set(GRPC_STATUS, Integer.toString(status.getCode().value()));
+        int code = status.getCode().value();
         String description = status.getDescription();
-        if (description != null && !description.isEmpty()) {
-            h.set(GRPC_MESSAGE, percentEncode(description));
+        boolean described = description != null && !description.isEmpty();
+        if (!described && (md == null || md.isEmpty()) && code < PLAIN_TRAILERS.length) {
+            return trailersOnly ? PLAIN_TRAILERS_ONLY[code] : PLAIN_TRAILERS[code];
+        }
+        Http2Headers h = new DefaultHttp2Headers(false);
+        if (trailersOnly) {
+            h.status(OK).add(CONTENT_TYPE, GRPC);
+        }
+        h.add(GRPC_STATUS, code < STATUS_VALUES.length ? STATUS_VALUES[code] : AsciiString.of(Integer.toString(code)));
+        if (described) {
+            h.add(GRPC_MESSAGE, percentEncode(description));
         }
         addMetadata(h, md);
         return h;
@@ -143,8 +178,12 @@ final class GrpcHeaders {
 
     /** An HTTP error answer as a trailers-only response: {@code :status} then the gRPC status. */
     static Http2Headers httpError(Refusal r) {
-        Http2Headers h = trailers(r.status(), null, true);
-        h.status(Integer.toString(r.httpStatus()));
+        Http2Headers h = new DefaultHttp2Headers(false).status(Integer.toString(r.httpStatus())).add(CONTENT_TYPE, GRPC);
+        h.add(GRPC_STATUS, STATUS_VALUES[r.status().getCode().value()]);
+        String description = r.status().getDescription();
+        if (description != null && !description.isEmpty()) {
+            h.add(GRPC_MESSAGE, percentEncode(description));
+        }
         return h;
     }
 

@@ -4,14 +4,17 @@ import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.RequestHeaders;
+import dev.rdmarpc.core.protocol.Utf8Cache;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
 import io.netty.handler.codec.http2.DefaultHttp2PingFrame;
+import io.netty.util.AsciiString;
 
 import java.lang.foreign.MemorySegment;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * Turns the rdmarpc frames core sends to its server into gRPC over HTTP/2: request HEADERS as HTTP/2 request
@@ -19,9 +22,15 @@ import java.lang.foreign.MemorySegment;
  * CANCEL as RST_STREAM(CANCEL), PING as PING. Core's HELLO is kept: its limits become the connection's SETTINGS.
  */
 final class H2ClientOutbound {
+    private static final int MAX_PATHS = 256;
     private final H2ClientBridge bridge;
     private final ChannelHandlerContext ctx;
     private final boolean tls;
+    /** Paths and authorities of core's HEADERS, decoded once while they repeat. */
+    private final Utf8Cache strings = new Utf8Cache(64);
+    private final Map<String, AsciiString> paths = new HashMap<>();
+    private String lastAuthority;
+    private AsciiString lastAuthorityAscii;
 
     H2ClientOutbound(H2ClientBridge bridge, ChannelHandlerContext ctx, boolean tls) {
         this.bridge = bridge;
@@ -34,9 +43,9 @@ final class H2ClientOutbound {
         switch (type) {
             case FrameType.HELLO -> bridge.coreHello(Frames.decodeHello(segment(payload)));
             case FrameType.HEADERS -> {
-                RequestHeaders h = Frames.decodeRequestHeaders(segment(payload));
-                bridge.open(streamId, (flags & FrameFlags.END_STREAM) != 0,
-                        GrpcClientHeaders.request(h.path(), h.authority(), tls, h.timeoutNanos(), h.metadata()));
+                RequestHeaders h = Frames.decodeRequestHeaders(segment(payload), strings);
+                bridge.open(streamId, (flags & FrameFlags.END_STREAM) != 0, GrpcClientHeaders.request(path(h.path()),
+                        authority(h.authority()), tls, h.timeoutNanos(), h.metadata()));
             }
             case FrameType.MESSAGE -> message(flags, streamId, payload);
             case FrameType.END_STREAM -> {
@@ -79,8 +88,28 @@ final class H2ClientOutbound {
         bridge.writeData(s, data, (flags & FrameFlags.END_STREAM) != 0, credit);
     }
 
-    /** A heap copy of a small control frame's payload, for core's decoders. */
+    /** The {@code :path} of a call to {@code path}, made once per method (a few hundred at most are kept). */
+    private AsciiString path(String path) {
+        AsciiString p = paths.get(path);
+        if (p == null) {
+            if (paths.size() >= MAX_PATHS) {
+                paths.clear();
+            }
+            p = GrpcClientHeaders.requestPath(path);
+            paths.put(path, p);
+        }
+        return p;
+    }
+
+    private AsciiString authority(String authority) {
+        if (!authority.equals(lastAuthority)) {
+            lastAuthority = authority;
+            lastAuthorityAscii = new AsciiString(authority);
+        }
+        return lastAuthorityAscii;
+    }
+
     private static MemorySegment segment(ByteBuf payload) {
-        return MemorySegment.ofArray(ByteBufUtil.getBytes(payload));
+        return CoreFrames.decodable(payload);
     }
 }

@@ -1,6 +1,5 @@
 package dev.rdmarpc.transport.tcp;
 
-import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import io.netty.buffer.ByteBuf;
@@ -48,10 +47,10 @@ final class H2Inbound {
         if (refusal == null && timeout < 0) {
             refusal = new GrpcHeaders.Refusal(400, Status.INTERNAL.withDescription("malformed grpc-timeout: " + h.get(GrpcHeaders.GRPC_TIMEOUT)));
         }
-        Metadata md = null;
+        ByteBuf request = null;
         if (refusal == null) {
             try {
-                md = GrpcHeaders.metadata(h);
+                request = H2RequestHeaders.write(bridge.alloc(), nextCoreId, f.isEndStream(), h, timeout);
             } catch (IllegalArgumentException e) {
                 refusal = new GrpcHeaders.Refusal(400, Status.INTERNAL.withDescription("malformed metadata: " + e.getMessage()));
             }
@@ -65,9 +64,7 @@ final class H2Inbound {
         s.clientDone = f.isEndStream();
         s.endReceived = f.isEndStream();
         bridge.opened(s);
-        CharSequence authority = h.authority();
-        bridge.toCore(frames.requestHeaders(s.coreId, f.isEndStream(), h.path().subSequence(1, h.path().length()).toString(),
-                authority == null ? "" : authority.toString(), timeout, md));
+        bridge.toCore(request);
     }
 
     void data(Http2DataFrame f) {

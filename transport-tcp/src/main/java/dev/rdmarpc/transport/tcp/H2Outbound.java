@@ -7,7 +7,6 @@ import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.Trailers;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
 import io.netty.handler.codec.http2.DefaultHttp2HeadersFrame;
@@ -102,8 +101,7 @@ final class H2Outbound {
         bridge.endStream(s, GrpcHeaders.trailers(t.status(), t.metadata(), !s.headersSent));
     }
 
-    /** A heap copy of a small control frame's payload, for core's decoders. */
     private static MemorySegment segment(ByteBuf payload) {
-        return MemorySegment.ofArray(ByteBufUtil.getBytes(payload));
+        return CoreFrames.decodable(payload);
     }
 }

@@ -2,16 +2,30 @@ package dev.rdmarpc.transport.tcp;
 
 import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.protocol.FrameFlags;
+import dev.rdmarpc.core.protocol.FrameHeader;
+import dev.rdmarpc.core.protocol.FrameType;
+import dev.rdmarpc.core.protocol.Frames;
+import dev.rdmarpc.core.protocol.RequestHeaders;
+import io.netty.buffer.AbstractByteBufAllocator;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.handler.codec.http2.DefaultHttp2Headers;
 import io.netty.handler.codec.http2.Http2Headers;
 import org.junit.jupiter.api.Test;
 
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -53,18 +67,109 @@ class GrpcHeadersTest {
         assertEquals(Status.Code.UNIMPLEMENTED, badPath.status().getCode());
     }
 
+    /** The request HEADERS frame core gets for {@code h}, decoded as core decodes it. */
+    private static RequestHeaders toCore(Http2Headers h, long timeoutNanos) {
+        ByteBuf frame = H2RequestHeaders.write(UnpooledByteBufAllocator.DEFAULT, 7, true, h, timeoutNanos);
+        try {
+            MemorySegment bytes = MemorySegment.ofArray(ByteBufUtil.getBytes(frame));
+            assertEquals(bytes.byteSize() - FrameHeader.SIZE, FrameHeader.payloadLength(bytes, 0));
+            assertEquals(FrameType.HEADERS, FrameHeader.type(bytes, 0));
+            assertEquals(FrameFlags.END_STREAM, FrameHeader.flags(bytes, 0));
+            assertEquals(7, FrameHeader.streamId(bytes, 0));
+            return Frames.decodeRequestHeaders(bytes.asSlice(FrameHeader.SIZE));
+        } finally {
+            frame.release();
+        }
+    }
+
     @Test
-    void metadataSkipsTransportHeadersAndDecodesBinaryValues() {
-        Http2Headers h = request().add("te", "trailers").add("grpc-timeout", "1S").add("x-id", "42")
-                .add("x-blob-bin", "AAEC/w").add("x-blob-bin", "AAEC/w==");
-        Metadata md = GrpcHeaders.metadata(h);
+    void requestHeadersReachCoreWithTheirPathDeadlineAndMetadata() {
+        Http2Headers h = request().authority("example.test:443").add("te", "trailers").add("grpc-timeout", "1S")
+                .add("x-id", "42").add("x-blob-bin", "AAEC/w").add("x-blob-bin", "AAEC/w==,AQ");
+        RequestHeaders r = toCore(h, 1_000_000_000L);
+        assertEquals("pkg.Svc/M", r.path());
+        assertEquals("example.test:443", r.authority());
+        assertEquals(1_000_000_000L, r.timeoutNanos());
+        Metadata md = r.metadata();
         assertEquals("42", md.get(Metadata.Key.ascii("x-id")));
-        assertEquals(2, md.getAll(Metadata.Key.binary("x-blob-bin")).size(), "padded and unpadded base64");
-        assertArrayEquals(new byte[] {0, 1, 2, (byte) 0xff}, md.getAll(Metadata.Key.binary("x-blob-bin")).get(1));
+        List<byte[]> blobs = md.getAll(Metadata.Key.binary("x-blob-bin"));
+        assertEquals(3, blobs.size(), "padded and unpadded base64, comma-separated values apart");
+        assertArrayEquals(new byte[] {0, 1, 2, (byte) 0xff}, blobs.get(0));
+        assertArrayEquals(new byte[] {0, 1, 2, (byte) 0xff}, blobs.get(1));
+        assertArrayEquals(new byte[] {1}, blobs.get(2));
         assertFalse(md.keys().contains("te"));
         assertFalse(md.keys().contains("grpc-timeout"));
         assertFalse(md.keys().contains("content-type"));
-        assertThrows(IllegalArgumentException.class, () -> GrpcHeaders.metadata(request().add("x-bad-bin", "!!!")));
+        assertEquals(2, md.keys().size());
+    }
+
+    @Test
+    void aRequestWithoutAuthorityOrMetadataAndANonAsciiPath() {
+        RequestHeaders r = toCore(request().path("/pkg.Svc/\u00e9t\u00e9"), 0);
+        assertEquals("pkg.Svc/\u00e9t\u00e9", r.path());
+        assertEquals("", r.authority());
+        assertEquals(0, r.timeoutNanos());
+        assertTrue(r.metadata() == null || r.metadata().isEmpty());
+    }
+
+    @Test
+    void headersThatAreNotMetadataAreRefusedWithNothingLeftAllocated() {
+        // unvalidated header lists: what a client could put on the wire, which HPACK decoding may let through
+        for (Http2Headers bad : List.of(unvalidated("x-bad-bin", "!!!"), unvalidated("x b", "1"),
+                unvalidated("x-ctl", "a\u0001b"), unvalidated("x-high", "caf\u00e9"))) {
+            CountingAllocator alloc = new CountingAllocator();
+            assertThrows(IllegalArgumentException.class, () -> H2RequestHeaders.write(alloc, 1, false, bad, 0),
+                    bad.toString());
+            assertEquals(0, alloc.live(), "buffers left allocated after refusing " + bad);
+        }
+    }
+
+    private static Http2Headers unvalidated(String name, String value) {
+        return new DefaultHttp2Headers(false).method("POST").path("/pkg.Svc/M").add("content-type", "application/grpc")
+                .add(name, value);
+    }
+
+    /** Counts the buffers it made that are not released yet. */
+    private static final class CountingAllocator extends AbstractByteBufAllocator {
+        private final List<ByteBuf> made = new ArrayList<>();
+
+        @Override
+        protected ByteBuf newHeapBuffer(int initialCapacity, int maxCapacity) {
+            ByteBuf b = Unpooled.buffer(initialCapacity, maxCapacity);
+            made.add(b);
+            return b;
+        }
+
+        @Override
+        protected ByteBuf newDirectBuffer(int initialCapacity, int maxCapacity) {
+            ByteBuf b = Unpooled.directBuffer(initialCapacity, maxCapacity);
+            made.add(b);
+            return b;
+        }
+
+        @Override
+        public boolean isDirectBufferPooled() {
+            return false;
+        }
+
+        long live() {
+            return made.stream().filter(b -> b.refCnt() > 0).count();
+        }
+    }
+
+    @Test
+    void responsesAndTrailersWithoutMetadataAreSharedAndReadOnly() {
+        assertSame(GrpcHeaders.response(null), GrpcHeaders.response(new Metadata()));
+        assertSame(GrpcHeaders.trailers(Status.OK, null, false), GrpcHeaders.trailers(Status.OK, new Metadata(), false));
+        assertEquals("200", GrpcHeaders.response(null).status().toString());
+        assertEquals("application/grpc", GrpcHeaders.response(null).get("content-type").toString());
+        Http2Headers unavailable = GrpcHeaders.trailers(Status.UNAVAILABLE, null, true);
+        assertEquals("200", unavailable.status().toString());
+        assertEquals("14", unavailable.get("grpc-status").toString());
+        assertThrows(UnsupportedOperationException.class, () -> GrpcHeaders.response(null).add("x", "y"));
+        Http2Headers refused = GrpcHeaders.httpError(new GrpcHeaders.Refusal(415, Status.INTERNAL));
+        assertEquals("415", refused.status().toString());
+        assertEquals("13", refused.get("grpc-status").toString());
     }
 
     @Test
