@@ -53,10 +53,6 @@ final class FrameDecoder {
     private int landingFlags;
     private int landingStream;
     private int landingCredit;
-    /** The read buffer last handed out over the rest of {@link #landing} ({@link #readTarget}), or null. */
-    private ByteBuf landingRead;
-    /** Wrappers for {@link #readTarget}: one is out at a time. */
-    private final SlabByteBufPool readWrappers = new SlabByteBufPool(1);
     /** Bytes received and not yet decoded, from its reader index; null when there are none. */
     private ByteBuf cumulation;
     /** Whether {@link #cumulation} was allocated here (so it may be written into) or adopted from a read. */
@@ -85,12 +81,7 @@ final class FrameDecoder {
             in.release();
             return;
         }
-        if (in == landingRead) {
-            // read straight into the landing frame's buffer: its bytes are in place already
-            landingRead = null;
-            landed += in.readableBytes();
-            in.skipBytes(in.readableBytes());
-        } else if (landing != null) {
+        if (landing != null) {
             land(in);
         }
         if (in.isReadable()) {
@@ -203,21 +194,6 @@ final class FrameDecoder {
         landed = have;
     }
 
-    /**
-     * A buffer over the part of the landing frame that has not arrived, for the next read from the socket to fill
-     * in place; null when no frame is landing. Its release leaves the landing buffer alone.
-     */
-    ByteBuf readTarget() {
-        SlabBuffer l = landing;
-        if (l == null || released || decoding || landed == l.length() || connection.isHttp2()) {
-            return null;
-        }
-        SlabByteBuf b = readWrappers.wrapForeign(l.segment().asSlice(landed, l.length() - landed), null);
-        b.setIndex(0, 0);
-        landingRead = b;
-        return b;
-    }
-
     /** Copies what {@code in} holds of the landing frame's payload (as much as it still lacks) into it. */
     private void land(ByteBuf in) {
         int n = Math.min(in.readableBytes(), landing.length() - landed);
@@ -235,7 +211,6 @@ final class FrameDecoder {
     private void deliverLanded(FrameHandler handler) {
         SlabBuffer b = landing;
         landing = null;
-        landingRead = null;
         try {
             handler.onFrame(landingType, landingFlags, landingStream, landingCredit, b, 0, b.length());
         } finally {
@@ -356,7 +331,6 @@ final class FrameDecoder {
     private void freeCumulation() {
         SlabBuffer l = landing;
         landing = null;
-        landingRead = null;
         if (l != null) {
             l.release();
         }

@@ -5,11 +5,7 @@ import dev.rdmarpc.core.spi.FrameHandler;
 import dev.rdmarpc.core.spi.FrameHandlerFactory;
 import dev.rdmarpc.core.spi.ProtocolSwitchException;
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelConfig;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.epoll.EpollSocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
@@ -186,22 +182,10 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
         connection = c;
         decoder = new FrameDecoder(c, pool);
         c.attachDecoder(decoder);
-        if (pool != null && tls == null && !h2 && readsInPlace(ctx.channel())) {
-            ChannelConfig config = ctx.channel().config();
-            config.setRecvByteBufAllocator(new LandingReads(config.getRecvByteBufAllocator(), decoder));
-        }
         if (connected != null && !connected.complete(c)) {
             c.close("connect was cancelled");
         }
         open.add(c);
-    }
-
-    /**
-     * Whether {@code channel} reads synchronously into the buffer its allocator gives (epoll, NIO), so that a read may
-     * go straight into a landing frame's buffer; io_uring's reads complete later, into memory that must outlive them.
-     */
-    private static boolean readsInPlace(Channel channel) {
-        return channel instanceof EpollSocketChannel || channel instanceof NioSocketChannel;
     }
 
     @Override

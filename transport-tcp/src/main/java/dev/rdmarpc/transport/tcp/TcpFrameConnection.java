@@ -593,11 +593,6 @@ final class TcpFrameConnection implements FrameConnection {
         this.http2 = true;
     }
 
-    /** Whether the connection carries gRPC over HTTP/2 (see {@link #servesHttp2}). */
-    boolean isHttp2() {
-        return http2;
-    }
-
     // ---- closing ----
 
     @Override
