@@ -162,8 +162,10 @@ class LayeringTest {
     static void rawMetadataOnlyForWireCodecAndGrpcCompat(JavaClasses classes) {
         classes()
                 .that().belongToAnyOf(RawMetadata.class)
-                .should().onlyHaveDependentClassesThat().resideInAnyPackage("dev.rdmarpc.core..", "dev.rdmarpc.grpc..")
-                .because("raw metadata entries are for the wire codec and the grpc metadata bridge, not for applications")
+                .should().onlyHaveDependentClassesThat().resideInAnyPackage("dev.rdmarpc.core..", "dev.rdmarpc.grpc..",
+                        "dev.rdmarpc.transport.tcp..")
+                .because("raw metadata entries are for the wire codecs (rdmarpc's, and the HTTP/2 bridges' translation) and the"
+                        + " grpc metadata bridge, not for applications")
                 .check(classes);
     }
 

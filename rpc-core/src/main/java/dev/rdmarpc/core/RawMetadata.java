@@ -1,8 +1,8 @@
 package dev.rdmarpc.core;
 
 /**
- * Internal: a {@link Metadata}'s entries as raw (name, bytes) pairs, for rdmarpc's wire codec and grpc-compat
- * only (a layering test holds that); applications use {@link Metadata}'s typed keys.
+ * Internal: a {@link Metadata}'s entries as raw (name, bytes) pairs, for the wire codecs (rdmarpc's, and transport-tcp's
+ * HTTP/2 translation) and grpc-compat only (a layering test holds that); applications use {@link Metadata}'s typed keys.
  */
 public final class RawMetadata {
     private RawMetadata() {

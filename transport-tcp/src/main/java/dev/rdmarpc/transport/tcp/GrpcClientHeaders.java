@@ -1,8 +1,8 @@
 package dev.rdmarpc.transport.tcp;
 
 import dev.rdmarpc.core.Metadata;
+import dev.rdmarpc.core.RawMetadata;
 import dev.rdmarpc.core.Status;
-import io.netty.handler.codec.http2.DefaultHttp2Headers;
 import io.netty.handler.codec.http2.Http2Error;
 import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.ReadOnlyHttp2Headers;
@@ -10,6 +10,7 @@ import io.netty.util.AsciiString;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.Set;
 
 /**
  * gRPC's HTTP/2 header rules for a client (gRPC's PROTOCOL-HTTP2): the request headers with {@code grpc-timeout} and
@@ -22,8 +23,10 @@ final class GrpcClientHeaders {
     private static final AsciiString HTTPS = AsciiString.cached("https");
     private static final AsciiString TE = AsciiString.cached("te");
     private static final AsciiString TRAILERS = AsciiString.cached("trailers");
-    private static final Metadata.Key<String> STATUS_KEY = Metadata.Key.ascii(GrpcHeaders.GRPC_STATUS.toString());
-    private static final Metadata.Key<String> MESSAGE_KEY = Metadata.Key.ascii(GrpcHeaders.GRPC_MESSAGE.toString());
+    /** Response headers that are HTTP/2's or gRPC's own and not call metadata. */
+    private static final Set<AsciiString> NOT_METADATA = Set.of(GrpcHeaders.CONTENT_TYPE, GrpcHeaders.GRPC_STATUS,
+            GrpcHeaders.GRPC_MESSAGE, GrpcHeaders.GRPC_TIMEOUT, TE, AsciiString.cached("connection"),
+            AsciiString.cached("host"));
     /** The largest value {@code grpc-timeout} carries: 8 digits. */
     private static final long MAX_TIMEOUT_VALUE = 99_999_999L;
 
@@ -41,30 +44,27 @@ final class GrpcClientHeaders {
     }
 
     /**
-     * Request headers with {@code :path} and {@code :authority} made already: without metadata a read-only list (the
-     * codec only reads what it writes), else a list with the metadata added.
+     * Request headers with {@code :path} and {@code :authority} made already: a read-only list (the codec only reads what
+     * it writes), the metadata's values as core holds them ({@link GrpcHeaders#value}).
      */
     static Http2Headers request(AsciiString path, AsciiString authority, boolean tls, long timeoutNanos, Metadata md) {
         AsciiString scheme = tls ? HTTPS : HTTP;
-        if (md == null || md.isEmpty()) {
-            return timeoutNanos > 0
-                    ? ReadOnlyHttp2Headers.clientHeaders(false, POST, path, scheme, authority, GrpcHeaders.CONTENT_TYPE,
-                            GrpcHeaders.GRPC, TE, TRAILERS, GrpcHeaders.GRPC_TIMEOUT, new AsciiString(timeout(timeoutNanos)))
-                    : ReadOnlyHttp2Headers.clientHeaders(false, POST, path, scheme, authority, GrpcHeaders.CONTENT_TYPE,
-                            GrpcHeaders.GRPC, TE, TRAILERS);
-        }
-        Http2Headers h = new DefaultHttp2Headers(false)
-                .method(POST)
-                .scheme(scheme)
-                .path(path)
-                .authority(authority)
-                .add(GrpcHeaders.CONTENT_TYPE, GrpcHeaders.GRPC)
-                .add(TE, TRAILERS);
+        int entries = md == null ? 0 : md.size();
+        AsciiString[] other = new AsciiString[4 + (timeoutNanos > 0 ? 2 : 0) + 2 * entries];
+        int n = 0;
+        other[n++] = GrpcHeaders.CONTENT_TYPE;
+        other[n++] = GrpcHeaders.GRPC;
+        other[n++] = TE;
+        other[n++] = TRAILERS;
         if (timeoutNanos > 0) {
-            h.add(GrpcHeaders.GRPC_TIMEOUT, timeout(timeoutNanos));
+            other[n++] = GrpcHeaders.GRPC_TIMEOUT;
+            other[n++] = new AsciiString(timeout(timeoutNanos));
         }
-        GrpcHeaders.addMetadata(h, md);
-        return h;
+        for (int i = 0; i < entries; i++) {
+            other[n++] = new AsciiString(RawMetadata.nameAt(md, i));
+            other[n++] = GrpcHeaders.value(md, i);
+        }
+        return ReadOnlyHttp2Headers.clientHeaders(false, POST, path, scheme, authority, other);
     }
 
     /** A timeout as {@code grpc-timeout} writes it: at most 8 digits and the finest unit that holds it. */
@@ -149,10 +149,7 @@ final class GrpcClientHeaders {
      * @throws IllegalArgumentException when a name or value is not valid metadata
      */
     static Metadata metadata(Http2Headers h) {
-        Metadata md = GrpcHeaders.metadata(h);
-        md.removeAll(STATUS_KEY);
-        md.removeAll(MESSAGE_KEY);
-        return md;
+        return GrpcHeaders.metadata(h, NOT_METADATA);
     }
 
     /** The status a client reports for a stream the server reset with {@code code}, as grpc-java reports it. */

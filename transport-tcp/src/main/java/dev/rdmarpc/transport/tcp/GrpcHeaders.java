@@ -1,6 +1,7 @@
 package dev.rdmarpc.transport.tcp;
 
 import dev.rdmarpc.core.Metadata;
+import dev.rdmarpc.core.RawMetadata;
 import dev.rdmarpc.core.Status;
 import io.netty.handler.codec.http2.DefaultHttp2Headers;
 import io.netty.handler.codec.http2.Http2Headers;
@@ -126,21 +127,30 @@ final class GrpcHeaders {
      * @throws IllegalArgumentException when a name or value is not valid metadata
      */
     static Metadata metadata(Http2Headers h) {
+        return metadata(h, NOT_METADATA);
+    }
+
+    /**
+     * As {@link #metadata(Http2Headers)}, leaving out the pseudo-headers and {@code notMetadata}. Entries go in as
+     * received bytes ({@link RawMetadata#putRaw} checks each name and ASCII value as a typed key would).
+     *
+     * @throws IllegalArgumentException when a name or value is not valid metadata
+     */
+    static Metadata metadata(Http2Headers h, Set<AsciiString> notMetadata) {
         Metadata md = new Metadata();
         for (Map.Entry<CharSequence, CharSequence> e : h) {
             CharSequence name = e.getKey();
-            if (!isMetadata(name)) {
+            if (name.length() == 0 || name.charAt(0) == ':' || notMetadata.contains(AsciiString.of(name))) {
                 continue;
             }
             String key = name.toString();
-            String value = e.getValue().toString();
+            AsciiString value = AsciiString.of(e.getValue());
             if (key.endsWith(Metadata.BINARY_SUFFIX)) {
-                Metadata.Key<byte[]> k = Metadata.Key.binary(key);
-                for (String part : value.split(",", -1)) {
-                    md.put(k, Base64.getDecoder().decode(part.trim()));
+                for (String part : value.toString().split(",", -1)) {
+                    RawMetadata.putRaw(md, key, Base64.getDecoder().decode(part.trim()));
                 }
             } else {
-                md.put(Metadata.Key.ascii(key), value);
+                RawMetadata.putRaw(md, key, value.toByteArray());
             }
         }
         return md;
@@ -188,20 +198,21 @@ final class GrpcHeaders {
     }
 
     static void addMetadata(Http2Headers h, Metadata md) {
-        if (md == null || md.isEmpty()) {
-            return;
+        int n = md == null ? 0 : md.size();
+        for (int i = 0; i < n; i++) {
+            h.add(RawMetadata.nameAt(md, i), value(md, i));
         }
-        for (String name : md.keys()) {
-            if (name.endsWith(Metadata.BINARY_SUFFIX)) {
-                for (byte[] value : md.getAll(Metadata.Key.binary(name))) {
-                    h.add(name, Base64.getEncoder().withoutPadding().encodeToString(value));
-                }
-            } else {
-                for (String value : md.getAll(Metadata.Key.ascii(name))) {
-                    h.add(name, value);
-                }
-            }
-        }
+    }
+
+    /**
+     * The header value of metadata entry {@code i}: an ASCII value's bytes as they are (core checked them; not copied),
+     * a {@code -bin} value in base64 without padding.
+     */
+    static AsciiString value(Metadata md, int i) {
+        byte[] raw = RawMetadata.rawValueAt(md, i);
+        return RawMetadata.nameAt(md, i).endsWith(Metadata.BINARY_SUFFIX)
+                ? new AsciiString(Base64.getEncoder().withoutPadding().encode(raw), false)
+                : new AsciiString(raw, false);
     }
 
     /** Percent-encodes a status description as gRPC's grpc-message: UTF-8, every byte outside 0x20..0x7E and '%'. */

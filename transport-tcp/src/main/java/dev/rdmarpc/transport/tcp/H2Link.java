@@ -3,7 +3,7 @@ package dev.rdmarpc.transport.tcp;
 import dev.rdmarpc.core.Status;
 import dev.rdmarpc.core.protocol.ProtocolException;
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.http2.DefaultHttp2WindowUpdateFrame;
@@ -29,6 +29,13 @@ final class H2Link {
         /** Ends the call of HTTP/2 stream {@code id}, if the bridge has one, with {@code status}. */
         void streamGone(int id, Status status);
     }
+
+    /** Logs a failed HTTP/2 write: one listener for every write, made once. */
+    private static final ChannelFutureListener LOG_FAILURE = f -> {
+        if (!f.isSuccess()) {
+            TcpFrameConnection.LOG.log(Level.DEBUG, "HTTP/2 write to {0} failed: {1}", f.channel(), f.cause());
+        }
+    };
 
     private final TcpFrameConnection connection;
     private final ChannelHandlerContext ctx;
@@ -114,11 +121,7 @@ final class H2Link {
 
     /** Writes an HTTP/2 frame; a failure is logged (the channel is closing, or the codec refused the frame). */
     void write(Object frame) {
-        ctx.write(frame).addListener((ChannelFuture f) -> {
-            if (!f.isSuccess()) {
-                TcpFrameConnection.LOG.log(Level.DEBUG, "HTTP/2 write to {0} failed: {1}", ctx.channel(), f.cause());
-            }
-        });
+        ctx.write(frame).addListener(LOG_FAILURE);
     }
 
     /** Returns {@code bytes} of the peer's flow-control credit on the stream (and the connection). */

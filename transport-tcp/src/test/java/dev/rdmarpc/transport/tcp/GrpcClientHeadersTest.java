@@ -4,14 +4,17 @@ import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.Status;
 import io.netty.handler.codec.http2.DefaultHttp2Headers;
 import io.netty.handler.codec.http2.Http2Headers;
+import io.netty.util.AsciiString;
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /** gRPC's client-side header rules: request headers, grpc-timeout, statuses and metadata read back from a server. */
 class GrpcClientHeadersTest {
@@ -31,6 +34,18 @@ class GrpcClientHeadersTest {
         assertEquals("v", h.get("x-a").toString());
         assertEquals("AQID", h.get("x-b-bin").toString());
         assertFalse(GrpcClientHeaders.request("a/b", "h", false, 0, null).contains("grpc-timeout"));
+    }
+
+    @Test
+    void everyValueOfAKeyIsSentInOrder() {
+        Metadata md = new Metadata();
+        md.put(Metadata.Key.ascii("x-a"), "1");
+        md.put(Metadata.Key.binary("x-b-bin"), new byte[] {(byte) 0xff});
+        md.put(Metadata.Key.ascii("x-a"), "2");
+        Http2Headers h = GrpcClientHeaders.request("a/b", "h", false, 0, md);
+        assertEquals(List.of("1", "2"), h.getAll("x-a").stream().map(CharSequence::toString).toList());
+        assertEquals(List.of("/w"), h.getAll("x-b-bin").stream().map(CharSequence::toString).toList());
+        assertFalse(h.contains("grpc-timeout"));
     }
 
     @Test
@@ -65,5 +80,13 @@ class GrpcClientHeadersTest {
         assertEquals("v", md.get(Metadata.Key.ascii("x-k")));
         assertArrayEquals(new byte[] {1, 2}, md.get(Metadata.Key.binary("x-k-bin")));
         assertEquals(2, md.size());
+    }
+
+    @Test
+    void aResponseHeaderThatIsNotValidMetadataIsRefused() {
+        assertThrows(IllegalArgumentException.class, () -> GrpcClientHeaders.metadata(
+                new DefaultHttp2Headers(false).status("200").set("x-k", new AsciiString(new byte[] {'a', 0x07}, false))));
+        assertThrows(IllegalArgumentException.class, () -> GrpcClientHeaders.metadata(
+                new DefaultHttp2Headers(false).status("200").set("x k", "v")));
     }
 }
