@@ -10,7 +10,6 @@ import io.netty.util.AsciiString;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
-import java.util.Set;
 
 /**
  * gRPC's HTTP/2 header rules for a client (gRPC's PROTOCOL-HTTP2): the request headers with {@code grpc-timeout} and
@@ -23,10 +22,6 @@ final class GrpcClientHeaders {
     private static final AsciiString HTTPS = AsciiString.cached("https");
     private static final AsciiString TE = AsciiString.cached("te");
     private static final AsciiString TRAILERS = AsciiString.cached("trailers");
-    /** Response headers that are HTTP/2's or gRPC's own and not call metadata. */
-    private static final Set<AsciiString> NOT_METADATA = Set.of(GrpcHeaders.CONTENT_TYPE, GrpcHeaders.GRPC_STATUS,
-            GrpcHeaders.GRPC_MESSAGE, GrpcHeaders.GRPC_TIMEOUT, TE, AsciiString.cached("connection"),
-            AsciiString.cached("host"));
     /** The largest value {@code grpc-timeout} carries: 8 digits. */
     private static final long MAX_TIMEOUT_VALUE = 99_999_999L;
 
@@ -149,7 +144,7 @@ final class GrpcClientHeaders {
      * @throws IllegalArgumentException when a name or value is not valid metadata
      */
     static Metadata metadata(Http2Headers h) {
-        return GrpcHeaders.metadata(h, NOT_METADATA);
+        return GrpcHeaders.metadata(h, GrpcHeaders.NOT_ANSWER_METADATA);
     }
 
     /** The status a client reports for a stream the server reset with {@code code}, as grpc-java reports it. */

@@ -13,6 +13,8 @@ import java.util.Base64;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * gRPC's HTTP/2 header rules (gRPC's PROTOCOL-HTTP2): request validation, {@code grpc-timeout}, metadata with
@@ -30,6 +32,9 @@ final class GrpcHeaders {
     /** Request headers that are HTTP/2's or gRPC's own and not call metadata. */
     private static final Set<AsciiString> NOT_METADATA = Set.of(CONTENT_TYPE, GRPC_TIMEOUT, AsciiString.cached("te"),
             AsciiString.cached("connection"), AsciiString.cached("host"));
+    /** Headers of an answer that are HTTP/2's or gRPC's own: the request's, and the status with its message. */
+    static final Set<AsciiString> NOT_ANSWER_METADATA = Stream.concat(NOT_METADATA.stream(),
+            Stream.of(GRPC_STATUS, GRPC_MESSAGE)).collect(Collectors.toUnmodifiableSet());
     private static final Map<Character, TimeUnit> UNITS = Map.of('H', TimeUnit.HOURS, 'M', TimeUnit.MINUTES,
             'S', TimeUnit.SECONDS, 'm', TimeUnit.MILLISECONDS, 'u', TimeUnit.MICROSECONDS, 'n', TimeUnit.NANOSECONDS);
     private static final byte[] HEX = "0123456789ABCDEF".getBytes(StandardCharsets.US_ASCII);
@@ -117,7 +122,11 @@ final class GrpcHeaders {
 
     /** Whether request header {@code name} is call metadata: not a pseudo-header, not HTTP/2's or gRPC's own. */
     static boolean isMetadata(CharSequence name) {
-        return name.length() != 0 && name.charAt(0) != ':' && !NOT_METADATA.contains(AsciiString.of(name));
+        return isMetadata(name, NOT_METADATA);
+    }
+
+    private static boolean isMetadata(CharSequence name, Set<AsciiString> notMetadata) {
+        return name.length() != 0 && name.charAt(0) != ':' && !notMetadata.contains(AsciiString.of(name));
     }
 
     /**
@@ -140,7 +149,7 @@ final class GrpcHeaders {
         Metadata md = new Metadata();
         for (Map.Entry<CharSequence, CharSequence> e : h) {
             CharSequence name = e.getKey();
-            if (name.length() == 0 || name.charAt(0) == ':' || notMetadata.contains(AsciiString.of(name))) {
+            if (!isMetadata(name, notMetadata)) {
                 continue;
             }
             String key = name.toString();
