@@ -60,7 +60,7 @@ public final class ServerCalls {
             implements ServerCallHandler<ReqT, RespT>, ReleasingHandler, NullForEmptyMetadata {
         @Override
         public ServerCall.Listener<ReqT> startCall(ServerCall<ReqT, RespT> call, Metadata headers) {
-            return new SingleRequestListener<>(new SingleRequestObserver<>(call, headers, invoker));
+            return new SingleRequestListener<>(new SingleRequestObserver<>(call, headers), invoker);
         }
     }
 
@@ -347,51 +347,17 @@ public final class ServerCalls {
     }
 
     /**
-     * Unary and server-streaming: the response observer, which also waits for the one request and the half close, then
-     * invokes the method; its {@link SingleRequestListener} tells it the call's events.
+     * Unary and server-streaming: the response observer; its {@link SingleRequestListener} takes the one request and
+     * the half close and invokes the method with it.
      */
     private static final class SingleRequestObserver<ReqT, RespT> extends ResponseObserver<ReqT, RespT> {
         interface Invoker<ReqT, RespT> {
             void invoke(ReqT request, StreamObserver<RespT> observer);
         }
 
-        /** The method, until it is invoked (then null: it is invoked once). */
-        private Invoker<ReqT, RespT> invoker;
-        private ReqT request;
-
-        SingleRequestObserver(ServerCall<ReqT, RespT> call, Metadata headers, Invoker<ReqT, RespT> invoker) {
+        SingleRequestObserver(ServerCall<ReqT, RespT> call, Metadata headers) {
             super(call, headers);
-            this.invoker = invoker;
             call.request(2);
-        }
-
-        void requestReceived(ReqT message) {
-            if (request != null) {
-                call.close(Status.INTERNAL.withDescription("too many requests for a single-request method"), new Metadata());
-                return;
-            }
-            request = message;
-        }
-
-        void requestsEnded() {
-            Invoker<ReqT, RespT> method = invoker;
-            if (method == null) {
-                return;
-            }
-            if (request == null) {
-                call.close(Status.INTERNAL.withDescription("half-closed without a request"), new Metadata());
-                return;
-            }
-            invoker = null;
-            CallContext previous = enter();
-            try {
-                method.invoke(request, this);
-            } catch (RuntimeException e) {
-                onError(e);
-            } finally {
-                CurrentCall.exit(previous);
-                freeze();
-            }
         }
 
         void callCancelled() {
@@ -450,27 +416,57 @@ public final class ServerCalls {
     }
 
     /**
-     * A single-request call's listener: passes the call's events on to its response observer. Every unary and
-     * server-streaming call has one, whether or not interceptors wrap the handler: one path. Core's stream used to hand
-     * the events straight to the observer when it started the handler unwrapped, which took two more interfaces and a
-     * second branch for each callback in the delivery to save this object, 16 bytes a call (a header and one
-     * reference); JMH {@code UnaryCallBenchmark -prof gc} reads the same B/op within its run-to-run noise either way.
+     * A single-request call's listener: waits for the one request and the half close, then invokes the method with its
+     * response observer; passes cancellation and readiness on to that observer. Every unary and server-streaming call
+     * has one, whether or not interceptors wrap the handler: one path. Core's stream used to hand the events straight
+     * to the observer when it started the handler unwrapped, which took two more interfaces and a second branch for each
+     * callback in the delivery to save this object, 16 bytes a call (a header and one reference); JMH
+     * {@code UnaryCallBenchmark -prof gc} reads the same B/op within its run-to-run noise either way. It invokes the
+     * method itself rather than through the observer: every call a response makes on its way to the wire is one level
+     * deeper in the JIT's inlining from the delivery loop, and a level less keeps the response's serialization inside
+     * the limit (PERFORMANCE.md, "Inlining depth").
      */
     private static final class SingleRequestListener<ReqT, RespT> extends ServerCall.Listener<ReqT> {
         private final SingleRequestObserver<ReqT, RespT> observer;
+        /** The method, until it is invoked (then null: it is invoked once). */
+        private SingleRequestObserver.Invoker<ReqT, RespT> invoker;
+        private ReqT request;
 
-        SingleRequestListener(SingleRequestObserver<ReqT, RespT> observer) {
+        SingleRequestListener(SingleRequestObserver<ReqT, RespT> observer, SingleRequestObserver.Invoker<ReqT, RespT> invoker) {
             this.observer = observer;
+            this.invoker = invoker;
         }
 
         @Override
         public void onMessage(ReqT message) {
-            observer.requestReceived(message);
+            if (request != null) {
+                observer.call.close(Status.INTERNAL.withDescription("too many requests for a single-request method"),
+                        new Metadata());
+                return;
+            }
+            request = message;
         }
 
         @Override
         public void onHalfClose() {
-            observer.requestsEnded();
+            SingleRequestObserver.Invoker<ReqT, RespT> method = invoker;
+            if (method == null) {
+                return;
+            }
+            if (request == null) {
+                observer.call.close(Status.INTERNAL.withDescription("half-closed without a request"), new Metadata());
+                return;
+            }
+            invoker = null;
+            CallContext previous = observer.enter();
+            try {
+                method.invoke(request, observer);
+            } catch (RuntimeException e) {
+                observer.onError(e);
+            } finally {
+                CurrentCall.exit(previous);
+                observer.freeze();
+            }
         }
 
         @Override

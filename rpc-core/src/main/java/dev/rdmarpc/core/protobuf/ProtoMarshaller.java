@@ -17,21 +17,25 @@ import java.nio.ByteBuffer;
  * Writes protobuf messages into a slab segment (small ones through a reused per-thread encoder, large ones through a
  * {@link CodedOutputStream} over the segment's direct {@link ByteBuffer}) and parses them from one (small ones from a
  * per-thread copy, large ones from one copy that their {@code bytes} fields then share).
+ * <p>
+ * {@code T} is a protobuf message ({@link #of} takes only those); the class leaves the type unbounded so that its
+ * methods need no generic bridge methods: each would be one more call level on every message written or parsed, where
+ * the JIT's inlining depth is short (PERFORMANCE.md, "Inlining depth").
  */
-public final class ProtoMarshaller<T extends MessageLite> implements Marshaller<T> {
+public final class ProtoMarshaller<T> implements Marshaller<T> {
     private final Parser<T> parser;
     private final T defaultInstance;
 
-    private ProtoMarshaller(T defaultInstance) {
+    private ProtoMarshaller(T defaultInstance, Parser<T> parser) {
         this.defaultInstance = defaultInstance;
-        @SuppressWarnings("unchecked")
-        Parser<T> p = (Parser<T>) defaultInstance.getParserForType();
-        this.parser = p;
+        this.parser = parser;
     }
 
     /** The marshaller for the message type of this default instance. */
     public static <T extends MessageLite> ProtoMarshaller<T> of(T defaultInstance) {
-        return new ProtoMarshaller<>(defaultInstance);
+        @SuppressWarnings("unchecked")
+        Parser<T> parser = (Parser<T>) defaultInstance.getParserForType();
+        return new ProtoMarshaller<>(defaultInstance, parser);
     }
 
     public T getDefaultInstance() {
@@ -40,7 +44,7 @@ public final class ProtoMarshaller<T extends MessageLite> implements Marshaller<
 
     @Override
     public int serializedSize(T value) {
-        return value.getSerializedSize();
+        return ((MessageLite) value).getSerializedSize();
     }
 
     /** Messages up to this size are written through a per-thread encoder; larger ones by an encoder over the slab. */
@@ -64,14 +68,14 @@ public final class ProtoMarshaller<T extends MessageLite> implements Marshaller<
         if (size <= SMALL_WRITE) {
             SmallWriter w = SMALL_WRITER.get();
             if (!w.busy) {
-                w.write(value, segment, offset, size);
+                w.write((MessageLite) value, segment, offset, size);
                 return;
             }
         }
         ByteBuffer bb = segment.asSlice(offset, size).asByteBuffer();
         CodedOutputStream out = CodedOutputStream.newInstance(bb);
         try {
-            value.writeTo(out);
+            ((MessageLite) value).writeTo(out);
             out.flush();
         } catch (IOException e) {
             throw new IllegalStateException("protobuf serialization into a slab failed", e);
@@ -97,6 +101,13 @@ public final class ProtoMarshaller<T extends MessageLite> implements Marshaller<
         private long limit;
         /** Set while writing, so that a nested write on this thread takes the other path. */
         private boolean busy;
+        /**
+         * The array the encoder flushed last (its own buffer, every time but for a large bytes field) and a segment
+         * over it: copies go segment to segment, which is shallower for the JIT than an array copy into a segment
+         * (PERFORMANCE.md, "Inlining depth"). Only arrays up to {@link #SMALL_WRITE} bytes are kept.
+         */
+        private byte[] lastArray;
+        private MemorySegment lastArraySegment;
 
         void write(MessageLite value, MemorySegment into, long offset, int size) {
             busy = true;
@@ -137,14 +148,29 @@ public final class ProtoMarshaller<T extends MessageLite> implements Marshaller<
             if (position + len > limit) {
                 throw new IndexOutOfBoundsException("more bytes than the message's size");
             }
-            MemorySegment.copy(b, off, target, java.lang.foreign.ValueLayout.JAVA_BYTE, position, len);
+            MemorySegment source = lastArraySegment;
+            if (b != lastArray) {
+                source = MemorySegment.ofArray(b);
+                if (b.length <= SMALL_WRITE) {
+                    lastArray = b;
+                    lastArraySegment = source;
+                }
+            }
+            MemorySegment.copy(source, off, target, position, len);
             position += len;
         }
     }
 
     /** Messages up to this size are parsed from a per-thread copy; larger ones from a copy their bytes fields share. */
     static final int SCRATCH_SIZE = 4 * 1024;
-    private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[SCRATCH_SIZE]);
+    /** A per-thread array for parsing small messages and a segment over it (copied into segment to segment). */
+    private record Scratch(byte[] array, MemorySegment segment) {
+        Scratch(byte[] array) {
+            this(array, MemorySegment.ofArray(array));
+        }
+    }
+
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(() -> new Scratch(new byte[SCRATCH_SIZE]));
 
     /** Parses plain bytes only: a gzip-compressed message is inflated first (see {@link Marshaller#parsesDecompressed}). */
     @Override
@@ -170,9 +196,9 @@ public final class ProtoMarshaller<T extends MessageLite> implements Marshaller<
             CodedInputStream in;
             if (size <= SCRATCH_SIZE) {
                 // protobuf copies bytes fields out of the array (no aliasing), so the scratch can be reused
-                byte[] scratch = SCRATCH.get();
-                MemorySegment.copy(segment, java.lang.foreign.ValueLayout.JAVA_BYTE, offset, scratch, 0, size);
-                in = CodedInputStream.newInstance(scratch, 0, size);
+                Scratch scratch = SCRATCH.get();
+                MemorySegment.copy(segment, offset, scratch.segment(), 0, size);
+                in = CodedInputStream.newInstance(scratch.array(), 0, size);
             } else {
                 // one copy into an array the parsed message keeps: its bytes fields alias it instead of copying again
                 // (protobuf's stream decoder would copy each large bytes field twice)

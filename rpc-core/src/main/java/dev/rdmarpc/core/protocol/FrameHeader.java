@@ -40,14 +40,17 @@ public final class FrameHeader {
     private FrameHeader() {
     }
 
-    /** Writes a header at {@code offset}. */
+    /**
+     * Writes a header at {@code offset}: as two little-endian longs, the first holding length, type, flags and the zero
+     * reserved field at their offsets, the second stream id and credit (two bounds-checked accesses instead of six, on
+     * every frame sent).
+     */
     public static void write(MemorySegment seg, long offset, int payloadLength, int type, int flags, int streamId, int credit) {
-        seg.set(INT, offset + LENGTH_OFFSET, payloadLength);
-        seg.set(ValueLayout.JAVA_BYTE, offset + TYPE_OFFSET, (byte) type);
-        seg.set(ValueLayout.JAVA_BYTE, offset + FLAGS_OFFSET, (byte) flags);
-        seg.set(SHORT, offset + RESERVED_OFFSET, (short) 0);
-        seg.set(INT, offset + STREAM_ID_OFFSET, streamId);
-        seg.set(INT, offset + CREDIT_OFFSET, credit);
+        seg.set(LONG, offset + LENGTH_OFFSET, (payloadLength & 0xFFFF_FFFFL)
+                | (long) (type & 0xff) << (8 * TYPE_OFFSET)
+                | (long) (flags & 0xff) << (8 * FLAGS_OFFSET)); // RESERVED_OFFSET's two bytes: 0
+        seg.set(LONG, offset + STREAM_ID_OFFSET, (streamId & 0xFFFF_FFFFL)
+                | (long) credit << (8 * (CREDIT_OFFSET - STREAM_ID_OFFSET)));
     }
 
     public static int payloadLength(MemorySegment seg, long offset) {

@@ -33,6 +33,27 @@ class FrameHeaderTest {
     }
 
     @Test
+    void writesEachFieldAtItsOffsetOverWhateverWasThereAndNothingAround() {
+        seg.fill((byte) 0x5a);
+        long at = 7; // unaligned, as in a buffer where a header follows odd-sized data
+        FrameHeader.write(seg, at, -1, 0xff, 0xff, -3, Integer.MIN_VALUE);
+        assertEquals(-1, FrameHeader.payloadLength(seg, at));
+        assertEquals(0xff, FrameHeader.type(seg, at));
+        assertEquals(0xff, FrameHeader.flags(seg, at));
+        assertEquals(0, FrameHeader.reserved(seg, at));
+        assertEquals(-3, FrameHeader.streamId(seg, at));
+        assertEquals(Integer.MIN_VALUE, FrameHeader.credit(seg, at));
+        assertEquals((byte) 0x5a, seg.get(ValueLayout.JAVA_BYTE, at - 1), "the byte before the header");
+        assertEquals((byte) 0x5a, seg.get(ValueLayout.JAVA_BYTE, at + FrameHeader.SIZE), "the byte after it");
+        FrameHeader.write(seg, at, 1, FrameType.PING, 0, 0, 2);
+        assertEquals(1, FrameHeader.payloadLength(seg, at), "the high bytes of a written field are cleared");
+        assertEquals(FrameType.PING, FrameHeader.type(seg, at));
+        assertEquals(0, FrameHeader.flags(seg, at));
+        assertEquals(0, FrameHeader.streamId(seg, at));
+        assertEquals(2, FrameHeader.credit(seg, at));
+    }
+
+    @Test
     void rejectsUnknownType() {
         FrameHeader.write(seg, 0, 0, 42, 0, 0, 0);
         assertTrue(reject(false).getMessage().contains("unknown frame type 42"));

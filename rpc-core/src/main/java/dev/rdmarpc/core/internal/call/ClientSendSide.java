@@ -130,7 +130,11 @@ final class ClientSendSide {
             Attachments.drop(framed, att);
             return null;
         }
-        outbound.message(framed, att, false, true);
+        if (att == null) {
+            outbound.message(framed, false, true); // a plain message goes straight to the one-buffer path
+        } else {
+            outbound.message(framed, att, false, true);
+        }
         return null;
     }
 
@@ -149,7 +153,11 @@ final class ClientSendSide {
             Attachments.drop(b, a);
             return refused;
         }
-        outbound.message(b, a, true, true);
+        if (a == null) {
+            outbound.message(b, true, true);
+        } else {
+            outbound.message(b, a, true, true);
+        }
         return null;
     }
 

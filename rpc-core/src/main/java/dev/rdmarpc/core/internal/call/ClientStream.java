@@ -302,7 +302,7 @@ public final class ClientStream<ReqT, RespT> extends ClientCall<ReqT, RespT>
                 deadlineTimer.arm(remaining, recycling == null ? 0 : recycling.generation());
             }
         }
-        opener.connect();
+        opener.connect(0);
     }
 
     /** Without the lock: fails the call before it reached the server (nothing to cancel there). */

@@ -35,15 +35,18 @@ final class ClientStreamOpener {
         this.stream = stream;
     }
 
-    /** Without the stream's lock: opens the stream on the channel's connection (the first attempt). */
-    void connect() {
-        connect(0);
-    }
-
-    private void connect(int tries) {
+    /**
+     * Without the stream's lock: opens the stream on the channel's connection ({@code tries}: 0 for the first attempt).
+     * A connection already made is opened on here, not through {@link #attach}: each call on the way from the
+     * application's call to the HEADERS frame's bytes is one level of the JIT's inlining (PERFORMANCE.md, "Inlining
+     * depth").
+     */
+    void connect(int tries) {
         CompletableFuture<ClientConnection> f = channel.connection();
         if (f.state() == Future.State.SUCCESS) {
-            attach(f.resultNow(), null, tries, tries == 0);
+            if (!openOn(f.resultNow(), tries, false, tries == 0)) {
+                connectAgain(tries);
+            }
         } else if (f.isDone()) {
             attach(null, f.isCancelled() ? new CancellationException("connect cancelled") : f.exceptionNow(), tries, false);
         } else {

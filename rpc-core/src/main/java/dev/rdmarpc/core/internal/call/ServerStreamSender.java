@@ -26,7 +26,7 @@ import java.lang.foreign.MemorySegment;
  * second object. What the send side needs from the state machine (ending the call, asking for a drain, readiness)
  * it asks through the abstract methods below, with the lock held or after releasing it as each says.
  */
-abstract class ServerStreamSender<ReqT, RespT> extends ServerCall<ReqT, RespT>
+public abstract class ServerStreamSender<ReqT, RespT> extends ServerCall<ReqT, RespT>
         implements NullForEmptyMetadata, FlagBits {
     /** The server side's stream states (PROTOCOL.md, "Stream states"). */
     enum State {
@@ -261,7 +261,12 @@ abstract class ServerStreamSender<ReqT, RespT> extends ServerCall<ReqT, RespT>
                 Attachments.drop(framed, att);
                 return;
             }
-            outbound.message(framed, att, false, !method().getType().serverSendsOneMessage());
+            boolean flush = !method().getType().serverSendsOneMessage();
+            if (att == null) {
+                outbound.message(framed, false, flush);
+            } else {
+                outbound.message(framed, att, false, flush);
+            }
             failed = attachmentFailedLocked();
             run = updateReadinessLocked() | (failed && requestDrainLocked());
             failed = claimLeavingLocked(failed);
