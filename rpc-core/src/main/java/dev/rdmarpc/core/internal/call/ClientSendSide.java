@@ -130,11 +130,7 @@ final class ClientSendSide {
             Attachments.drop(framed, att);
             return null;
         }
-        if (att == null) {
-            outbound.message(framed, false, true); // a plain message goes straight to the one-buffer path
-        } else {
-            outbound.message(framed, att, false, true);
-        }
+        outbound.message(framed, att, false, true);
         return null;
     }
 
@@ -153,11 +149,7 @@ final class ClientSendSide {
             Attachments.drop(b, a);
             return refused;
         }
-        if (a == null) {
-            outbound.message(b, true, true);
-        } else {
-            outbound.message(b, a, true, true);
-        }
+        outbound.message(b, a, true, true);
         return null;
     }
 

@@ -98,21 +98,18 @@ final class OutboundFlow {
     }
 
     /**
-     * Sends (or queues) a buffer from {@link MessageFramer#frameWithAttachment} followed by the attachment's bytes, in
-     * MESSAGE frames of their own sent from the attachment's memory; takes ownership of both.
+     * Sends (or queues) a framed message and takes ownership: a buffer from {@link MessageFramer#frame} with a null
+     * {@code attachment}, sent at once when it fits the windows; or one from {@link MessageFramer#frameWithAttachment}
+     * followed by the attachment's bytes, in MESSAGE frames of their own sent from the attachment's memory. One method
+     * for both, so that a plain message costs no forwarding call (PERFORMANCE.md, "Inlining depth").
      */
     void message(SlabBuffer framed, OutgoingAttachment attachment, boolean endStream, boolean flush) {
-        if (attachment == null) {
-            message(framed, endStream, flush);
+        if (attachment != null) {
+            queue().add(new Pending(framed, attachment, false, endStream, flush));
+            addQueued(framed.length() - FrameHeader.SIZE + (long) attachment.size());
+            drain();
             return;
         }
-        queue().add(new Pending(framed, attachment, false, endStream, flush));
-        addQueued(framed.length() - FrameHeader.SIZE + (long) attachment.size());
-        drain();
-    }
-
-    /** Sends (or queues) a buffer from {@link MessageFramer#frame}; takes ownership. */
-    void message(SlabBuffer framed, boolean endStream, boolean flush) {
         int payload = framed.length() - FrameHeader.SIZE;
         if (conn != null && isEmpty() && payload <= window && payload <= maxChunk && conn.isWritable()
                 && shared.tryTake(payload, payload)) {

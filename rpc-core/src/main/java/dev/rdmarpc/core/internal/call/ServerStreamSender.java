@@ -261,12 +261,7 @@ public abstract class ServerStreamSender<ReqT, RespT> extends ServerCall<ReqT, R
                 Attachments.drop(framed, att);
                 return;
             }
-            boolean flush = !method().getType().serverSendsOneMessage();
-            if (att == null) {
-                outbound.message(framed, false, flush);
-            } else {
-                outbound.message(framed, att, false, flush);
-            }
+            outbound.message(framed, att, false, !method().getType().serverSendsOneMessage());
             failed = attachmentFailedLocked();
             run = updateReadinessLocked() | (failed && requestDrainLocked());
             failed = claimLeavingLocked(failed);

@@ -75,7 +75,7 @@ class ConnectionWindowStreamsTest {
         ConnectionWindow window = strictWindow();
         InboundMessages in = new InboundMessages(pool, 1 << 20, -1, 1 << 20, window);
         for (int i = 0; i < 2_000; i++) {
-            out.message(MessageFramer.frame(pool, FlowControlTest.BYTES, new byte[0]), false, true);
+            out.message(MessageFramer.frame(pool, FlowControlTest.BYTES, new byte[0]), null, false, true);
         }
         int fit = WINDOW / FlowCapability.MIN_MESSAGE_CHARGE;
         assertEquals(fit, c.frames.size(), "the sender stops at the connection window, each empty message charged 128");
@@ -113,9 +113,9 @@ class ConnectionWindowStreamsTest {
         OutboundFlow b = new OutboundFlow(pool);
         a.bind(c, send, 1, 1 << 20, 1000);
         b.bind(c, send, 3, 1 << 20, 1000);
-        a.message(MessageFramer.frame(pool, FlowControlTest.BYTES, new byte[40_000]), false, true);
+        a.message(MessageFramer.frame(pool, FlowControlTest.BYTES, new byte[40_000]), null, false, true);
         assertEquals(WINDOW - 40_004, SendWindows.left(send), "taken whole before the first 1000-byte frame");
-        b.message(MessageFramer.frame(pool, FlowControlTest.BYTES, new byte[40_000]), false, true);
+        b.message(MessageFramer.frame(pool, FlowControlTest.BYTES, new byte[40_000]), null, false, true);
         assertEquals(WINDOW - 40_004, SendWindows.left(send), "a message the window cannot cover whole waits: begun messages never block each other");
         int framesOfA = c.frames.size();
         assertEquals(41, framesOfA, "the first message went out whole");

@@ -139,7 +139,7 @@ class FlowControlTest {
         CollectingConnection c = new CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
         out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 1, 65536, 1000);
-        out.message(MessageFramer.frame(pool, BYTES, pattern(64)), false, true);
+        out.message(MessageFramer.frame(pool, BYTES, pattern(64)), null, false, true);
         assertEquals(1, c.frames.size());
         assertTrue(out.isEmpty());
         InboundMessages in = new InboundMessages(pool, 1 << 20, -1, 65536, null);
@@ -157,7 +157,7 @@ class FlowControlTest {
         int window = 4096;
         out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 3, window, 1000);
         byte[] body = pattern(20_000);
-        out.message(MessageFramer.frame(pool, BYTES, body), true, true);
+        out.message(MessageFramer.frame(pool, BYTES, body), null, true, true);
         assertFalse(out.isEmpty(), "a message over the window waits for credit");
         InboundMessages in = new InboundMessages(pool, 1 << 20, -1, window, null);
         int delivered = 0;
@@ -191,7 +191,7 @@ class FlowControlTest {
         OutboundFlow out = new OutboundFlow(pool);
         out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 5, 65536, 1000);
         byte[] body = pattern(1000);
-        out.message(MessageFramer.frame(pool, BYTES, body), true, true);
+        out.message(MessageFramer.frame(pool, BYTES, body), null, true, true);
         assertEquals(2, c.frames.size());
         assertEquals(4, c.frames.get(0).length - FrameHeader.SIZE, "the BEGIN frame carries only the length prefix");
         assertEquals(1000, c.frames.get(1).length - FrameHeader.SIZE, "the body goes in one frame");
@@ -203,10 +203,10 @@ class FlowControlTest {
         m.release();
 
         c.frames.clear();
-        out.message(MessageFramer.frame(pool, BYTES, pattern(996)), true, true);
+        out.message(MessageFramer.frame(pool, BYTES, pattern(996)), null, true, true);
         assertEquals(1, c.frames.size(), "a body that fits with its prefix still goes in one frame");
         c.frames.clear();
-        out.message(MessageFramer.frame(pool, BYTES, pattern(1001)), true, true);
+        out.message(MessageFramer.frame(pool, BYTES, pattern(1001)), null, true, true);
         assertEquals(2, c.frames.size());
         assertEquals(1000, c.frames.get(0).length - FrameHeader.SIZE, "a body larger than a frame fills the first");
         assertTrue(out.isEmpty());
@@ -221,7 +221,7 @@ class FlowControlTest {
         InboundMessages in = new InboundMessages(pool, 1 << 20, -1, window, null);
         demand = false;
         for (int i = 0; i < 100; i++) {
-            out.message(MessageFramer.frame(pool, BYTES, pattern(4000)), false, true);
+            out.message(MessageFramer.frame(pool, BYTES, pattern(4000)), null, false, true);
         }
         for (int i = 0; i < c.frames.size(); i++) {
             feed(in, c.frames.get(i));
@@ -242,7 +242,7 @@ class FlowControlTest {
         CollectingConnection c = new CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
         out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 1, 1 << 20, 1 << 20);
-        out.message(MessageFramer.frame(pool, BYTES, pattern(5000)), false, true);
+        out.message(MessageFramer.frame(pool, BYTES, pattern(5000)), null, false, true);
         InboundMessages small = new InboundMessages(pool, 1000, -1, 1 << 20, null);
         assertEquals(InboundMessages.TOO_LARGE, feed(small, c.frames.get(0)));
         assertEquals(5000, small.rejectedSize());
@@ -306,7 +306,7 @@ class FlowControlTest {
         CollectingConnection c = new CollectingConnection();
         OutboundFlow out = new OutboundFlow(pool);
         out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 1, 1 << 20, 1 << 20);
-        out.message(MessageFramer.frame(pool, BYTES, pattern(300_000)), false, true);
+        out.message(MessageFramer.frame(pool, BYTES, pattern(300_000)), null, false, true);
         InboundMessages in = new InboundMessages(pool, 1 << 20, -1, 1 << 20, null);
         assertEquals(InboundMessages.COMPLETED, feed(in, c.frames.get(0)));
         SlabBuffer m = in.poll();
@@ -334,7 +334,7 @@ class FlowControlTest {
         out.bind(c, new ConnectionSendWindow(Long.MAX_VALUE), 1, 1 << 20, 1 << 20);
         c.writable = false;
         assertFalse(out.isReady(), "not ready while the connection is full");
-        out.message(MessageFramer.frame(pool, BYTES, pattern(64)), false, true);
+        out.message(MessageFramer.frame(pool, BYTES, pattern(64)), null, false, true);
         out.control(MessageFramer.frame(pool, BYTES, pattern(8)), true);
         assertEquals(0, c.frames.size(), "nothing goes to a full connection");
         assertFalse(out.isEmpty());
