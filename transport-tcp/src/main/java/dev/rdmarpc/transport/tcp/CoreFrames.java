@@ -10,78 +10,96 @@ import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.Hello;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 
 /**
- * rdmarpc frames as bytes, made for core on behalf of an HTTP/2 peer: what an {@link H2Bridge} (or on a client an
- * {@link H2ClientBridge}) hands to the connection's frame decoder in place of the peer's HTTP/2 frames. Control frames come from core's own encoders.
+ * rdmarpc frames in slab buffers, made for core on behalf of an HTTP/2 peer: what an {@link H2Bridge} (or on a client
+ * an {@link H2ClientBridge}) hands to core in place of the peer's HTTP/2 frames (see
+ * {@link TcpFrameConnection#receiveMade(SlabBuffer)}). Control frames come from core's own encoders.
  */
 final class CoreFrames {
+    /** The whole address space, so that a buffer's native memory is read through a bounded slice, not a new segment. */
+    private static final MemorySegment ALL_MEMORY = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+
     private final SlabPool pool;
-    private final ByteBufAllocator alloc;
 
-    CoreFrames(SlabPool pool, ByteBufAllocator alloc) {
+    CoreFrames(SlabPool pool) {
         this.pool = pool;
-        this.alloc = alloc;
     }
 
-    ByteBuf hello(Hello hello) {
-        return copy(Frames.hello(pool, hello));
+    SlabBuffer hello(Hello hello) {
+        return Frames.hello(pool, hello);
     }
 
-    ByteBuf cancel(int streamId, Status status) {
-        return copy(Frames.cancel(pool, streamId, status));
+    SlabBuffer cancel(int streamId, Status status) {
+        return Frames.cancel(pool, streamId, status);
     }
 
-    ByteBuf endStream(int streamId) {
-        return copy(Frames.endStream(pool, streamId));
+    SlabBuffer endStream(int streamId) {
+        return Frames.endStream(pool, streamId);
     }
 
-    ByteBuf window(int streamId, int increment) {
-        return copy(Frames.window(pool, streamId, increment));
+    SlabBuffer window(int streamId, int increment) {
+        return Frames.window(pool, streamId, increment);
     }
 
-    ByteBuf responseHeaders(int streamId, Metadata md) {
-        return copy(Frames.responseHeaders(pool, streamId, md));
+    SlabBuffer responseHeaders(int streamId, Metadata md) {
+        return Frames.responseHeaders(pool, streamId, md);
     }
 
-    ByteBuf trailers(int streamId, Status status, Metadata md) {
-        return copy(Frames.trailers(pool, streamId, status, md));
+    SlabBuffer trailers(int streamId, Status status, Metadata md) {
+        return Frames.trailers(pool, streamId, status, md);
     }
 
-    ByteBuf goAway(int lastStreamId, Status status) {
-        return copy(Frames.goAway(pool, lastStreamId, status));
+    SlabBuffer goAway(int lastStreamId, Status status) {
+        return Frames.goAway(pool, lastStreamId, status);
     }
 
-    ByteBuf connectionWindow(int increment) {
-        return copy(Frames.connectionWindow(pool, increment));
+    SlabBuffer connectionWindow(int increment) {
+        return Frames.connectionWindow(pool, increment);
     }
 
     /** A BLOCKED: the bridge's waiting message needs more of core's connection window than is left. */
-    ByteBuf connectionBlocked() {
-        return copy(Frames.connectionBlocked(pool));
+    SlabBuffer connectionBlocked() {
+        return Frames.connectionBlocked(pool);
     }
 
-    ByteBuf pingAck(long data) {
-        return copy(Frames.ping(pool, data, true));
+    SlabBuffer pingAck(long data) {
+        return Frames.ping(pool, data, true);
     }
 
     /**
-     * A MESSAGE frame with {@code length} bytes read from {@code body}; a BEGIN frame starts with the message's total
-     * length {@code messageLength}.
+     * A MESSAGE frame with {@code length} bytes read from {@code body}, in a slab buffer core may keep the payload of;
+     * a BEGIN frame starts with the message's total length {@code messageLength}.
      */
-    ByteBuf message(int streamId, int flags, long messageLength, ByteBuf body, int length) {
+    SlabBuffer message(int streamId, int flags, long messageLength, ByteBuf body, int length) {
         boolean begin = (flags & FrameFlags.BEGIN) != 0;
         int payload = length + (begin ? 4 : 0);
-        ByteBuf b = alloc.buffer(FrameHeader.SIZE + payload);
-        header(b, payload, FrameType.MESSAGE, flags, streamId);
-        if (begin) {
-            b.writeIntLE((int) messageLength);
+        SlabBuffer b = pool.allocate(FrameHeader.SIZE + payload);
+        try {
+            MemorySegment seg = b.segment();
+            FrameHeader.write(seg, 0, payload, FrameType.MESSAGE, flags, streamId, 0);
+            int at = FrameHeader.SIZE;
+            if (begin) {
+                seg.set(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), at, (int) messageLength);
+                at += 4;
+            }
+            int from = body.readerIndex();
+            if (body.hasMemoryAddress()) {
+                MemorySegment.copy(ALL_MEMORY, body.memoryAddress() + from, seg, at, length);
+            } else {
+                body.getBytes(from, seg.asSlice(at, length).asByteBuffer());
+            }
+            body.skipBytes(length);
+            b.setLength(FrameHeader.SIZE + payload);
+        } catch (RuntimeException | Error e) {
+            b.release();
+            throw e;
         }
-        b.writeBytes(body, length);
         return b;
     }
 
@@ -89,23 +107,9 @@ final class CoreFrames {
     static MemorySegment decodable(ByteBuf payload) {
         int n = payload.readableBytes();
         if (payload.hasMemoryAddress()) {
-            return MemorySegment.ofAddress(payload.memoryAddress() + payload.readerIndex()).reinterpret(n);
+            return ALL_MEMORY.asSlice(payload.memoryAddress() + payload.readerIndex(), n);
         }
         return MemorySegment.ofArray(ByteBufUtil.getBytes(payload));
     }
 
-    private static void header(ByteBuf b, int payload, int type, int flags, int streamId) {
-        b.writeIntLE(payload).writeByte(type).writeByte(flags).writeShortLE(0).writeIntLE(streamId).writeIntLE(0);
-    }
-
-    private ByteBuf copy(SlabBuffer frame) {
-        try {
-            int n = frame.length();
-            ByteBuf b = alloc.buffer(n);
-            b.writeBytes(frame.segment().asSlice(0, n).asByteBuffer());
-            return b;
-        } finally {
-            frame.release();
-        }
-    }
 }

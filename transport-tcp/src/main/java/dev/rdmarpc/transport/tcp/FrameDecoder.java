@@ -175,6 +175,89 @@ final class FrameDecoder {
     }
 
     /**
+     * Hands {@code handler} one whole frame made on this side (an HTTP/2 bridge's translation of what its peer sent)
+     * as if it had been read, without passing it through the byte stream: when nothing received waits before it (a
+     * first frame was decoded, nothing is buffered, no decode is running) and reads are not paused. The frame's header
+     * starts {@code frame}'s block and is validated as a read one would be; the handler gets {@code frame} as its
+     * payload's holder, so it may keep the payload without a copy. Takes the caller's reference when it returns true
+     * or throws; leaves it with the caller (nothing done) when it returns false, and the frame must be decoded behind
+     * what waits.
+     *
+     * @throws RuntimeException from header validation or from the handler; the caller closes the connection
+     */
+    boolean deliverNow(ByteBufAllocator alloc, SlabBuffer frame, FrameHandler handler) {
+        if (!idle()) {
+            return false;
+        }
+        MemorySegment seg = frame.segment();
+        decoding = true;
+        try {
+            FrameHeader.validate(seg, 0, connection.maxInboundPayload(), false);
+            handler.onFrame(FrameHeader.type(seg, 0), FrameHeader.flags(seg, 0), FrameHeader.streamId(seg, 0),
+                    FrameHeader.credit(seg, 0), frame, FrameHeader.SIZE, FrameHeader.payloadLength(seg, 0));
+        } finally {
+            frame.release();
+            decodingEnded();
+        }
+        decodeArrived(alloc, handler);
+        return true;
+    }
+
+    /**
+     * {@link #deliverNow(ByteBufAllocator, SlabBuffer, FrameHandler)} for a frame in a Netty buffer with a native
+     * address (false for one without): the handler gets a view of its payload, valid during the call only.
+     */
+    boolean deliverNow(ByteBufAllocator alloc, ByteBuf frame, FrameHandler handler) {
+        if (!idle() || !frame.hasMemoryAddress() || frame.readableBytes() < FrameHeader.SIZE) {
+            return false;
+        }
+        long off = frame.memoryAddress() + frame.readerIndex();
+        decoding = true;
+        try {
+            FrameHeader.validate(ALL_MEMORY, off, connection.maxInboundPayload(), false);
+            int payload = FrameHeader.payloadLength(ALL_MEMORY, off);
+            if (payload != frame.readableBytes() - FrameHeader.SIZE) {
+                throw new IllegalStateException("a frame made for core holds " + frame.readableBytes()
+                        + " bytes where its header says " + (FrameHeader.SIZE + payload));
+            }
+            handler.onFrame(FrameHeader.type(ALL_MEMORY, off), FrameHeader.flags(ALL_MEMORY, off),
+                    FrameHeader.streamId(ALL_MEMORY, off), FrameHeader.credit(ALL_MEMORY, off), ALL_MEMORY,
+                    off + FrameHeader.SIZE, payload);
+        } finally {
+            frame.release();
+            decodingEnded();
+        }
+        decodeArrived(alloc, handler);
+        return true;
+    }
+
+    /** Whether the handler is being given a frame now (a call from inside it must not decode again). */
+    boolean handingOut() {
+        return decoding;
+    }
+
+    /** Whether a frame may go to the handler now, ahead of nothing: see {@link #deliverNow}. */
+    private boolean idle() {
+        return !released && !decoding && !firstFrame && cumulation == null && landing == null
+                && !connection.readsPaused() && !connection.isClosing();
+    }
+
+    /** After a frame handed over by {@link #deliverNow}, however it ended: frees what a release meanwhile left. */
+    private void decodingEnded() {
+        decoding = false;
+        if (released) {
+            freeCumulation();
+        }
+    }
+
+    /** After a frame handed over by {@link #deliverNow}: decodes what arrived while the handler had it. */
+    private void decodeArrived(ByteBufAllocator alloc, FrameHandler handler) {
+        if ((cumulation != null || landing != null) && !connection.isClosing()) {
+            decodeBuffered(alloc, handler);
+        }
+    }
+
+    /**
      * Moves the large frame whose header (at {@code off} in {@code view}, validated) starts {@code cum}'s readable
      * bytes, and the part of its payload that is there, into a buffer of the payload's size, leaving {@code cum} empty.
      */

@@ -1,5 +1,6 @@
 package dev.rdmarpc.transport.tcp;
 
+import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -41,7 +42,7 @@ final class GrpcFraming {
      *
      * @throws IllegalArgumentException when a message's compressed flag is neither 0 nor 1
      */
-    int read(ByteBuf in, int coreId, int maxPayload, CoreFrames frames, Consumer<ByteBuf> core, BooleanSupplier stop) {
+    int read(ByteBuf in, int coreId, int maxPayload, CoreFrames frames, Consumer<SlabBuffer> core, BooleanSupplier stop) {
         int uncounted = 0;
         int maxChunk = Math.max(1, maxPayload - 4);
         while (in.isReadable() && !stop.getAsBoolean()) {

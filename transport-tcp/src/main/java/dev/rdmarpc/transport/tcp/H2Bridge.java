@@ -1,6 +1,7 @@
 package dev.rdmarpc.transport.tcp;
 
 import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FlowCapability;
 import dev.rdmarpc.core.protocol.FrameHeader;
@@ -37,8 +38,8 @@ import java.util.Map;
  * Serves a gRPC-over-HTTP/2 client on an rdmarpc server connection by translation, so that core's call path is the
  * same for both protocols. It sits in the pipeline between Netty's HTTP/2 codec (framing, HPACK, flow control) and the
  * {@link TcpChannelHandler}: the client's HTTP/2 frames become the rdmarpc frames an rdmarpc client would have sent
- * ({@link H2Inbound}), fed to the connection's frame decoder as bytes; the rdmarpc frames core writes become HTTP/2
- * frames ({@link H2Outbound}). Core sees a client whose HELLO this bridge makes up; the HELLO core answers with gives
+ * ({@link H2Inbound}), handed to core as if read ({@link TcpFrameConnection#receiveMade(SlabBuffer)}); the rdmarpc
+ * frames core writes become HTTP/2 frames ({@link H2Outbound}). Core sees a client whose HELLO this bridge makes up; the HELLO core answers with gives
  * the codec its SETTINGS (core's limits), so the codec is added only then, and the client's first bytes wait.
  */
 final class H2Bridge extends ChannelDuplexHandler implements H2Link.StreamEnds {
@@ -101,7 +102,7 @@ final class H2Bridge extends ChannelDuplexHandler implements H2Link.StreamEnds {
     public void handlerAdded(ChannelHandlerContext context) {
         this.ctx = context;
         this.early = context.alloc().compositeBuffer(Integer.MAX_VALUE);
-        this.frames = new CoreFrames(pool, context.alloc());
+        this.frames = new CoreFrames(pool);
         this.inbound = new H2Inbound(this, frames);
         this.outbound = new H2Outbound(this, context);
         this.link = new H2Link(connection, context, outbound::frame, this,
@@ -370,7 +371,12 @@ final class H2Bridge extends ChannelDuplexHandler implements H2Link.StreamEnds {
         });
     }
 
-    /** Hands one rdmarpc frame to the connection's frame decoder (and so to core). */
+    /** Hands one rdmarpc frame to core. */
+    void toCore(SlabBuffer frame) {
+        link.toCore(frame);
+    }
+
+    /** Hands one rdmarpc frame made in a Netty buffer (a request's HEADERS) to core. */
     void toCore(ByteBuf frame) {
         link.toCore(frame);
     }

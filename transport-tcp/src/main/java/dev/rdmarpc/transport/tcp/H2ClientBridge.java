@@ -2,6 +2,7 @@ package dev.rdmarpc.transport.tcp;
 
 import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameHeader;
 import dev.rdmarpc.core.protocol.Hello;
@@ -38,8 +39,8 @@ import java.util.Map;
  * Lets core's client call a standard gRPC server over HTTP/2 by translation, so that core's call path is the same for
  * both protocols: the mirror of {@link H2Bridge}. It sits in the pipeline between Netty's HTTP/2 codec and the
  * {@link TcpChannelHandler}: the rdmarpc frames core writes become HTTP/2 frames ({@link H2ClientOutbound}), the
- * server's HTTP/2 frames become the rdmarpc frames an rdmarpc server would have sent ({@link H2ClientInbound}), fed to
- * the connection's frame decoder as bytes. Core's HELLO is answered on the server's behalf once the server's first
+ * server's HTTP/2 frames become the rdmarpc frames an rdmarpc server would have sent ({@link H2ClientInbound}), handed
+ * to core as if read ({@link TcpFrameConnection#receiveMade(dev.rdmarpc.core.buffer.SlabBuffer)}). Core's HELLO is answered on the server's behalf once the server's first
  * SETTINGS arrived (its concurrent-stream limit becomes core's); the answer offers no RDMA, so such a connection never
  * upgrades.
  */
@@ -70,7 +71,7 @@ final class H2ClientBridge extends Http2ChannelDuplexHandler implements H2Link.S
     @Override
     protected void handlerAdded0(ChannelHandlerContext context) {
         this.ctx = context;
-        this.frames = new CoreFrames(pool, context.alloc());
+        this.frames = new CoreFrames(pool);
         this.inbound = new H2ClientInbound(this, frames);
         this.outbound = new H2ClientOutbound(this, context, tls);
         this.link = new H2Link(connection, context, outbound::frame, this, Status.UNAVAILABLE.withDescription(
@@ -234,8 +235,8 @@ final class H2ClientBridge extends Http2ChannelDuplexHandler implements H2Link.S
         return coreHello == null ? FrameHeader.DEFAULT_MAX_PAYLOAD : coreHello.maxFramePayload();
     }
 
-    /** Hands one rdmarpc frame to the connection's frame decoder (and so to core). */
-    void toCore(ByteBuf frame) {
+    /** Hands one rdmarpc frame to core. */
+    void toCore(SlabBuffer frame) {
         link.toCore(frame);
     }
 

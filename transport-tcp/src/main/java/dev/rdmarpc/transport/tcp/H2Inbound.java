@@ -1,6 +1,7 @@
 package dev.rdmarpc.transport.tcp;
 
 import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -143,7 +144,7 @@ final class H2Inbound {
             if (!s.begun) {
                 bridge.begun(s, 4 + n);
             }
-            ByteBuf frame = frames.message(s.coreId, flags, messageLength(s), in, n);
+            SlabBuffer frame = frames.message(s.coreId, flags, messageLength(s), in, n);
             int handed = n + (s.begun ? 0 : H2Stream.PREFIX);
             s.coreWindow -= n + (s.begun ? 0 : 4);
             s.begun = true;

@@ -1,6 +1,7 @@
 package dev.rdmarpc.transport.tcp;
 
 import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.buffer.SlabBuffer;
 import dev.rdmarpc.core.protocol.ProtocolException;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFutureListener;
@@ -91,12 +92,24 @@ final class H2Link {
         }
     }
 
-    /** Hands one rdmarpc frame to the connection's frame decoder (and so to core): at once, or later inside core's calls. */
+    /**
+     * Hands one rdmarpc frame to core (taking the caller's reference): at once, straight to the connection's handler
+     * unless received bytes wait before it; from a task of its own while core is inside one of its own calls.
+     */
     void toCore(ByteBuf frame) {
         if (inCore > 0) {
             toCoreLater(frame);
         } else {
-            ctx.fireChannelRead(frame);
+            connection.receiveMade(frame);
+        }
+    }
+
+    /** {@link #toCore(ByteBuf)} for a frame made in a slab buffer, which core may keep its payload of without a copy. */
+    void toCore(SlabBuffer frame) {
+        if (inCore > 0) {
+            toCoreLater(frame);
+        } else {
+            connection.receiveMade(frame);
         }
     }
 
@@ -107,7 +120,19 @@ final class H2Link {
                 frame.release();
                 return;
             }
-            ctx.fireChannelRead(frame);
+            connection.receiveMade(frame);
+            ctx.fireChannelReadComplete();
+        });
+    }
+
+    /** {@link #toCoreLater(ByteBuf)} for a frame made in a slab buffer. */
+    void toCoreLater(SlabBuffer frame) {
+        ctx.executor().execute(() -> {
+            if (released) {
+                frame.release();
+                return;
+            }
+            connection.receiveMade(frame);
             ctx.fireChannelReadComplete();
         });
     }

@@ -8,6 +8,7 @@ import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.ProtocolException;
 import dev.rdmarpc.core.spi.FrameConnection;
 import dev.rdmarpc.core.spi.FrameHandler;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.ChannelPromise;
@@ -497,6 +498,76 @@ final class TcpFrameConnection implements FrameConnection {
             channel.flush();
         } else {
             flushAfterRead = true;
+        }
+    }
+
+    /**
+     * Receives a whole frame an HTTP/2 bridge made for core from what its peer sent, taking the caller's reference: to
+     * the handler at once when nothing received waits before it, else into the decoder behind what waits (from a task
+     * when the decoder is handing frames out). Opens a read burst if none is open (the bridge ends it). On the I/O
+     * thread, never from inside the handler's sends or flushes.
+     */
+    void receiveMade(SlabBuffer frame) {
+        FrameDecoder d = decoder;
+        if (d == null || closing != null) {
+            frame.release();
+            return;
+        }
+        if (d.handingOut()) {
+            receiveMadeLater(() -> receiveMade(frame), frame::release);
+            return;
+        }
+        if (!inReadBurst) {
+            beginReadBurst();
+        }
+        try {
+            if (!d.deliverNow(channel.alloc(), frame, handler)) {
+                d.decode(channel.alloc(), wrappers.wrap(frame), handler);
+            }
+        } catch (Throwable t) {
+            closeOnError(t);
+        }
+    }
+
+    /** {@link #receiveMade(SlabBuffer)} for a frame in a Netty buffer. */
+    void receiveMade(ByteBuf frame) {
+        FrameDecoder d = decoder;
+        if (d == null || closing != null) {
+            frame.release();
+            return;
+        }
+        if (d.handingOut()) {
+            receiveMadeLater(() -> receiveMade(frame), frame::release);
+            return;
+        }
+        if (!inReadBurst) {
+            beginReadBurst();
+        }
+        try {
+            if (!d.deliverNow(channel.alloc(), frame, handler)) {
+                d.decode(channel.alloc(), frame, handler);
+            }
+        } catch (Throwable t) {
+            closeOnError(t);
+        }
+    }
+
+    /**
+     * A frame made from inside the handler's own {@code onFrame} (the decoder is handing frames out): received from a
+     * task, after the frames being handed out, in a read burst of its own unless one is open; {@code drop} frees it
+     * if the task cannot run.
+     */
+    private void receiveMadeLater(Runnable receive, Runnable drop) {
+        try {
+            loop.execute(() -> {
+                boolean burst = !inReadBurst;
+                receive.run();
+                if (burst && inReadBurst) {
+                    endReadBurst();
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            drop.run(); // the event loop is gone, and the channel with it
         }
     }
 
