@@ -25,6 +25,13 @@ final class CoreFrameSplitter {
 
     /** Takes {@code bytes} (and owns them) and hands {@code sink} every frame that is now whole. */
     void add(ByteBuf bytes, Sink sink) {
+        if (!pending.isReadable()) {
+            splitWhole(bytes, sink);
+            if (!bytes.isReadable()) {
+                bytes.release();
+                return;
+            }
+        }
         pending.addComponent(true, bytes);
         while (pending.readableBytes() >= FrameHeader.SIZE) {
             int start = pending.readerIndex();
@@ -45,6 +52,31 @@ final class CoreFrameSplitter {
             }
         }
         pending.discardReadComponents();
+    }
+
+    /**
+     * Hands {@code sink} the whole frames at the start of {@code bytes} (nothing is pending before them) as slices of it,
+     * without going through the composite: the common case of a write holding whole frames. Leaves the rest readable.
+     */
+    private static void splitWhole(ByteBuf bytes, Sink sink) {
+        while (bytes.readableBytes() >= FrameHeader.SIZE) {
+            int start = bytes.readerIndex();
+            int length = bytes.getIntLE(start);
+            if (bytes.readableBytes() - FrameHeader.SIZE < length) {
+                return;
+            }
+            int type = bytes.getUnsignedByte(start + 4);
+            int flags = bytes.getUnsignedByte(start + 5);
+            int streamId = bytes.getIntLE(start + 8);
+            int credit = bytes.getIntLE(start + 12);
+            ByteBuf payload = bytes.retainedSlice(start + FrameHeader.SIZE, length);
+            bytes.skipBytes(FrameHeader.SIZE + length);
+            try {
+                sink.frame(type, flags, streamId, credit, payload);
+            } finally {
+                payload.release();
+            }
+        }
     }
 
     /**

@@ -504,7 +504,8 @@ final class TcpFrameConnection implements FrameConnection {
     /**
      * Receives a whole frame an HTTP/2 bridge made for core from what its peer sent, taking the caller's reference: to
      * the handler at once when nothing received waits before it, else into the decoder behind what waits (from a task
-     * when the decoder is handing frames out). Opens a read burst if none is open (the bridge ends it). On the I/O
+     * when the decoder is handing frames out). Opens a read burst if none is open (the bridge ends it), and like a read
+     * restarts the count of replies whose flush waits for its end. On the I/O
      * thread, never from inside the handler's sends or flushes.
      */
     void receiveMade(SlabBuffer frame) {
@@ -517,9 +518,7 @@ final class TcpFrameConnection implements FrameConnection {
             receiveMadeLater(() -> receiveMade(frame), frame::release);
             return;
         }
-        if (!inReadBurst) {
-            beginReadBurst();
-        }
+        beginReadBurst(); // each made frame counts as a read of its own, as if its bytes had arrived alone
         try {
             if (!d.deliverNow(channel.alloc(), frame, handler)) {
                 d.decode(channel.alloc(), wrappers.wrap(frame), handler);
@@ -540,9 +539,7 @@ final class TcpFrameConnection implements FrameConnection {
             receiveMadeLater(() -> receiveMade(frame), frame::release);
             return;
         }
-        if (!inReadBurst) {
-            beginReadBurst();
-        }
+        beginReadBurst(); // each made frame counts as a read of its own, as if its bytes had arrived alone
         try {
             if (!d.deliverNow(channel.alloc(), frame, handler)) {
                 d.decode(channel.alloc(), frame, handler);
