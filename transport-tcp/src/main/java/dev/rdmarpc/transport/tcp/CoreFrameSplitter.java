@@ -39,17 +39,8 @@ final class CoreFrameSplitter {
             if (pending.readableBytes() - FrameHeader.SIZE < length) {
                 break;
             }
-            int type = pending.getUnsignedByte(start + 4);
-            int flags = pending.getUnsignedByte(start + 5);
-            int streamId = pending.getIntLE(start + 8);
-            int credit = pending.getIntLE(start + 12);
             pending.skipBytes(FrameHeader.SIZE);
-            ByteBuf payload = take(length);
-            try {
-                sink.frame(type, flags, streamId, credit, payload);
-            } finally {
-                payload.release();
-            }
+            hand(pending, start, take(length), sink); // the header's bytes stay until discardReadComponents below
         }
         pending.discardReadComponents();
     }
@@ -65,17 +56,19 @@ final class CoreFrameSplitter {
             if (bytes.readableBytes() - FrameHeader.SIZE < length) {
                 return;
             }
-            int type = bytes.getUnsignedByte(start + 4);
-            int flags = bytes.getUnsignedByte(start + 5);
-            int streamId = bytes.getIntLE(start + 8);
-            int credit = bytes.getIntLE(start + 12);
             ByteBuf payload = bytes.retainedSlice(start + FrameHeader.SIZE, length);
             bytes.skipBytes(FrameHeader.SIZE + length);
-            try {
-                sink.frame(type, flags, streamId, credit, payload);
-            } finally {
-                payload.release();
-            }
+            hand(bytes, start, payload, sink);
+        }
+    }
+
+    /** Hands {@code sink} the frame whose header is at {@code header} in {@code from}, then releases {@code payload}. */
+    private static void hand(ByteBuf from, int header, ByteBuf payload, Sink sink) {
+        try {
+            sink.frame(from.getUnsignedByte(header + 4), from.getUnsignedByte(header + 5), from.getIntLE(header + 8),
+                    from.getIntLE(header + 12), payload);
+        } finally {
+            payload.release();
         }
     }
 

@@ -22,9 +22,6 @@ import java.nio.ByteOrder;
  * {@link TcpFrameConnection#receiveMade(SlabBuffer)}). Control frames come from core's own encoders.
  */
 final class CoreFrames {
-    /** The whole address space, so that a buffer's native memory is read through a bounded slice, not a new segment. */
-    private static final MemorySegment ALL_MEMORY = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
-
     private final SlabPool pool;
 
     CoreFrames(SlabPool pool) {
@@ -90,7 +87,7 @@ final class CoreFrames {
             }
             int from = body.readerIndex();
             if (body.hasMemoryAddress()) {
-                MemorySegment.copy(ALL_MEMORY, body.memoryAddress() + from, seg, at, length);
+                MemorySegment.copy(FrameDecoder.ALL_MEMORY, body.memoryAddress() + from, seg, at, length);
             } else {
                 body.getBytes(from, seg.asSlice(at, length).asByteBuffer());
             }
@@ -107,7 +104,7 @@ final class CoreFrames {
     static MemorySegment decodable(ByteBuf payload) {
         int n = payload.readableBytes();
         if (payload.hasMemoryAddress()) {
-            return ALL_MEMORY.asSlice(payload.memoryAddress() + payload.readerIndex(), n);
+            return FrameDecoder.ALL_MEMORY.asSlice(payload.memoryAddress() + payload.readerIndex(), n);
         }
         return MemorySegment.ofArray(ByteBufUtil.getBytes(payload));
     }

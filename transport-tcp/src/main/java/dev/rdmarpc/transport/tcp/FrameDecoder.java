@@ -28,7 +28,7 @@ final class FrameDecoder {
      * The whole address space, for reading buffers that expose their native address without making a view object
      * per read: headers are read at absolute addresses and each payload is one bounded slice of it.
      */
-    private static final MemorySegment ALL_MEMORY = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+    static final MemorySegment ALL_MEMORY = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
     /** A cumulation this much larger than what it holds is swapped for a smaller one. */
     private static final int SHRINK_ABOVE = 1 << 20;
     /** Smallest buffer allocated for pending bytes. */

@@ -510,25 +510,21 @@ final class TcpFrameConnection implements FrameConnection {
      */
     void receiveMade(SlabBuffer frame) {
         FrameDecoder d = decoder;
-        if (d == null || closing != null) {
-            frame.release();
-            return;
-        }
-        if (d.handingOut()) {
-            receiveMadeLater(() -> receiveMade(frame), frame::release);
-            return;
-        }
-        beginReadBurst(); // each made frame counts as a read of its own, as if its bytes had arrived alone
-        try {
-            if (!d.deliverNow(channel.alloc(), frame, handler)) {
-                d.decode(channel.alloc(), wrappers.wrap(frame), handler);
+        if (d != null && closing == null && !d.handingOut()) {
+            beginReadBurst(); // each made frame counts as a read of its own, as if its bytes had arrived alone
+            try {
+                if (d.deliverNow(channel.alloc(), frame, handler)) {
+                    return;
+                }
+            } catch (Throwable t) {
+                closeOnError(t);
+                return;
             }
-        } catch (Throwable t) {
-            closeOnError(t);
         }
+        receiveMade(wrappers.wrap(frame)); // dropped, deferred or queued behind what waits, as a Netty buffer
     }
 
-    /** {@link #receiveMade(SlabBuffer)} for a frame in a Netty buffer. */
+    /** {@link #receiveMade(SlabBuffer)} for a frame in a Netty buffer (the handler gets a view of its payload). */
     void receiveMade(ByteBuf frame) {
         FrameDecoder d = decoder;
         if (d == null || closing != null) {
