@@ -6,6 +6,8 @@ import dev.rdmarpc.core.TlsConfig;
 import dev.rdmarpc.core.TransportMode;
 import dev.rdmarpc.core.WireProtocol;
 import io.grpc.ChannelCredentials;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.TlsChannelCredentials;
 import io.grpc.ForwardingChannelBuilder2;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
@@ -56,6 +58,8 @@ public final class RdmaChannelBuilder extends ForwardingChannelBuilder2<RdmaChan
     private TlsConfig tls;
     private RdmaUnderTls rdmaUnderTls = RdmaUnderTls.NEVER;
     private dev.rdmarpc.core.RdmaDeviceChoice rdmaDevice;
+    /** The channel credentials it was built from, or null: security then comes from {@link #tls}. */
+    private ChannelCredentials credentials;
     /** Set when built from channel credentials: security can no longer be changed (as grpc-netty). */
     private boolean securityFromCredentials;
     /** Set once the user chose an executor (or direct): that one is used, not rdmarpc's shared default. */
@@ -69,18 +73,19 @@ public final class RdmaChannelBuilder extends ForwardingChannelBuilder2<RdmaChan
     private RdmaChannelBuilder(String target, ChannelCredentials creds, TlsCredentials.Client security) {
         this.delegate = new ManagedChannelImplBuilder(target, creds, security.callCredentials(), this::buildTransportFactory,
                 this::defaultPort);
-        fromCredentials(security);
+        fromCredentials(creds, security);
         init();
     }
 
     private RdmaChannelBuilder(SocketAddress address, ChannelCredentials creds, TlsCredentials.Client security) {
         this.delegate = new ManagedChannelImplBuilder(address, authorityOf(address), creds, security.callCredentials(),
                 this::buildTransportFactory, this::defaultPort);
-        fromCredentials(security);
+        fromCredentials(creds, security);
         init();
     }
 
-    private void fromCredentials(TlsCredentials.Client security) {
+    private void fromCredentials(ChannelCredentials creds, TlsCredentials.Client security) {
+        this.credentials = creds;
         this.tls = security.tls();
         this.securityFromCredentials = true;
     }
@@ -364,6 +369,15 @@ public final class RdmaChannelBuilder extends ForwardingChannelBuilder2<RdmaChan
     private ClientTransportFactory buildTransportFactory() {
         return new RdmaClientTransportFactory(new ClientSettings(transportMode, maxInboundMessageSize,
                 maxInboundMetadataSize, flowControlWindow, connectTimeoutMillis,
-                keepAliveTimeNanos, keepAliveTimeoutNanos, keepAliveWithoutCalls, tls, rdmaUnderTls, rdmaDevice, wireProtocol));
+                keepAliveTimeNanos, keepAliveTimeoutNanos, keepAliveWithoutCalls, tls, rdmaUnderTls, rdmaDevice, wireProtocol),
+                http2Credentials());
+    }
+
+    /** The same security for the channel's HTTP/2 connections to standard gRPC servers (grpc-netty's transports). */
+    private ChannelCredentials http2Credentials() {
+        if (credentials != null) {
+            return credentials;
+        }
+        return tls == null ? InsecureChannelCredentials.create() : TlsChannelCredentials.create();
     }
 }

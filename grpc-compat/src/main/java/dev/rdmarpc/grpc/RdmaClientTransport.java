@@ -3,7 +3,6 @@ package dev.rdmarpc.grpc;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.SettableFuture;
 import dev.rdmarpc.core.RpcChannel;
-import dev.rdmarpc.core.WireProtocol;
 import dev.rdmarpc.core.RpcConnection;
 import io.grpc.Attributes;
 import io.grpc.CallOptions;
@@ -59,7 +58,6 @@ final class RdmaClientTransport implements ConnectionClientTransport,
     private final Object lock = new Object();
 
     private Listener listener;
-    private final Http2Targets http2Targets;
     private volatile RpcConnection channel;
     private volatile Attributes attributes;
     private volatile SocketAddress localAddress;
@@ -75,14 +73,6 @@ final class RdmaClientTransport implements ConnectionClientTransport,
 
     RdmaClientTransport(InetSocketAddress address, String authority, String userAgent, Attributes eagAttrs,
                         ClientSettings settings, MethodCache methods, ScheduledExecutorService timer) {
-        this(address, authority, userAgent, eagAttrs, settings, methods, timer, new Http2Targets());
-    }
-
-    /** A transport of a channel that remembers in {@code http2Targets} which addresses are standard gRPC servers. */
-    RdmaClientTransport(InetSocketAddress address, String authority, String userAgent, Attributes eagAttrs,
-                        ClientSettings settings, MethodCache methods, ScheduledExecutorService timer,
-                        Http2Targets http2Targets) {
-        this.http2Targets = http2Targets;
         this.address = address;
         this.authority = authority;
         this.userAgent = userAgent;
@@ -123,7 +113,7 @@ final class RdmaClientTransport implements ConnectionClientTransport,
             String host = address.isUnresolved() ? address.getHostString() : address.getAddress().getHostAddress();
             RpcChannel.Builder b = RpcChannel.forAddress(host, address.getPort())
                     .transportMode(settings.transportMode())
-                    .wireProtocol(learnsProtocol() && http2Targets.isHttp2(address) ? WireProtocol.GRPC : settings.wireProtocol())
+                    .wireProtocol(settings.wireProtocol())
                     .maxInboundMessageSize(settings.maxInboundMessageSize())
                     .maxInboundMetadataSize(settings.maxInboundMetadataSize())
                     .connectTimeout(Duration.ofMillis(settings.connectTimeoutMillis()))
@@ -160,17 +150,14 @@ final class RdmaClientTransport implements ConnectionClientTransport,
         return null;
     }
 
-    /** Whether connections find out what the server speaks by trying (AUTO in cleartext; under TLS, ALPN tells at once). */
-    private boolean learnsProtocol() {
-        return settings.wireProtocol() == WireProtocol.AUTO && settings.tls() == null;
+    /** Whether the connection ended up speaking gRPC over HTTP/2 (core found a standard gRPC server). */
+    boolean speaksHttp2() {
+        return "h2".equals(transportName);
     }
 
     private void connected(RpcConnection impl) {
         localAddress = impl.localAddress();
         transportName = impl.transportName();
-        if (learnsProtocol() && "h2".equals(transportName)) {
-            http2Targets.remember(address);
-        }
         sslSession = impl.sslSession();
         Attributes filtered = listener.filterTransport(baseAttributes(localAddress));
         synchronized (lock) {

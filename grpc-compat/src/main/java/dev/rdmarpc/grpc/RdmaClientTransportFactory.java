@@ -1,6 +1,7 @@
 package dev.rdmarpc.grpc;
 
 import io.grpc.ChannelCredentials;
+import dev.rdmarpc.core.WireProtocol;
 import io.grpc.ChannelLogger;
 import io.grpc.internal.ClientTransportFactory;
 import io.grpc.internal.ConnectionClientTransport;
@@ -13,16 +14,21 @@ import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 
-/** grpc's factory of connections for one {@link RdmaChannelBuilder} channel: one rdmarpc connection per transport. */
+/**
+ * grpc's factory of connections for one {@link RdmaChannelBuilder} channel: one rdmarpc connection per transport, or,
+ * to a standard gRPC server ({@code WireProtocol.GRPC}, or an address {@code AUTO} found to be one), grpc-netty's.
+ */
 final class RdmaClientTransportFactory implements ClientTransportFactory {
     private final ClientSettings settings;
+    private final Http2Transports http2;
     private final MethodCache methods = new MethodCache();
     private final Http2Targets http2Targets = new Http2Targets();
     private final ScheduledExecutorService timer = SharedResourceHolder.get(GrpcUtil.TIMER_SERVICE);
     private volatile boolean closed;
 
-    RdmaClientTransportFactory(ClientSettings settings) {
+    RdmaClientTransportFactory(ClientSettings settings, ChannelCredentials credentials) {
         this.settings = settings;
+        this.http2 = new Http2Transports(settings, credentials);
     }
 
     @Override
@@ -35,9 +41,18 @@ final class RdmaClientTransportFactory implements ClientTransportFactory {
             throw new IllegalArgumentException("rdmarpc connects to IP socket addresses only, not "
                     + serverAddress.getClass().getName() + " (" + serverAddress + ")");
         }
+        WireProtocol protocol = settings.wireProtocol();
+        if (protocol == WireProtocol.GRPC || (protocol == WireProtocol.AUTO && http2Targets.isHttp2(address))) {
+            return http2.newTransport(address, options, channelLogger);
+        }
         String userAgent = GrpcUtil.getGrpcUserAgent("rdmarpc", options.getUserAgent());
-        return new RdmaClientTransport(address, options.getAuthority(), userAgent, options.getEagAttributes(), settings, methods,
-                timer, http2Targets);
+        RdmaClientTransport rdmarpc = new RdmaClientTransport(address, options.getAuthority(), userAgent,
+                options.getEagAttributes(), settings, methods, timer);
+        if (protocol != WireProtocol.AUTO) {
+            return rdmarpc;
+        }
+        return new HandoffClientTransport(rdmarpc, () -> http2.newTransport(address, options, channelLogger),
+                () -> http2Targets.remember(address));
     }
 
     @Override
@@ -56,6 +71,7 @@ final class RdmaClientTransportFactory implements ClientTransportFactory {
             return;
         }
         closed = true;
+        http2.close();
         SharedResourceHolder.release(GrpcUtil.TIMER_SERVICE, timer);
     }
 

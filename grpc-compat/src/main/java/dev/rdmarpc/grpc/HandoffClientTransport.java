@@ -1,0 +1,166 @@
+package dev.rdmarpc.grpc;
+
+import io.grpc.Attributes;
+import io.grpc.CallOptions;
+import io.grpc.ClientStreamTracer;
+import io.grpc.InternalChannelz.SocketStats;
+import io.grpc.InternalLogId;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.grpc.internal.ClientStream;
+import io.grpc.internal.ConnectionClientTransport;
+import io.grpc.internal.DisconnectError;
+
+import com.google.common.util.concurrent.ListenableFuture;
+
+import java.util.concurrent.Executor;
+import java.util.function.Supplier;
+
+/**
+ * A transport of a {@code WireProtocol.AUTO} channel: rdmarpc's connection, unless that connection finds a standard
+ * gRPC server (it ends up speaking HTTP/2: the server answered HELLO with SETTINGS, or chose {@code h2} by ALPN). Then,
+ * before grpc is told the transport is ready, it is handed to grpc-netty's transport to the same address: the first
+ * connection is closed, its events are no longer passed on, and grpc-netty's transport reports to grpc instead.
+ * No call is lost: grpc starts none on a transport before it is ready.
+ */
+final class HandoffClientTransport implements ConnectionClientTransport {
+    private final RdmaClientTransport first;
+    private final Supplier<ConnectionClientTransport> http2;
+    private final Runnable handedOff;
+    private final Object lock = new Object();
+
+    private volatile ConnectionClientTransport current;
+    // guarded by lock
+    private boolean shutdownRequested;
+    private boolean firstSilenced;
+
+    /**
+     * @param first     rdmarpc's transport, not started
+     * @param http2     makes grpc-netty's transport to the same address, not started
+     * @param handedOff told after each hand-off (the channel remembers the address as a gRPC server's)
+     */
+    HandoffClientTransport(RdmaClientTransport first, Supplier<ConnectionClientTransport> http2, Runnable handedOff) {
+        this.first = first;
+        this.http2 = http2;
+        this.handedOff = handedOff;
+        this.current = first;
+    }
+
+    @Override
+    public Runnable start(Listener listener) {
+        return first.start(new FirstListener(listener));
+    }
+
+    /** Passes the first transport's events on until it is handed off; hands it off instead of reporting it ready. */
+    private final class FirstListener implements Listener {
+        private final Listener grpc;
+
+        FirstListener(Listener grpc) {
+            this.grpc = grpc;
+        }
+
+        @Override
+        public void transportReady() {
+            Runnable startNext = null;
+            boolean handOff;
+            synchronized (lock) {
+                handOff = !shutdownRequested && first.speaksHttp2();
+                if (handOff) {
+                    ConnectionClientTransport next = http2.get();
+                    startNext = next.start(grpc); // grpc-netty calls its listener later, never from start()
+                    current = next;
+                    firstSilenced = true;
+                }
+            }
+            if (!handOff) {
+                grpc.transportReady();
+                return;
+            }
+            handedOff.run();
+            first.shutdownNow(Status.UNAVAILABLE.withDescription("the connection found a gRPC-over-HTTP/2 server and "
+                    + "was handed to grpc-netty's transport"));
+            if (startNext != null) {
+                startNext.run();
+            }
+        }
+
+        @Override
+        public void transportShutdown(Status s, DisconnectError e) {
+            if (!isSilenced()) {
+                grpc.transportShutdown(s, e);
+            }
+        }
+
+        @Override
+        public void transportTerminated() {
+            if (!isSilenced()) {
+                grpc.transportTerminated();
+            }
+        }
+
+        @Override
+        public void transportInUse(boolean inUse) {
+            if (!isSilenced()) {
+                grpc.transportInUse(inUse);
+            }
+        }
+
+        @Override
+        public Attributes filterTransport(Attributes attributes) {
+            return grpc.filterTransport(attributes);
+        }
+    }
+
+    private boolean isSilenced() {
+        synchronized (lock) {
+            return firstSilenced;
+        }
+    }
+
+    @Override
+    public void shutdown(Status reason) {
+        ConnectionClientTransport t;
+        synchronized (lock) {
+            shutdownRequested = true;
+            t = current;
+        }
+        t.shutdown(reason);
+    }
+
+    @Override
+    public void shutdownNow(Status reason) {
+        ConnectionClientTransport t;
+        synchronized (lock) {
+            shutdownRequested = true;
+            t = current;
+        }
+        t.shutdownNow(reason);
+    }
+
+    @Override
+    public ClientStream newStream(MethodDescriptor<?, ?> method, Metadata headers, CallOptions callOptions,
+                                  ClientStreamTracer[] tracers) {
+        return current.newStream(method, headers, callOptions, tracers);
+    }
+
+    @Override
+    public void ping(PingCallback callback, Executor executor) {
+        current.ping(callback, executor);
+    }
+
+    @Override
+    public Attributes getAttributes() {
+        return current.getAttributes();
+    }
+
+    @Override
+    public ListenableFuture<SocketStats> getStats() {
+        return current.getStats();
+    }
+
+    @Override
+    public InternalLogId getLogId() {
+        return first.getLogId();
+    }
+}
