@@ -34,6 +34,13 @@ record ClientSettings(TransportMode transportMode, int maxInboundMessageSize, in
                 dev.rdmarpc.core.WireProtocol.AUTO);
     }
 
+    /** The same settings speaking {@code protocol}. */
+    ClientSettings withWireProtocol(dev.rdmarpc.core.WireProtocol protocol) {
+        return new ClientSettings(transportMode, maxInboundMessageSize, maxInboundMetadataSize, flowControlWindow,
+                connectTimeoutMillis, keepAliveTimeNanos, keepAliveTimeoutNanos, keepAliveWithoutCalls, tls, rdmaUnderTls,
+                rdmaDevice, protocol);
+    }
+
     boolean keepAliveEnabled() {
         return keepAliveTimeNanos != io.grpc.internal.GrpcUtil.KEEPALIVE_TIME_NANOS_DISABLED;
     }

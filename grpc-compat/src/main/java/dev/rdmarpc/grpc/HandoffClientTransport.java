@@ -19,15 +19,16 @@ import java.util.function.Supplier;
 
 /**
  * A transport of a {@code WireProtocol.AUTO} channel: rdmarpc's connection, unless that connection finds a standard
- * gRPC server (it ends up speaking HTTP/2: the server answered HELLO with SETTINGS, or chose {@code h2} by ALPN). Then,
- * before grpc is told the transport is ready, it is handed to grpc-netty's transport to the same address: the first
- * connection is closed, its events are no longer passed on, and grpc-netty's transport reports to grpc instead.
- * No call is lost: grpc starts none on a transport before it is ready.
+ * gRPC server (it ends up speaking HTTP/2: the server answered HELLO with SETTINGS, or chose {@code h2} by ALPN). Then
+ * the channel remembers the address and, with grpc-netty on the class path, before grpc is told the transport is ready,
+ * it is handed to grpc-netty's transport to the same address: the first connection is closed, its events are no longer
+ * passed on, and grpc-netty's transport reports to grpc instead. No call is lost: grpc starts none on a transport before
+ * it is ready. Without grpc-netty the first connection stays (core's HTTP/2 bridge).
  */
 final class HandoffClientTransport implements ConnectionClientTransport {
     private final RdmaClientTransport first;
     private final Supplier<ConnectionClientTransport> http2;
-    private final Runnable handedOff;
+    private final Runnable foundHttp2;
     private final Object lock = new Object();
 
     private volatile ConnectionClientTransport current;
@@ -37,13 +38,13 @@ final class HandoffClientTransport implements ConnectionClientTransport {
 
     /**
      * @param first     rdmarpc's transport, not started
-     * @param http2     makes grpc-netty's transport to the same address, not started
-     * @param handedOff told after each hand-off (the channel remembers the address as a gRPC server's)
+     * @param http2     makes grpc-netty's transport to the same address, not started; null to keep the first
+     * @param foundHttp2 told when the first connection found a gRPC server (the channel remembers the address)
      */
-    HandoffClientTransport(RdmaClientTransport first, Supplier<ConnectionClientTransport> http2, Runnable handedOff) {
+    HandoffClientTransport(RdmaClientTransport first, Supplier<ConnectionClientTransport> http2, Runnable foundHttp2) {
         this.first = first;
         this.http2 = http2;
-        this.handedOff = handedOff;
+        this.foundHttp2 = foundHttp2;
         this.current = first;
     }
 
@@ -62,10 +63,14 @@ final class HandoffClientTransport implements ConnectionClientTransport {
 
         @Override
         public void transportReady() {
+            boolean speaksHttp2 = first.speaksHttp2();
+            if (speaksHttp2) {
+                foundHttp2.run();
+            }
             Runnable startNext = null;
             boolean handOff;
             synchronized (lock) {
-                handOff = !shutdownRequested && first.speaksHttp2();
+                handOff = speaksHttp2 && http2 != null && !shutdownRequested;
                 if (handOff) {
                     ConnectionClientTransport next = http2.get();
                     startNext = next.start(grpc); // grpc-netty calls its listener later, never from start()
@@ -77,7 +82,6 @@ final class HandoffClientTransport implements ConnectionClientTransport {
                 grpc.transportReady();
                 return;
             }
-            handedOff.run();
             first.shutdownNow(Status.UNAVAILABLE.withDescription("the connection found a gRPC-over-HTTP/2 server and "
                     + "was handed to grpc-netty's transport"));
             if (startNext != null) {

@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
  * One {@link RdmaChannelBuilder} channel's connections to standard gRPC servers: grpc-netty's own transports, made
  * with the channel's credentials, message and metadata limits, flow-control window, connect timeout and keepalive.
  * A channel calls a gRPC-over-HTTP/2 server exactly as a {@code NettyChannelBuilder} channel does. Made on first use;
- * thread-safe.
+ * thread-safe. Only made when {@link GrpcNetty#onClassPath()} (grpc-netty is an optional dependency).
  */
 final class Http2Transports {
     private final ClientSettings settings;

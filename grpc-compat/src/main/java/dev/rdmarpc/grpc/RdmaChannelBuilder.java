@@ -26,7 +26,8 @@ import java.util.concurrent.TimeUnit;
  * A grpc {@link io.grpc.ManagedChannelBuilder} whose channels carry calls over rdmarpc (RDMA when
  * both sides can, TCP otherwise) instead of HTTP/2: the drop-in replacement for
  * {@code NettyChannelBuilder}. Name resolution, load balancing, retries, interceptors, deadlines
- * and idle mode are grpc's own; each grpc transport is one rdmarpc connection.
+ * and idle mode are grpc's own; each grpc transport is one rdmarpc connection, or, to a standard gRPC server
+ * (see {@link #wireProtocol}), grpc-netty's when it is on the class path.
  *
  * <p>Keepalive is grpc's own ({@code KeepAliveManager}, as in grpc-netty): with {@link #keepAliveTime}
  * set, a connection that received nothing for that long sends an rdmarpc PING, and one whose PING
@@ -207,7 +208,9 @@ public final class RdmaChannelBuilder extends ForwardingChannelBuilder2<RdmaChan
     /**
      * Which protocol the channel speaks (default {@link WireProtocol#AUTO}: rdmarpc's, or standard gRPC over HTTP/2 with
      * a server that answers as a gRPC server, remembered per address for a while); {@link WireProtocol#GRPC} calls
-     * standard gRPC servers only (never over RDMA), {@link WireProtocol#RDMARPC} rdmarpc servers only.
+     * standard gRPC servers only (never over RDMA), {@link WireProtocol#RDMARPC} rdmarpc servers only. Calls to a standard
+     * gRPC server go through grpc-netty's own transport, made with this builder's credentials, limits, flow-control
+     * window, connect timeout and keepalive, when grpc-netty is on the class path (else core's HTTP/2 bridge).
      */
     public RdmaChannelBuilder wireProtocol(WireProtocol protocol) {
         this.wireProtocol = Objects.requireNonNull(protocol, "protocol");
@@ -367,10 +370,11 @@ public final class RdmaChannelBuilder extends ForwardingChannelBuilder2<RdmaChan
     }
 
     private ClientTransportFactory buildTransportFactory() {
-        return new RdmaClientTransportFactory(new ClientSettings(transportMode, maxInboundMessageSize,
+        ClientSettings settings = new ClientSettings(transportMode, maxInboundMessageSize,
                 maxInboundMetadataSize, flowControlWindow, connectTimeoutMillis,
-                keepAliveTimeNanos, keepAliveTimeoutNanos, keepAliveWithoutCalls, tls, rdmaUnderTls, rdmaDevice, wireProtocol),
-                http2Credentials());
+                keepAliveTimeNanos, keepAliveTimeoutNanos, keepAliveWithoutCalls, tls, rdmaUnderTls, rdmaDevice, wireProtocol);
+        return new RdmaClientTransportFactory(settings,
+                GrpcNetty.onClassPath() ? new Http2Transports(settings, http2Credentials()) : null);
     }
 
     /** The same security for the channel's HTTP/2 connections to standard gRPC servers (grpc-netty's transports). */

@@ -1,7 +1,7 @@
 package dev.rdmarpc.grpc;
 
-import io.grpc.ChannelCredentials;
 import dev.rdmarpc.core.WireProtocol;
+import io.grpc.ChannelCredentials;
 import io.grpc.ChannelLogger;
 import io.grpc.internal.ClientTransportFactory;
 import io.grpc.internal.ConnectionClientTransport;
@@ -16,19 +16,21 @@ import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * grpc's factory of connections for one {@link RdmaChannelBuilder} channel: one rdmarpc connection per transport, or,
- * to a standard gRPC server ({@code WireProtocol.GRPC}, or an address {@code AUTO} found to be one), grpc-netty's.
+ * to a standard gRPC server ({@code WireProtocol.GRPC}, or an address {@code AUTO} found to be one), grpc-netty's when
+ * it is on the class path (else core's connection over its HTTP/2 bridge).
  */
 final class RdmaClientTransportFactory implements ClientTransportFactory {
     private final ClientSettings settings;
+    /** grpc-netty's transports, or null when grpc-netty is not on the class path. */
     private final Http2Transports http2;
     private final MethodCache methods = new MethodCache();
     private final Http2Targets http2Targets = new Http2Targets();
     private final ScheduledExecutorService timer = SharedResourceHolder.get(GrpcUtil.TIMER_SERVICE);
     private volatile boolean closed;
 
-    RdmaClientTransportFactory(ClientSettings settings, ChannelCredentials credentials) {
+    RdmaClientTransportFactory(ClientSettings settings, Http2Transports http2) {
         this.settings = settings;
-        this.http2 = new Http2Transports(settings, credentials);
+        this.http2 = http2;
     }
 
     @Override
@@ -42,16 +44,19 @@ final class RdmaClientTransportFactory implements ClientTransportFactory {
                     + serverAddress.getClass().getName() + " (" + serverAddress + ")");
         }
         WireProtocol protocol = settings.wireProtocol();
-        if (protocol == WireProtocol.GRPC || (protocol == WireProtocol.AUTO && http2Targets.isHttp2(address))) {
+        boolean knownHttp2 = protocol == WireProtocol.GRPC || (protocol == WireProtocol.AUTO && http2Targets.isHttp2(address));
+        if (knownHttp2 && http2 != null) {
             return http2.newTransport(address, options, channelLogger);
         }
         String userAgent = GrpcUtil.getGrpcUserAgent("rdmarpc", options.getUserAgent());
         RdmaClientTransport rdmarpc = new RdmaClientTransport(address, options.getAuthority(), userAgent,
-                options.getEagAttributes(), settings, methods, timer);
-        if (protocol != WireProtocol.AUTO) {
+                options.getEagAttributes(), knownHttp2 ? settings.withWireProtocol(WireProtocol.GRPC) : settings,
+                methods, timer);
+        if (knownHttp2 || protocol != WireProtocol.AUTO) {
             return rdmarpc;
         }
-        return new HandoffClientTransport(rdmarpc, () -> http2.newTransport(address, options, channelLogger),
+        return new HandoffClientTransport(rdmarpc,
+                http2 == null ? null : () -> http2.newTransport(address, options, channelLogger),
                 () -> http2Targets.remember(address));
     }
 
@@ -71,7 +76,9 @@ final class RdmaClientTransportFactory implements ClientTransportFactory {
             return;
         }
         closed = true;
-        http2.close();
+        if (http2 != null) {
+            http2.close();
+        }
         SharedResourceHolder.release(GrpcUtil.TIMER_SERVICE, timer);
     }
 

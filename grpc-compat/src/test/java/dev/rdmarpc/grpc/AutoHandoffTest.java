@@ -1,5 +1,6 @@
 package dev.rdmarpc.grpc;
 
+import dev.rdmarpc.core.TransportMode;
 import io.grpc.Attributes;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
@@ -8,6 +9,8 @@ import io.grpc.ServerServiceDefinition;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.internal.GrpcUtil;
+import io.grpc.internal.ManagedChannelImplBuilder;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.ServerCalls;
@@ -194,10 +197,34 @@ class AutoHandoffTest {
         assertEquals(3, proxy.accepted());
 
         channel.enterIdle(); // ends the transport: the next call needs a new connection
-        proxy.awaitOpen(0);
         assertEquals("again", ClientCalls.blockingUnaryCall(channel, SemanticsTest.ECHO, options(), "again"));
-        proxy.awaitOpen(1);
         assertEquals(4, proxy.accepted(), "the remembered address gets grpc-netty's connection straight away");
+    }
+
+    @Test
+    void withoutGrpcNettyTheBridgeCarriesTheCallsAndTheAddressIsRemembered() throws Exception {
+        CountingProxy proxy = new CountingProxy(stockServer().getPort());
+        proxies.add(proxy);
+        Queue<Attributes> seen = new ConcurrentLinkedQueue<>();
+        ClientSettings settings = new ClientSettings(TransportMode.AUTO, GrpcUtil.DEFAULT_MAX_MESSAGE_SIZE,
+                GrpcUtil.DEFAULT_MAX_HEADER_LIST_SIZE, 0, 20_000, GrpcUtil.KEEPALIVE_TIME_NANOS_DISABLED,
+                GrpcUtil.DEFAULT_KEEPALIVE_TIMEOUT_NANOS, false);
+        // the factory as RdmaChannelBuilder makes it when grpc-netty is not on the class path
+        ManagedChannelImplBuilder b = new ManagedChannelImplBuilder("127.0.0.1:" + proxy.port(),
+                () -> new RdmaClientTransportFactory(settings, null), () -> GrpcUtil.DEFAULT_PORT_PLAINTEXT);
+        b.proxyDetector(GrpcUtil.NOOP_PROXY_DETECTOR);
+        ManagedChannel channel = b.intercept(new CallAttributesRecorder(seen::add)).build();
+        channels.add(channel);
+
+        assertEquals("first", ClientCalls.blockingUnaryCall(channel, SemanticsTest.ECHO, options(), "first"));
+        assertEquals("h2", seen.poll().get(RdmaAttributes.TRANSPORT));
+        proxy.awaitOpen(1); // HELLO answered with SETTINGS, then the bridge's HTTP/2 connection, which stays
+        assertEquals(2, proxy.accepted());
+
+        channel.enterIdle(); // ends the transport: the next call needs a new connection
+        assertEquals("again", ClientCalls.blockingUnaryCall(channel, SemanticsTest.ECHO, options(), "again"));
+        assertEquals("h2", seen.poll().get(RdmaAttributes.TRANSPORT));
+        assertEquals(3, proxy.accepted(), "the remembered address is dialled with HTTP/2 straight away");
     }
 
     @Test

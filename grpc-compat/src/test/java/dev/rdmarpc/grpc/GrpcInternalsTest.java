@@ -150,6 +150,8 @@ class GrpcInternalsTest {
 
     @Test
     void builders() throws Exception {
+        method("io.grpc.netty.InternalNettyChannelBuilder", "buildTransportFactory",
+                io.grpc.internal.ClientTransportFactory.class, io.grpc.netty.NettyChannelBuilder.class);
         abstractMethods("io.grpc.internal.ManagedChannelImplBuilder$ClientTransportFactoryBuilder",
                 "io.grpc.internal.ClientTransportFactory buildClientTransportFactory()");
         abstractMethods("io.grpc.internal.ManagedChannelImplBuilder$ChannelBuilderDefaultPortProvider",
