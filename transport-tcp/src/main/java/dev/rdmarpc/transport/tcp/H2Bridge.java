@@ -17,6 +17,7 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.http2.DefaultHttp2HeadersFrame;
+import io.netty.handler.codec.http2.DefaultHttp2ResetFrame;
 import io.netty.handler.codec.http2.DefaultHttp2WindowUpdateFrame;
 import io.netty.handler.codec.http2.Http2DataFrame;
 import io.netty.handler.codec.http2.Http2Error;
@@ -419,6 +420,12 @@ final class H2Bridge extends ChannelDuplexHandler implements H2Link.StreamEnds {
     void endStream(H2Stream s, Http2Headers trailers) {
         forget(s);
         write(new DefaultHttp2HeadersFrame(trailers, true).stream(s.h2));
+    }
+
+    /** Core ended the call past its deadline: the client gets RST_STREAM (CANCEL) instead of trailers. */
+    void resetStream(H2Stream s) {
+        forget(s);
+        write(new DefaultHttp2ResetFrame(Http2Error.CANCEL).stream(s.h2));
     }
 
     /** Ends a call core is still running: core hears CANCEL with {@code status}, the client gets it as trailers. */

@@ -98,6 +98,12 @@ final class H2Outbound {
             return;
         }
         Trailers t = Frames.decodeTrailers(segment(payload));
+        if (t.status().getCode() == Status.Code.DEADLINE_EXCEEDED && s.deadlinePassed(System.nanoTime())) {
+            // the call's deadline passed on the server: reset the stream, as grpc-java's server does; the client, whose
+            // deadline passed no later, reports DEADLINE_EXCEEDED in its own words
+            bridge.resetStream(s);
+            return;
+        }
         bridge.endStream(s, GrpcHeaders.trailers(t.status(), t.metadata(), !s.headersSent));
     }
 

@@ -40,6 +40,10 @@ final class H2Stream {
     boolean ended;
     /** The connection-window charge of the response message core has begun and not finished sending, or 0. */
     int sendCharge;
+    /** When the call's deadline ({@code grpc-timeout} from the request's arrival) passes, by {@code System.nanoTime()}. */
+    long deadlineNanos;
+    /** Whether the request carried a {@code grpc-timeout}. */
+    boolean hasDeadline;
     /** Whether the client half-closed (END_STREAM). */
     boolean clientDone;
     /** What the stream's HTTP/2 window was grown by for the admitted message being handed, or 0. */
@@ -64,6 +68,11 @@ final class H2Stream {
             held.release();
             held = null;
         }
+    }
+
+    /** Whether the call's deadline has passed by {@code now}. */
+    boolean deadlinePassed(long now) {
+        return hasDeadline && now - deadlineNanos >= 0;
     }
 
     /** Whether a message is being read (its prefix has begun or its body has bytes to come). */
