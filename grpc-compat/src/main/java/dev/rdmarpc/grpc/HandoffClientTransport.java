@@ -124,22 +124,20 @@ final class HandoffClientTransport implements ConnectionClientTransport {
 
     @Override
     public void shutdown(Status reason) {
-        ConnectionClientTransport t;
-        synchronized (lock) {
-            shutdownRequested = true;
-            t = current;
-        }
-        t.shutdown(reason);
+        shuttingDown().shutdown(reason);
     }
 
     @Override
     public void shutdownNow(Status reason) {
-        ConnectionClientTransport t;
+        shuttingDown().shutdownNow(reason);
+    }
+
+    /** Records that grpc asked for shutdown (no hand-off after it) and returns the transport to pass it to. */
+    private ConnectionClientTransport shuttingDown() {
         synchronized (lock) {
             shutdownRequested = true;
-            t = current;
+            return current;
         }
-        t.shutdownNow(reason);
     }
 
     @Override

@@ -61,10 +61,7 @@ final class H2Inbound {
             return;
         }
         s = new H2Stream(f.stream(), nextCoreId, bridge.coreStreamWindow());
-        if (timeout > 0) {
-            s.hasDeadline = true;
-            s.deadlineNanos = System.nanoTime() + timeout;
-        }
+        s.deadlineAfter(timeout);
         nextCoreId += 2;
         s.clientDone = f.isEndStream();
         s.endReceived = f.isEndStream();

@@ -41,9 +41,9 @@ final class H2Stream {
     /** The connection-window charge of the response message core has begun and not finished sending, or 0. */
     int sendCharge;
     /** When the call's deadline ({@code grpc-timeout} from the request's arrival) passes, by {@code System.nanoTime()}. */
-    long deadlineNanos;
+    private long deadlineNanos;
     /** Whether the request carried a {@code grpc-timeout}. */
-    boolean hasDeadline;
+    private boolean hasDeadline;
     /** Whether the client half-closed (END_STREAM). */
     boolean clientDone;
     /** What the stream's HTTP/2 window was grown by for the admitted message being handed, or 0. */
@@ -67,6 +67,14 @@ final class H2Stream {
         if (held != null) {
             held.release();
             held = null;
+        }
+    }
+
+    /** Starts the call's deadline {@code timeoutNanos} from now; 0 (no {@code grpc-timeout}) for none. */
+    void deadlineAfter(long timeoutNanos) {
+        if (timeoutNanos > 0) {
+            hasDeadline = true;
+            deadlineNanos = System.nanoTime() + timeoutNanos;
         }
     }
 
