@@ -8,8 +8,9 @@
 #   3. makes a project from scripts/consumer-test/ and the README blocks marked `<!-- consumer-test: NAME -->`:
 #      the proto, the Maven block (pom.xml), the service and the serve-and-call block (QuickStart.java), plus a
 #      service of its own (inventory.proto) and tests, and runs `mvn verify` on it (offline), with a fresh local
-#      repository whose only sources are the file repository and (read-only) ~/.m2, so rdmarpc comes from the
-#      file repository; checks that it did;
+#      repository whose only sources are the file repository and (read-only) ~/.m2 without its dev/rdmarpc, so
+#      rdmarpc comes from the file repository even when an earlier `./mvnw install` left a copy in ~/.m2; checks
+#      that it did;
 #   4. checks the README's Gradle block against the Maven one (same artifacts and versions, release 25, the JVM
 #      flag) and runs codegen's protoc jar as Gradle's protobuf plugin does (`java -jar` under protoc) on the
 #      README's proto. Gradle itself is not run.
@@ -130,15 +131,27 @@ cat > "$WORK/settings.xml" <<EOF
   </activeProfiles>
 </settings>
 EOF
+# The read-only tail: ~/.m2 seen through links, without dev/rdmarpc, so a copy of rdmarpc installed there earlier
+# (by `./mvnw install`) cannot stand in for the deployed one.
+TAIL="$WORK/m2-tail"
+mkdir -p "$TAIL/dev"
+for entry in "$M2"/*; do
+  [ -e "$entry" ] || continue
+  [ "$(basename "$entry")" = dev ] || ln -s "$entry" "$TAIL/"
+done
+for entry in "$M2"/dev/*; do
+  [ -e "$entry" ] || continue
+  [ "$(basename "$entry")" = rdmarpc ] || ln -s "$entry" "$TAIL/dev/"
+done
 echo "consumer-test: building the README's project in $P"
 (cd "$P" && "$ROOT/mvnw" -B "${OFFLINE[@]}" -s "$WORK/settings.xml" -Dmaven.repo.local="$WORK/m2" \
-    -Dmaven.repo.local.tail="$M2" -Dmaven.repo.local.tail.ignoreAvailability=true verify) > "$WORK/build.log" 2>&1 \
+    -Dmaven.repo.local.tail="$TAIL" -Dmaven.repo.local.tail.ignoreAvailability=true verify) > "$WORK/build.log" 2>&1 \
   || { grep -E 'ERROR|FAIL|Tests run' "$WORK/build.log" | head -60; fail "the README's project did not build (log: $WORK/build.log, --keep keeps it)"; }
 grep -E '^\[INFO\] Tests run:|WARNING.*protoc' "$WORK/build.log" | head -20 || true
 grep -q 'Tests run: .*, Failures: 0, Errors: 0' "$WORK/build.log" || fail "the README's project ran no tests"
 for a in rdmarpc-bom rpc-core transport-tcp codegen; do
   grep -qs '>rdmarpc-local=' "$WORK/m2/dev/rdmarpc/$a/$VERSION/_remote.repositories" \
-    || fail "dev.rdmarpc:$a:$VERSION did not come from the file repository (a copy in $M2?)"
+    || fail "dev.rdmarpc:$a:$VERSION did not come from the file repository"
 done
 pass "a new project from the README's Maven block, proto and Java built, generated its stubs and called over TCP (QuickStartTest, InventoryTest)"
 
