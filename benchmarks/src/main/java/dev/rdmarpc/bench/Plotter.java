@@ -39,6 +39,7 @@ final class Plotter {
     private static final Map<Transport, Color> COLORS = Map.of(
             Transport.NATIVE, new Color(0xD62728),
             Transport.NATIVE_TCP, new Color(0xFF7F0E),
+            Transport.NATIVE_TCP_LENT, new Color(0xE377C2),
             Transport.NATIVE_RDMA, new Color(0x8C564B),
             Transport.GRPC_COMPAT, new Color(0x9467BD),
             Transport.GRPC_NETTY, new Color(0x1F77B4),

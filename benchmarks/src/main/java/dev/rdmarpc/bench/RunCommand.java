@@ -30,7 +30,8 @@ public final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--transports", split = ",", paramLabel = "NAME", defaultValue = DEFAULT_TRANSPORTS,
             description = "Transports to measure, in this order: native (rdmarpc, RDMA when possible else TCP), native-tcp, "
-                    + "native-rdma, grpc-compat, grpc-netty (the baseline), grpcnetty-to-rdmarpc (a stock grpc-netty client, "
+                    + "native-tcp-lent (native-tcp, large messages lent their receive buffers, not copied), native-rdma, grpc-compat, "
+                    + "grpc-netty (the baseline), grpcnetty-to-rdmarpc (a stock grpc-netty client, "
                     + "rdmarpc's server, HTTP/2), netty-raw (the TCP floor). Default: ${DEFAULT-VALUE}.")
     List<Transport> transports;
 

@@ -9,6 +9,11 @@ public enum Transport implements CliNamed {
     NATIVE("rdmarpc native API, RDMA when both sides can, else TCP"),
     /** rdmarpc's native API forced onto TCP. */
     NATIVE_TCP("rdmarpc native API over TCP"),
+    /**
+     * rdmarpc's native API over TCP with each side receiving through {@code LendingMarshaller}: a large message's
+     * payload is lent its receive buffer, released once echoed or counted, instead of copied out of it.
+     */
+    NATIVE_TCP_LENT("rdmarpc native API over TCP, large messages lent their receive buffers instead of copied"),
     /** rdmarpc's native API forced onto RDMA (fails where there is no RDMA device). */
     NATIVE_RDMA("rdmarpc native API over RDMA"),
     /** grpc-java stubs over rdmarpc's drop-in transport. */
@@ -35,7 +40,7 @@ public enum Transport implements CliNamed {
 
     /** Whether it is one of rdmarpc's own native-API transports. */
     public boolean isNative() {
-        return this == NATIVE || this == NATIVE_TCP || this == NATIVE_RDMA;
+        return this == NATIVE || this == NATIVE_TCP || this == NATIVE_TCP_LENT || this == NATIVE_RDMA;
     }
 
     /**

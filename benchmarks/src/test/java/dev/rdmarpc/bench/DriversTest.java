@@ -36,7 +36,7 @@ class DriversTest {
 
     static Stream<Arguments> cells() {
         List<Arguments> a = new ArrayList<>();
-        for (Transport t : List.of(Transport.NATIVE, Transport.NATIVE_TCP, Transport.GRPC_COMPAT, Transport.GRPC_NETTY,
+        for (Transport t : List.of(Transport.NATIVE, Transport.NATIVE_TCP, Transport.NATIVE_TCP_LENT, Transport.GRPC_COMPAT, Transport.GRPC_NETTY,
                 Transport.GRPCNETTY_TO_RDMARPC, Transport.GRPCCOMPAT_TO_GRPCNETTY,
                 Transport.NETTY_RAW)) {
             for (CallKind k : CallKind.values()) {

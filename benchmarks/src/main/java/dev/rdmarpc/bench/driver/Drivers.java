@@ -31,6 +31,7 @@ public final class Drivers {
         return switch (t) {
             case NATIVE -> new NativeApi(TransportMode.AUTO);
             case NATIVE_TCP -> new NativeApi(TransportMode.TCP);
+            case NATIVE_TCP_LENT -> new NativeApi(TransportMode.TCP, true);
             case NATIVE_RDMA -> new NativeApi(TransportMode.RDMA);
             case GRPC_COMPAT -> GrpcApi.COMPAT;
             case GRPC_NETTY -> GrpcApi.NETTY;

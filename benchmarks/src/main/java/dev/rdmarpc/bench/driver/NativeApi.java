@@ -15,13 +15,23 @@ import dev.rdmarpc.core.TransportMode;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 
-/** rdmarpc's native generated API ({@code BenchServiceRpc}) over {@link RpcChannel}s and an {@link RpcServer}. */
+/**
+ * rdmarpc's native generated API ({@code BenchServiceRpc}) over {@link RpcChannel}s and an {@link RpcServer}; or, lending,
+ * the same methods with each side receiving lent messages ({@link LentCalls}).
+ */
 final class NativeApi implements StubApi {
     private final TransportMode mode;
+    private final boolean lend;
 
     /** The API on this transport (negotiated, or forced to TCP or RDMA). */
     NativeApi(TransportMode mode) {
+        this(mode, false);
+    }
+
+    /** The API on this transport, receiving large messages lent their receive buffers when {@code lend}. */
+    NativeApi(TransportMode mode, boolean lend) {
         this.mode = mode;
+        this.lend = lend;
     }
 
     /**
@@ -45,6 +55,9 @@ final class NativeApi implements StubApi {
             b.directExecutor();
         }
         RpcChannel channel = b.build();
+        if (lend) {
+            return new StubChannel(LentCalls.client(channel), () -> negotiated(channel), channel::close, channel::shutdownNow);
+        }
         BenchServiceRpc.BenchServiceStub stub = BenchServiceRpc.newStub(channel);
         StubCalls calls = new StubCalls(stub::unary, stub::serverStream, responses -> {
             StreamObserver<BenchRequest> requests = stub.bidi(responses);
@@ -63,7 +76,7 @@ final class NativeApi implements StubApi {
         EchoService<StreamObserver<BenchResponse>> echo = new EchoService<>(s.maxMessage(), StreamObserver::onNext,
                 StreamObserver::onCompleted,
                 (responses, why) -> responses.onError(Status.INVALID_ARGUMENT.withDescription(why).asException()));
-        ServiceDefinition service = ServiceDefinition.builder(BenchServiceRpc.SERVICE_NAME)
+        ServiceDefinition service = lend ? LentCalls.service(echo) : ServiceDefinition.builder(BenchServiceRpc.SERVICE_NAME)
                 .addMethod(BenchServiceRpc.getUnaryMethod(), ServerCalls.asyncUnaryCall(echo::unary))
                 .addMethod(BenchServiceRpc.getServerStreamMethod(), ServerCalls.asyncServerStreamingCall(echo::serverStream))
                 .addMethod(BenchServiceRpc.getBidiMethod(), ServerCalls.asyncBidiStreamingCall(echo::bidi))

@@ -1,0 +1,105 @@
+package dev.rdmarpc.core.protobuf;
+
+import com.google.protobuf.CodedInputStream;
+import com.google.protobuf.ExtensionRegistryLite;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.MessageLite;
+import com.google.protobuf.Parser;
+import com.google.protobuf.UnsafeByteOperations;
+import dev.rdmarpc.core.Marshaller;
+import dev.rdmarpc.core.Status;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * A protobuf marshaller whose large received messages are parsed into an array lent to them, handed over as
+ * {@link LentMessage}s that the receiver releases: the message's {@code bytes} fields are views of that array, and on
+ * release it is reused for a later message. {@link ProtoMarshaller} gives each large message a fresh array, which the
+ * JVM zeroes before the message's bytes are copied in; a lent array is not zeroed again, which is the saving. Messages
+ * up to 4 KiB are parsed as {@code ProtoMarshaller} parses them and lend nothing.
+ * <p>
+ * Use it on the side that receives: a server's method definition for lent requests, a client's for lent responses
+ * (the other side's method keeps {@code ProtoMarshaller}: the bytes on the wire are the same). Messages to send are
+ * wrapped with {@link LentMessage#of}; sending copies a message into the call's own buffer, so a lent message built
+ * into a response can be released as soon as the call that sends it has returned.
+ *
+ * @param <T> the protobuf message type
+ */
+public final class LendingMarshaller<T extends MessageLite> implements Marshaller<LentMessage<T>> {
+    /** Largest message parsed without a lent array. */
+    static final int MAX_UNLENT = ProtoMarshaller.SCRATCH_SIZE;
+
+    private final ProtoMarshaller<T> copying;
+    private final Parser<T> parser;
+    private final LentArrays arrays;
+
+    LendingMarshaller(T defaultInstance, LentArrays arrays) {
+        this.copying = ProtoMarshaller.of(defaultInstance);
+        @SuppressWarnings("unchecked")
+        Parser<T> p = (Parser<T>) defaultInstance.getParserForType();
+        this.parser = p;
+        this.arrays = arrays;
+    }
+
+    /** The lending marshaller for the message type of this default instance. */
+    public static <T extends MessageLite> LendingMarshaller<T> of(T defaultInstance) {
+        return new LendingMarshaller<>(defaultInstance, LentArrays.shared());
+    }
+
+    @Override
+    public int serializedSize(LentMessage<T> value) {
+        return copying.serializedSize(value.message());
+    }
+
+    @Override
+    public void write(LentMessage<T> value, MemorySegment target) {
+        copying.write(value.message(), target);
+    }
+
+    @Override
+    public void write(LentMessage<T> value, MemorySegment segment, long offset, int size) {
+        copying.write(value.message(), segment, offset, size);
+    }
+
+    @Override
+    public LentMessage<T> parse(MemorySegment source) {
+        long size = source.byteSize();
+        if (size > Integer.MAX_VALUE) {
+            throw Status.RESOURCE_EXHAUSTED.withDescription("message of " + size + " bytes").asException();
+        }
+        return parse(source, 0, (int) size);
+    }
+
+    @Override
+    public LentMessage<T> parse(MemorySegment segment, long offset, int size) {
+        if (size <= MAX_UNLENT) {
+            return LentMessage.of(copying.parse(segment, offset, size));
+        }
+        byte[] array = arrays.take(size);
+        boolean lent = false;
+        try {
+            MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, offset, array, 0, size);
+            // protobuf aliases only bytes it is told nobody else changes: the array is the message's until released
+            CodedInputStream in = UnsafeByteOperations.unsafeWrap(array, 0, size).newCodedInput();
+            in.enableAliasing(true);
+            in.setSizeLimit(Integer.MAX_VALUE);
+            T value = parser.parseFrom(in, ExtensionRegistryLite.getEmptyRegistry());
+            in.checkLastTagWas(0);
+            lent = true;
+            return new LentMessage<>(value, array, arrays);
+        } catch (InvalidProtocolBufferException e) {
+            throw Status.INTERNAL.withDescription("invalid protobuf message: " + e.getMessage()).withCause(e).asException();
+        } finally {
+            if (!lent) {
+                arrays.give(array);
+            }
+        }
+    }
+
+    /** Parses plain bytes only: a gzip-compressed message is inflated first (see {@link Marshaller#parsesDecompressed}). */
+    @Override
+    public boolean parsesDecompressed() {
+        return true;
+    }
+}
