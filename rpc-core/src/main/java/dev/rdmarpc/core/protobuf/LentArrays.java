@@ -20,7 +20,9 @@ final class LentArrays {
 
     private static final int MIN_SHIFT = Integer.numberOfTrailingZeros(MIN_ARRAY);
     private static final int CLASSES = Integer.numberOfTrailingZeros(MAX_POOLED) - MIN_SHIFT + 1;
-    private static final LentArrays SHARED = new LentArrays(256L << 20, Boolean.getBoolean("rdmarpc.slab.trackLeaks"));
+    /** What the shared pool keeps at most: a sixteenth of the heap's maximum, and no more than 256 MiB. */
+    static final long SHARED_BUDGET = Math.min(256L << 20, Runtime.getRuntime().maxMemory() / 16);
+    private static final LentArrays SHARED = new LentArrays(SHARED_BUDGET, Boolean.getBoolean("rdmarpc.slab.trackLeaks"));
 
     private final long budgetBytes;
     private final boolean poison;
@@ -38,7 +40,7 @@ final class LentArrays {
         }
     }
 
-    /** The pool every {@link LendingMarshaller} uses unless given its own: 256 MiB kept at most. */
+    /** The pool every {@link LendingMarshaller} uses unless given its own, keeping {@link #SHARED_BUDGET} at most. */
     static LentArrays shared() {
         return SHARED;
     }
