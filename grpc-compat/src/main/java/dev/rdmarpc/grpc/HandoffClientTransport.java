@@ -23,7 +23,8 @@ import java.util.function.Supplier;
  * the channel remembers the address and, with grpc-netty on the class path, before grpc is told the transport is ready,
  * it is handed to grpc-netty's transport to the same address: the first connection is closed, its events are no longer
  * passed on, and grpc-netty's transport reports to grpc instead. No call is lost: grpc starts none on a transport before
- * it is ready. Without grpc-netty the first connection stays (core's HTTP/2 bridge).
+ * it is ready, and from before grpc-netty's transport starts, every stream goes to it. Without grpc-netty the first
+ * connection stays (core's HTTP/2 bridge).
  */
 final class HandoffClientTransport implements ConnectionClientTransport {
     private final RdmaClientTransport first;
@@ -73,9 +74,11 @@ final class HandoffClientTransport implements ConnectionClientTransport {
                 handOff = speaksHttp2 && http2 != null && !shutdownRequested;
                 if (handOff) {
                     ConnectionClientTransport next = http2.get();
-                    startNext = next.start(grpc); // grpc-netty calls its listener later, never from start()
+                    // streams go to grpc-netty's transport before it starts: it connects from start(), on its event
+                    // loop, and may tell grpc it is ready (grpc then starts the waiting calls) before start() returns
                     current = next;
                     firstSilenced = true;
+                    startNext = next.start(grpc);
                 }
             }
             if (!handOff) {
