@@ -27,13 +27,13 @@ import org.junit.jupiter.api.Test;
  */
 class LentMessagesTest extends LoopbackTest {
     private static final ProtoMarshaller<BytesValue> PLAIN = ProtoMarshaller.of(BytesValue.getDefaultInstance());
-    private static final LendingMarshaller<BytesValue> LENDING = LendingMarshaller.of(BytesValue.getDefaultInstance());
+    /** The method as codegen would make it. */
+    private static final MethodDescriptor<BytesValue, BytesValue> ECHO =
+            MethodDescriptor.create("test.Lend/Echo", MethodType.UNARY, PLAIN, PLAIN);
     /** The server's view: requests lent, responses plain. */
-    private static final MethodDescriptor<LentMessage<BytesValue>, BytesValue> SERVER_ECHO =
-            MethodDescriptor.create("test.Lend/Echo", MethodType.UNARY, LENDING, PLAIN);
+    private static final MethodDescriptor<LentMessage<BytesValue>, BytesValue> SERVER_ECHO = LendingMarshaller.lendingRequests(ECHO);
     /** The client's view of the same method: requests plain, responses lent. */
-    private static final MethodDescriptor<BytesValue, LentMessage<BytesValue>> CLIENT_ECHO =
-            MethodDescriptor.create("test.Lend/Echo", MethodType.UNARY, PLAIN, LENDING);
+    private static final MethodDescriptor<BytesValue, LentMessage<BytesValue>> CLIENT_ECHO = LendingMarshaller.lendingResponses(ECHO);
     private static final int SIZE = 256 * 1024;
 
     /** Requests the server keeps unreleased (after answering each with its bytes) until the test releases them. */

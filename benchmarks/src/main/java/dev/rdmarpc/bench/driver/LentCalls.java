@@ -5,7 +5,6 @@ import dev.rdmarpc.bench.proto.BenchResponse;
 import dev.rdmarpc.bench.proto.BenchServiceRpc;
 import dev.rdmarpc.core.CallOptions;
 import dev.rdmarpc.core.ClientCalls;
-import dev.rdmarpc.core.Marshaller;
 import dev.rdmarpc.core.MethodDescriptor;
 import dev.rdmarpc.core.RpcChannel;
 import dev.rdmarpc.core.ServerCalls;
@@ -16,38 +15,29 @@ import dev.rdmarpc.core.protobuf.LentMessage;
 
 /**
  * The benchmark service's methods with each side receiving {@link LentMessage}s: the server's requests and the client's
- * responses go through {@link LendingMarshaller}, and each lent message is released as soon as it has been echoed
+ * responses go through {@link LendingMarshaller} (the generated methods, {@code lendingRequests}/{@code lendingResponses}), and each lent message is released as soon as it has been echoed
  * (sending copies it) or handed to the client's observer. The bytes on the wire are the generated stubs'.
  */
 final class LentCalls {
-    private static final LendingMarshaller<BenchRequest> REQUESTS = LendingMarshaller.of(BenchRequest.getDefaultInstance());
-    private static final LendingMarshaller<BenchResponse> RESPONSES = LendingMarshaller.of(BenchResponse.getDefaultInstance());
-
     private LentCalls() {
-    }
-
-    /** The generated method {@code m} with other marshallers. */
-    private static <Q, R> MethodDescriptor<Q, R> with(MethodDescriptor<?, ?> m, Marshaller<Q> requests, Marshaller<R> responses) {
-        return MethodDescriptor.create(m.getFullMethodName(), m.getType(), requests, responses);
     }
 
     /** The service {@code echo} implements, its requests lent. */
     static ServiceDefinition service(EchoService<StreamObserver<BenchResponse>> echo) {
-        Marshaller<BenchResponse> plain = BenchServiceRpc.getUnaryMethod().getResponseMarshaller();
         return ServiceDefinition.builder(BenchServiceRpc.SERVICE_NAME)
-                .addMethod(with(BenchServiceRpc.getUnaryMethod(), REQUESTS, plain),
+                .addMethod(LendingMarshaller.lendingRequests(BenchServiceRpc.getUnaryMethod()),
                         ServerCalls.asyncUnaryCall((LentMessage<BenchRequest> request, StreamObserver<BenchResponse> responses) -> {
                             try (request) {
                                 echo.unary(request.message(), responses);
                             }
                         }))
-                .addMethod(with(BenchServiceRpc.getServerStreamMethod(), REQUESTS, plain),
+                .addMethod(LendingMarshaller.lendingRequests(BenchServiceRpc.getServerStreamMethod()),
                         ServerCalls.asyncServerStreamingCall((LentMessage<BenchRequest> request, StreamObserver<BenchResponse> responses) -> {
                             try (request) {
                                 echo.serverStream(request.message(), responses);
                             }
                         }))
-                .addMethod(with(BenchServiceRpc.getBidiMethod(), REQUESTS, plain),
+                .addMethod(LendingMarshaller.lendingRequests(BenchServiceRpc.getBidiMethod()),
                         ServerCalls.asyncBidiStreamingCall((StreamObserver<BenchResponse> responses) ->
                                 releasing(echo.bidi(responses))))
                 .build();
@@ -55,11 +45,12 @@ final class LentCalls {
 
     /** The calls of a client on {@code channel} whose responses are lent, each released after {@code observer} saw it. */
     static StubCalls client(RpcChannel channel) {
-        Marshaller<BenchRequest> plain = BenchServiceRpc.getUnaryMethod().getRequestMarshaller();
-        MethodDescriptor<BenchRequest, LentMessage<BenchResponse>> unary = with(BenchServiceRpc.getUnaryMethod(), plain, RESPONSES);
+        MethodDescriptor<BenchRequest, LentMessage<BenchResponse>> unary =
+                LendingMarshaller.lendingResponses(BenchServiceRpc.getUnaryMethod());
         MethodDescriptor<BenchRequest, LentMessage<BenchResponse>> serverStream =
-                with(BenchServiceRpc.getServerStreamMethod(), plain, RESPONSES);
-        MethodDescriptor<BenchRequest, LentMessage<BenchResponse>> bidi = with(BenchServiceRpc.getBidiMethod(), plain, RESPONSES);
+                LendingMarshaller.lendingResponses(BenchServiceRpc.getServerStreamMethod());
+        MethodDescriptor<BenchRequest, LentMessage<BenchResponse>> bidi =
+                LendingMarshaller.lendingResponses(BenchServiceRpc.getBidiMethod());
         return new StubCalls(
                 (request, observer) -> ClientCalls.asyncUnaryCall(channel, unary, CallOptions.DEFAULT, request, releasing(observer)),
                 (request, observer) -> ClientCalls.asyncServerStreamingCall(channel.newCall(serverStream, CallOptions.DEFAULT),

@@ -7,6 +7,7 @@ import com.google.protobuf.MessageLite;
 import com.google.protobuf.Parser;
 import com.google.protobuf.UnsafeByteOperations;
 import dev.rdmarpc.core.Marshaller;
+import dev.rdmarpc.core.MethodDescriptor;
 import dev.rdmarpc.core.Status;
 
 import java.lang.foreign.MemorySegment;
@@ -45,6 +46,36 @@ public final class LendingMarshaller<T extends MessageLite> implements Marshalle
     /** The lending marshaller for the message type of this default instance. */
     public static <T extends MessageLite> LendingMarshaller<T> of(T defaultInstance) {
         return new LendingMarshaller<>(defaultInstance, LentArrays.shared());
+    }
+
+    /**
+     * {@code method} (a generated one: its marshallers are {@link ProtoMarshaller}s) with its requests lent, for a
+     * server's method definition; same name and type, so clients keep the generated method.
+     *
+     * @throws IllegalArgumentException if the request marshaller is not a {@code ProtoMarshaller}
+     */
+    public static <Q extends MessageLite, R> MethodDescriptor<LentMessage<Q>, R> lendingRequests(MethodDescriptor<Q, R> method) {
+        return MethodDescriptor.create(method.getFullMethodName(), method.getType(),
+                of(prototype(method.getRequestMarshaller(), method, "request")), method.getResponseMarshaller());
+    }
+
+    /**
+     * {@code method} (a generated one) with its responses lent, for a client's calls; same name and type, so the
+     * server keeps the generated method.
+     *
+     * @throws IllegalArgumentException if the response marshaller is not a {@code ProtoMarshaller}
+     */
+    public static <Q, R extends MessageLite> MethodDescriptor<Q, LentMessage<R>> lendingResponses(MethodDescriptor<Q, R> method) {
+        return MethodDescriptor.create(method.getFullMethodName(), method.getType(), method.getRequestMarshaller(),
+                of(prototype(method.getResponseMarshaller(), method, "response")));
+    }
+
+    private static <M extends MessageLite> M prototype(Marshaller<M> marshaller, MethodDescriptor<?, ?> method, String side) {
+        if (marshaller instanceof ProtoMarshaller<M> proto) {
+            return proto.getDefaultInstance();
+        }
+        throw new IllegalArgumentException(method.getFullMethodName() + "'s " + side + " marshaller is not a ProtoMarshaller: "
+                + marshaller);
     }
 
     @Override

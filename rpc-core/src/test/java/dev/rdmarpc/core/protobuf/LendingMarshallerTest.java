@@ -128,6 +128,48 @@ class LendingMarshallerTest {
     }
 
     @Test
+    void generatedMethodsGetLentRequestsOrResponses() {
+        ProtoMarshaller<BytesValue> plain = ProtoMarshaller.of(BytesValue.getDefaultInstance());
+        dev.rdmarpc.core.MethodDescriptor<BytesValue, BytesValue> generated = dev.rdmarpc.core.MethodDescriptor.create(
+                "test.Lend/Put", dev.rdmarpc.core.MethodDescriptor.MethodType.CLIENT_STREAMING, plain, plain);
+        var server = LendingMarshaller.lendingRequests(generated);
+        var client = LendingMarshaller.lendingResponses(generated);
+        assertEquals("test.Lend/Put", server.getFullMethodName());
+        assertEquals(generated.getType(), client.getType());
+        assertTrue(server.getRequestMarshaller() instanceof LendingMarshaller<?>);
+        assertEquals(plain, server.getResponseMarshaller());
+        assertEquals(plain, client.getRequestMarshaller());
+        BytesValue v = BytesValue.of(random(2 * LARGE, 8));
+        try (LentMessage<BytesValue> lent = client.getResponseMarshaller().parse(wire(v))) {
+            assertTrue(lent.isLent());
+            assertEquals(v, lent.message());
+        }
+        dev.rdmarpc.core.MethodDescriptor<BytesValue, BytesValue> notProto = dev.rdmarpc.core.MethodDescriptor.create(
+                "test.Lend/Custom", dev.rdmarpc.core.MethodDescriptor.MethodType.UNARY, new CustomMarshaller(plain), plain);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> LendingMarshaller.lendingRequests(notProto));
+        assertTrue(e.getMessage().contains("test.Lend/Custom's request marshaller is not a ProtoMarshaller"), e.getMessage());
+    }
+
+    /** A marshaller of protobuf messages that is not {@link ProtoMarshaller}, as an application may write. */
+    private record CustomMarshaller(ProtoMarshaller<BytesValue> inner) implements dev.rdmarpc.core.Marshaller<BytesValue> {
+        @Override
+        public int serializedSize(BytesValue value) {
+            return inner.serializedSize(value);
+        }
+
+        @Override
+        public void write(BytesValue value, MemorySegment target) {
+            inner.write(value, target);
+        }
+
+        @Override
+        public BytesValue parse(MemorySegment source) {
+            return inner.parse(source);
+        }
+    }
+
+    @Test
     void thePoolKeepsItsBudget() {
         LentArrays small = new LentArrays(256 * 1024, false);
         LendingMarshaller<BytesValue> m = new LendingMarshaller<>(BytesValue.getDefaultInstance(), small);
