@@ -133,16 +133,16 @@ cat > "$WORK/settings.xml" <<EOF
 EOF
 # The read-only tail: ~/.m2 seen through links, without dev/rdmarpc, so a copy of rdmarpc installed there earlier
 # (by `./mvnw install`) cannot stand in for the deployed one.
+link_all_but() {  # directory, its copy of links, the one entry left out
+  mkdir -p "$2"
+  for entry in "$1"/*; do
+    [ -e "$entry" ] && [ "$(basename "$entry")" != "$3" ] && ln -s "$entry" "$2/"
+  done
+  return 0
+}
 TAIL="$WORK/m2-tail"
-mkdir -p "$TAIL/dev"
-for entry in "$M2"/*; do
-  [ -e "$entry" ] || continue
-  [ "$(basename "$entry")" = dev ] || ln -s "$entry" "$TAIL/"
-done
-for entry in "$M2"/dev/*; do
-  [ -e "$entry" ] || continue
-  [ "$(basename "$entry")" = rdmarpc ] || ln -s "$entry" "$TAIL/dev/"
-done
+link_all_but "$M2" "$TAIL" dev
+link_all_but "$M2/dev" "$TAIL/dev" rdmarpc
 echo "consumer-test: building the README's project in $P"
 (cd "$P" && "$ROOT/mvnw" -B "${OFFLINE[@]}" -s "$WORK/settings.xml" -Dmaven.repo.local="$WORK/m2" \
     -Dmaven.repo.local.tail="$TAIL" -Dmaven.repo.local.tail.ignoreAvailability=true verify) > "$WORK/build.log" 2>&1 \

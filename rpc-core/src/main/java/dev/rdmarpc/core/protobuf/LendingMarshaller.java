@@ -1,17 +1,11 @@
 package dev.rdmarpc.core.protobuf;
 
-import com.google.protobuf.CodedInputStream;
-import com.google.protobuf.ExtensionRegistryLite;
-import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
-import com.google.protobuf.Parser;
-import com.google.protobuf.UnsafeByteOperations;
 import dev.rdmarpc.core.Marshaller;
 import dev.rdmarpc.core.MethodDescriptor;
 import dev.rdmarpc.core.Status;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 
 /**
  * A protobuf marshaller whose large received messages are parsed into an array lent to them, handed over as
@@ -32,14 +26,10 @@ public final class LendingMarshaller<T extends MessageLite> implements Marshalle
     static final int MAX_UNLENT = ProtoMarshaller.SCRATCH_SIZE;
 
     private final ProtoMarshaller<T> copying;
-    private final Parser<T> parser;
     private final LentArrays arrays;
 
     LendingMarshaller(T defaultInstance, LentArrays arrays) {
         this.copying = ProtoMarshaller.of(defaultInstance);
-        @SuppressWarnings("unchecked")
-        Parser<T> p = (Parser<T>) defaultInstance.getParserForType();
-        this.parser = p;
         this.arrays = arrays;
     }
 
@@ -110,17 +100,9 @@ public final class LendingMarshaller<T extends MessageLite> implements Marshalle
         byte[] array = arrays.take(size);
         boolean lent = false;
         try {
-            MemorySegment.copy(segment, ValueLayout.JAVA_BYTE, offset, array, 0, size);
-            // protobuf aliases only bytes it is told nobody else changes: the array is the message's until released
-            CodedInputStream in = UnsafeByteOperations.unsafeWrap(array, 0, size).newCodedInput();
-            in.enableAliasing(true);
-            in.setSizeLimit(Integer.MAX_VALUE);
-            T value = parser.parseFrom(in, ExtensionRegistryLite.getEmptyRegistry());
-            in.checkLastTagWas(0);
+            T value = copying.parseAliasing(array, segment, offset, size);
             lent = true;
             return new LentMessage<>(value, array, arrays);
-        } catch (InvalidProtocolBufferException e) {
-            throw Status.INTERNAL.withDescription("invalid protobuf message: " + e.getMessage()).withCause(e).asException();
         } finally {
             if (!lent) {
                 arrays.give(array);

@@ -1,6 +1,7 @@
 package dev.rdmarpc.core.protobuf;
 
 import java.util.ArrayDeque;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Heap arrays that lent messages are parsed into, given back on release and handed out again without the JVM zeroing
@@ -8,7 +9,7 @@ import java.util.ArrayDeque;
  * all. An array nobody gives back is only garbage, collected as any other; a larger array than the largest class is
  * allocated and dropped as usual. With {@code poison} each array given back is filled with {@link #FREED_BYTE} first,
  * so that whatever still reads a released message reads that (tests run so, through {@code rdmarpc.slab.trackLeaks}).
- * <p>Each size class has its own lock, held only to push or pop one array.
+ * <p>Each size class has its own lock, held only to push or pop one array; the bytes kept are an atomic count.
  */
 final class LentArrays {
     /** Smallest array handed out. */
@@ -27,8 +28,7 @@ final class LentArrays {
     private final long budgetBytes;
     private final boolean poison;
     private final ArrayDeque<byte[]>[] free;
-    private final Object budgetLock = new Object();
-    private long keptBytes;
+    private final AtomicLong keptBytes = new AtomicLong();
 
     @SuppressWarnings("unchecked")
     LentArrays(long budgetBytes, boolean poison) {
@@ -63,9 +63,7 @@ final class LentArrays {
         if (array == null) {
             return new byte[MIN_ARRAY << c];
         }
-        synchronized (budgetLock) {
-            keptBytes -= array.length;
-        }
+        keptBytes.addAndGet(-array.length);
         return array;
     }
 
@@ -75,11 +73,9 @@ final class LentArrays {
         if (c >= CLASSES || array.length != MIN_ARRAY << c) {
             return;
         }
-        synchronized (budgetLock) {
-            if (keptBytes + array.length > budgetBytes) {
-                return;
-            }
-            keptBytes += array.length;
+        if (keptBytes.addAndGet(array.length) > budgetBytes) {
+            keptBytes.addAndGet(-array.length);
+            return;
         }
         if (poison) {
             java.util.Arrays.fill(array, FREED_BYTE);
@@ -92,8 +88,6 @@ final class LentArrays {
 
     /** Bytes of arrays kept for reuse. */
     long keptBytes() {
-        synchronized (budgetLock) {
-            return keptBytes;
-        }
+        return keptBytes.get();
     }
 }

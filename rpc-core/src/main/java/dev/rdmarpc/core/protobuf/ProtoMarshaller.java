@@ -189,31 +189,47 @@ public final class ProtoMarshaller<T> implements Marshaller<T> {
 
     @Override
     public T parse(MemorySegment segment, long offset, int size) {
+        if (size == 0) {
+            return defaultInstance;
+        }
+        if (size > SCRATCH_SIZE) {
+            return parseAliasing(new byte[size], segment, offset, size);
+        }
         try {
-            if (size == 0) {
-                return defaultInstance;
-            }
-            CodedInputStream in;
-            if (size <= SCRATCH_SIZE) {
-                // protobuf copies bytes fields out of the array (no aliasing), so the scratch can be reused
-                Scratch scratch = SCRATCH.get();
-                MemorySegment.copy(segment, offset, scratch.segment(), 0, size);
-                in = CodedInputStream.newInstance(scratch.array(), 0, size);
-            } else {
-                // one copy into an array the parsed message keeps: its bytes fields alias it instead of copying again
-                // (protobuf's stream decoder would copy each large bytes field twice)
-                byte[] copy = new byte[size];
-                MemorySegment.copy(segment, java.lang.foreign.ValueLayout.JAVA_BYTE, offset, copy, 0, size);
-                // (wrapped as immutable: protobuf aliases only buffers it is told nobody else will change)
-                in = com.google.protobuf.UnsafeByteOperations.unsafeWrap(copy).newCodedInput();
-                in.enableAliasing(true);
-            }
+            // protobuf copies bytes fields out of the array (no aliasing), so the scratch can be reused
+            Scratch scratch = SCRATCH.get();
+            MemorySegment.copy(segment, offset, scratch.segment(), 0, size);
+            CodedInputStream in = CodedInputStream.newInstance(scratch.array(), 0, size);
             in.setSizeLimit(Integer.MAX_VALUE);
             T value = parser.parseFrom(in, ExtensionRegistryLite.getEmptyRegistry());
             in.checkLastTagWas(0);
             return value;
         } catch (InvalidProtocolBufferException e) {
-            throw Status.INTERNAL.withDescription("invalid protobuf message: " + e.getMessage()).withCause(e).asException();
+            throw invalid(e);
         }
+    }
+
+    /**
+     * Parses the {@code size} bytes at {@code offset} from one copy into {@code array} (at least {@code size} long),
+     * which the parsed message keeps: its bytes fields alias it instead of copying again (protobuf's stream decoder
+     * would copy each large bytes field twice). Nothing else may change the array while the message is in use.
+     */
+    T parseAliasing(byte[] array, MemorySegment segment, long offset, int size) {
+        try {
+            MemorySegment.copy(segment, java.lang.foreign.ValueLayout.JAVA_BYTE, offset, array, 0, size);
+            // (wrapped as immutable: protobuf aliases only buffers it is told nobody else will change)
+            CodedInputStream in = com.google.protobuf.UnsafeByteOperations.unsafeWrap(array, 0, size).newCodedInput();
+            in.enableAliasing(true);
+            in.setSizeLimit(Integer.MAX_VALUE);
+            T value = parser.parseFrom(in, ExtensionRegistryLite.getEmptyRegistry());
+            in.checkLastTagWas(0);
+            return value;
+        } catch (InvalidProtocolBufferException e) {
+            throw invalid(e);
+        }
+    }
+
+    private static RuntimeException invalid(InvalidProtocolBufferException e) {
+        return Status.INTERNAL.withDescription("invalid protobuf message: " + e.getMessage()).withCause(e).asException();
     }
 }
