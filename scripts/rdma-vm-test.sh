@@ -60,6 +60,7 @@
 #      the unprivileged JVM's RLIMIT_MEMLOCK, soft and hard; a test may lower its soft limit further)
 #      PERF_SEND_SIZE (64), PERF_READ_SIZES ("65536 1048576"), PERF_ITERS (1000): perftest parameters for --perf
 #      PERF_REFERENCE_ITERS (200): ib_read_bw's iterations beside each measured window,
+#      PERF_PHASES (default: all): RdmaPerfMain's measurements to run, by name, comma-separated (see its Javadoc)
 #      PERF_RTT_CALLS (1000), PERF_MIB (128): RdmaPerfMain's measured round trips and MiB per throughput window (each
 #      measurement first warms up until the JIT compilers have settled); with --perf the guest has one vCPU unless
 #      RXE_VM_CPUS says otherwise (run-rxe.sh)
@@ -385,6 +386,7 @@ t0=\$(date +%s)
 # ib_read_bw also runs between RdmaPerfMain's measured windows: each throughput window is compared with the runs
 # just before and after it (PerftestReference)
 $GUEST_JAVA -Xmx1g -Drdmarpc.rdma.spinMicros=0 -Drdmarpc.perf.referencePeer=192.168.77.1 \\
+  -Drdmarpc.perf.phases=${PERF_PHASES:-} \\
   "-Drdmarpc.perf.reference=ib_read_bw -d rxe0 -i 1 -x 1 -e -s 1048576 -n ${PERF_REFERENCE_ITERS:-200}" \\
   -cp "\$RDMA_CP_transport_rdma" dev.rdmarpc.transport.rdma.RdmaPerfMain \\
   ${PERF_RTT_CALLS:-1000} ${PERF_MIB:-128} > "$WORK/perf-rdmarpc.txt" 2>&1
@@ -549,7 +551,9 @@ if [ "$PERF" = 1 ]; then
     bw=$(perftest_mean 4 ib_read_bw-1048576 1048576)
     bw1=$(perftest_mean 4 ib_read_bw_t1-1048576 1048576)
     # attachments travel in 1 MiB frames, each its own READ: compared with ib_read_bw at 1 MiB too
-    for kind in "unary 1 MiB requests" "server streaming 1 MiB messages" "unary 1 MiB attachments" "unary 16 MiB attachments"; do
+    for kind in "unary 1 MiB requests" "server streaming 1 MiB messages" "unary 1 MiB attachments" "unary 16 MiB attachments" \
+        "protobuf unary 1 MiB requests, copied" "protobuf unary 1 MiB requests, lent" \
+        "protobuf server streaming 1 MiB messages, copied" "protobuf server streaming 1 MiB messages, lent"; do
       ours=$(sed -n "s/^rdmarpc-perf: $kind: \([0-9.]*\) MB\/s.*/\1/p" "$WORK/perf-rdmarpc.txt")
       if [ -n "$bw" ] && [ -n "$ours" ]; then
         say "  ratio: $kind $ours MB/s / ib_read_bw 1 MiB BW average $bw MB/s (mean before and after) = $(awk -v o="$ours" -v b="$bw" 'BEGIN {printf "%.2f", o / b}')"

@@ -24,6 +24,8 @@ import java.util.concurrent.TimeUnit;
  *   <li>unary 64 B calls, 64 in flight on the default executors: calls/s;</li>
  *   <li>unary calls with 1 MiB requests (rendezvous) and a 4-byte answer, one at a time: MB/s;</li>
  *   <li>one server-streaming call of 1 MiB messages (rendezvous): MB/s (compare with ib_read_bw at 1 MiB);</li>
+ *   <li>both again with protobuf messages, received by {@code ProtoMarshaller} and by {@code LendingMarshaller}
+ *       ({@link LentPerf});</li>
  *   <li>unary 64 B round trips again with the server's handler and the client's callbacks on the transport's
  *       thread ({@code directExecutor()} on both builders).</li>
  * </ul>
@@ -32,7 +34,8 @@ import java.util.concurrent.TimeUnit;
  * throughput figure is the median of three measured windows, and every window says how much of it the JIT compilers
  * took. Measurements by name,
  * for {@code -Drdmarpc.perf.phases} ({@link PerfPhases}, which can also switch a profiler on around each): {@code rtt},
- * {@code inflight}, {@code unary}, {@code attach1}, {@code attach16}, {@code stream}, {@code kept}, {@code direct}.
+ * {@code inflight}, {@code unary}, {@code attach1}, {@code attach16}, {@code stream}, {@code protoUnary},
+ * {@code lentUnary}, {@code protoStream}, {@code lentStream}, {@code kept}, {@code direct}.
  */
 public final class RdmaPerfMain {
     private static final String SERVICE = "rdma.perf.Perf";
@@ -92,7 +95,7 @@ public final class RdmaPerfMain {
                 .build();
         // the first connection opens the device (SRQ, slab registration): tens of seconds in an emulated guest
         Duration handshake = Duration.ofMinutes(10);
-        RpcServer server = RpcServer.forPort(0).addService(perf).maxInboundMessageSize(4 * MIB).maxInboundAttachmentSize(16 * MIB)
+        RpcServer server = RpcServer.forPort(0).addService(perf).addService(LentPerf.service()).maxInboundMessageSize(4 * MIB).maxInboundAttachmentSize(16 * MIB)
                 .handshakeTimeout(handshake).build().start();
         RpcChannel channel = RpcChannel.forAddress("127.0.0.1", server.getPort()).transportMode(TransportMode.RDMA)
                 .connectTimeout(handshake).maxInboundMessageSize(4 * MIB).build();
@@ -221,6 +224,9 @@ public final class RdmaPerfMain {
                                 + " per window (%d rendezvous reads, %d MiB read)%n", PerfPhases.median(mbs),
                         PerfPhases.list(mbs, "%.1f"), mib, d.rendezvousReads(), d.rendezvousReadBytes() >> 20);
             }
+
+            // 3a. the unary and streaming 1 MiB figures with protobuf messages, copied and lent
+            LentPerf.measure(phases, channel, opts, mib);
 
             // 3b. a message of 1 MiB arrives whole in one 1 MiB frame (after a BEGIN carrying only its length prefix)
             // and is parsed from its READ destination; one of 1 MiB + 4 B takes two frames and is copied once into its
