@@ -64,8 +64,9 @@ final class LentPerf {
                     obs.onCompleted();
                 }))
                 .addMethod(SOURCE, ServerCalls.asyncServerStreamingCall((req, obs) -> {
-                    int n = Bytes.intAt(req.getValue().toByteArray(), 0);
-                    int size = Bytes.intAt(req.getValue().toByteArray(), 1);
+                    byte[] counts = req.getValue().toByteArray();
+                    int n = Bytes.intAt(counts, 0);
+                    int size = Bytes.intAt(counts, 1);
                     BytesValue message = size == BODY ? mib : message(size);
                     for (int i = 0; i < n; i++) {
                         obs.onNext(message);
