@@ -13,6 +13,8 @@ import dev.rdmarpc.core.protobuf.LendingMarshaller;
 import dev.rdmarpc.core.protobuf.LentMessage;
 import dev.rdmarpc.core.protobuf.ProtoMarshaller;
 
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
 import java.util.Iterator;
 
 /**
@@ -78,52 +80,63 @@ final class LentPerf {
 
     /** Runs the measurements {@code phases} names, {@code mib} MiB per window. */
     static void measure(PerfPhases phases, RpcChannel channel, CallOptions opts, int mib) throws Exception {
+        for (boolean lent : new boolean[]{false, true}) {
+            if (phases.runs(lent ? "lentUnary" : "protoUnary")) {
+                measureUnary(phases, channel, opts, mib, lent);
+            }
+        }
+        for (boolean lent : new boolean[]{false, true}) {
+            if (phases.runs(lent ? "lentStream" : "protoStream")) {
+                measureStream(phases, channel, opts, mib, lent);
+            }
+        }
+    }
+
+    /** Unary calls with a 1 MiB request, one at a time, the server's copy received copied or lent. */
+    private static void measureUnary(PerfPhases phases, RpcChannel channel, CallOptions opts, int mib, boolean lent)
+            throws Exception {
+        String how = lent ? "lent" : "copied";
+        MethodDescriptor<BytesValue, BytesValue> sink = lent ? SINK_LENT : SINK_COPIED;
         BytesValue block = message(BODY);
         BytesValue warm = message(WARM_SIZE);
-        for (boolean lent : new boolean[]{false, true}) {
-            String how = lent ? "lent" : "copied";
-            if (!phases.runs(lent ? "lentUnary" : "protoUnary")) {
-                continue;
-            }
-            MethodDescriptor<BytesValue, BytesValue> sink = lent ? SINK_LENT : SINK_COPIED;
-            PerfPhases.warmUp("protobuf unary 1 MiB, " + how, WARM_CALLS + 2, () -> {
-                sinks(channel, opts, sink, warm, WARM_CALLS);
-                sinks(channel, opts, sink, block, 2);
-            });
-            RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
-            long[] gcBefore = collections();
-            double[] mbs = phases.measureWindows("protobuf unary 1 MiB requests, " + how,
-                    () -> mib * 1e9 / sinks(channel, opts, sink, block, mib));
-            long[] gc = since(gcBefore);
-            RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
-            System.out.printf("rdmarpc-perf: protobuf unary 1 MiB requests, %s: %.1f MB/s (median of %s) over %d calls"
-                            + " per window, one at a time (%d rendezvous reads; %d collections, %d ms in them)%n", how,
-                    PerfPhases.median(mbs), PerfPhases.list(mbs, "%.1f"), mib, d.rendezvousReads(), gc[0], gc[1]);
-        }
-        for (boolean lent : new boolean[]{false, true}) {
-            String how = lent ? "lent" : "copied";
-            if (!phases.runs(lent ? "lentStream" : "protoStream")) {
-                continue;
-            }
-            // first a stream as long as the measured one: it takes the flow-control paths that one will take
-            stream(channel, opts, lent, mib, BODY);
-            PerfPhases.warmUp("protobuf streaming 1 MiB, " + how, WARM_CALLS + WARM_STREAM_MIB, () -> {
-                stream(channel, opts, lent, WARM_CALLS, WARM_SIZE);
-                stream(channel, opts, lent, WARM_STREAM_MIB, BODY);
-            });
-            RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
-            long[] gcBefore = collections();
-            double[] mbs = phases.measureWindows("protobuf server streaming 1 MiB messages, " + how, () -> {
-                long t0 = System.nanoTime();
-                int got = stream(channel, opts, lent, mib, BODY);
-                return got * 1e9 / (System.nanoTime() - t0);
-            });
-            long[] gc = since(gcBefore);
-            RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
-            System.out.printf("rdmarpc-perf: protobuf server streaming 1 MiB messages, %s: %.1f MB/s (median of %s) over"
-                            + " %d messages per window (%d rendezvous reads; %d collections, %d ms in them)%n", how,
-                    PerfPhases.median(mbs), PerfPhases.list(mbs, "%.1f"), mib, d.rendezvousReads(), gc[0], gc[1]);
-        }
+        PerfPhases.warmUp("protobuf unary 1 MiB, " + how, WARM_CALLS + 2, () -> {
+            sinks(channel, opts, sink, warm, WARM_CALLS);
+            sinks(channel, opts, sink, block, 2);
+        });
+        figure(phases, "protobuf unary 1 MiB requests, " + how, mib + " calls per window, one at a time",
+                () -> mib * 1e9 / sinks(channel, opts, sink, block, mib));
+    }
+
+    /** One server-streaming call of 1 MiB messages per window, the client's copy received copied or lent. */
+    private static void measureStream(PerfPhases phases, RpcChannel channel, CallOptions opts, int mib, boolean lent)
+            throws Exception {
+        String how = lent ? "lent" : "copied";
+        // first a stream as long as the measured one: it takes the flow-control paths that one will take
+        stream(channel, opts, lent, mib, BODY);
+        PerfPhases.warmUp("protobuf streaming 1 MiB, " + how, WARM_CALLS + WARM_STREAM_MIB, () -> {
+            stream(channel, opts, lent, WARM_CALLS, WARM_SIZE);
+            stream(channel, opts, lent, WARM_STREAM_MIB, BODY);
+        });
+        figure(phases, "protobuf server streaming 1 MiB messages, " + how, mib + " messages per window", () -> {
+            long t0 = System.nanoTime();
+            int got = stream(channel, opts, lent, mib, BODY);
+            return got * 1e9 / (System.nanoTime() - t0);
+        });
+    }
+
+    /**
+     * Measures {@code run}'s windows and prints the figure as "{@code what}: N MB/s (median of ...) over
+     * {@code over} (rendezvous reads; collections)".
+     */
+    private static void figure(PerfPhases phases, String what, String over, PerfPhases.Run run) throws Exception {
+        RdmaMetrics.Snapshot before = RdmaMetrics.snapshot();
+        Collections gcBefore = Collections.now();
+        double[] mbs = phases.measureWindows(what, run);
+        Collections gc = Collections.now().minus(gcBefore);
+        RdmaMetrics.Snapshot d = RdmaMetrics.snapshot().minus(before);
+        System.out.printf("rdmarpc-perf: %s: %.1f MB/s (median of %s) over %s (%d rendezvous reads; %d collections, %d ms"
+                        + " in them)%n", what, PerfPhases.median(mbs), PerfPhases.list(mbs, "%.1f"), over,
+                d.rendezvousReads(), gc.count(), gc.millis());
     }
 
     /** {@code calls} blocking unary calls of {@code body}, one at a time; returns their time. */
@@ -163,22 +176,23 @@ final class LentPerf {
         return got;
     }
 
-    /** The JVM's garbage collections so far: their count and their milliseconds, over every collector. */
-    private static long[] collections() {
-        long count = 0;
-        long millis = 0;
-        for (java.lang.management.GarbageCollectorMXBean gc : java.lang.management.ManagementFactory
-                .getGarbageCollectorMXBeans()) {
-            count += Math.max(0, gc.getCollectionCount());
-            millis += Math.max(0, gc.getCollectionTime());
+    /** The JVM's garbage collections: how many, and their milliseconds, over every collector. */
+    private record Collections(long count, long millis) {
+        /** The collections so far. */
+        static Collections now() {
+            long count = 0;
+            long millis = 0;
+            for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+                count += Math.max(0, gc.getCollectionCount());
+                millis += Math.max(0, gc.getCollectionTime());
+            }
+            return new Collections(count, millis);
         }
-        return new long[]{count, millis};
-    }
 
-    /** Collections and their milliseconds since {@code before} (from {@link #collections}). */
-    private static long[] since(long[] before) {
-        long[] now = collections();
-        return new long[]{now[0] - before[0], now[1] - before[1]};
+        /** The collections since {@code before}. */
+        Collections minus(Collections before) {
+            return new Collections(count - before.count, millis - before.millis);
+        }
     }
 
     private static int check(BytesValue message, int size) {

@@ -95,8 +95,9 @@ public final class RdmaPerfMain {
                 .build();
         // the first connection opens the device (SRQ, slab registration): tens of seconds in an emulated guest
         Duration handshake = Duration.ofMinutes(10);
-        RpcServer server = RpcServer.forPort(0).addService(perf).addService(LentPerf.service()).maxInboundMessageSize(4 * MIB).maxInboundAttachmentSize(16 * MIB)
-                .handshakeTimeout(handshake).build().start();
+        RpcServer server = RpcServer.forPort(0).addService(perf).addService(LentPerf.service())
+                .maxInboundMessageSize(4 * MIB).maxInboundAttachmentSize(16 * MIB).handshakeTimeout(handshake).build()
+                .start();
         RpcChannel channel = RpcChannel.forAddress("127.0.0.1", server.getPort()).transportMode(TransportMode.RDMA)
                 .connectTimeout(handshake).maxInboundMessageSize(4 * MIB).build();
         CallOptions opts = CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.MINUTES);
