@@ -504,14 +504,15 @@ final class TcpFrameConnection implements FrameConnection {
     /**
      * Receives a whole frame an HTTP/2 bridge made for core from what its peer sent, taking the caller's reference: to
      * the handler at once when nothing received waits before it, else into the decoder behind what waits (from a task
-     * when the decoder is handing frames out). Opens a read burst if none is open (the bridge ends it), and like a read
-     * restarts the count of replies whose flush waits for its end. On the I/O
+     * when the decoder is handing frames out). Opens a read burst if none is open (the bridge ends it), without
+     * restarting the count of replies whose flush waits for its end: a client's call arrives as several made frames, and
+     * restarting at each would put every reply of a burst off to its end (see {@link #BURST_FLUSH_EVERY}). On the I/O
      * thread, never from inside the handler's sends or flushes.
      */
     void receiveMade(SlabBuffer frame) {
         FrameDecoder d = decoder;
         if (d != null && closing == null && !d.handingOut()) {
-            beginReadBurst(); // each made frame counts as a read of its own, as if its bytes had arrived alone
+            openReadBurst();
             try {
                 if (d.deliverNow(channel.alloc(), frame, handler)) {
                     return;
@@ -535,7 +536,7 @@ final class TcpFrameConnection implements FrameConnection {
             receiveMadeLater(() -> receiveMade(frame), frame::release);
             return;
         }
-        beginReadBurst(); // each made frame counts as a read of its own, as if its bytes had arrived alone
+        openReadBurst();
         try {
             if (!d.deliverNow(channel.alloc(), frame, handler)) {
                 d.decode(channel.alloc(), frame, handler);
@@ -567,6 +568,11 @@ final class TcpFrameConnection implements FrameConnection {
     /** Frames are about to be read; flushes wait for {@link #endReadBurst()}, or for enough of them to pile up. */
     void beginReadBurst() {
         flushesDeferred = 0;
+        openReadBurst();
+    }
+
+    /** Opens a read burst unless one is open; the count of replies whose flush waits for its end goes on. */
+    private void openReadBurst() {
         if (!inReadBurst) {
             inReadBurst = true;
             FrameHandler h = handler;

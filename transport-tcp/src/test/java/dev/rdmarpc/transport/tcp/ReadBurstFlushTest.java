@@ -2,6 +2,7 @@ package dev.rdmarpc.transport.tcp;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.spi.FrameHandler;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.embedded.EmbeddedChannel;
@@ -50,6 +51,49 @@ class ReadBurstFlushTest {
             c.send(TestFrames.message(1, new byte[8]), null, true);
             assertEquals(1, flushedMessages(ch));
         } finally {
+            ch.finishAndReleaseAll();
+        }
+    }
+
+    /**
+     * Frames an HTTP/2 bridge makes for core each open a read burst if none is open, but do not restart the count of
+     * replies waiting for its end: a client's call arrives as several made frames (HEADERS, then MESSAGE), and a count
+     * restarted at each would put every reply of a burst off to its end.
+     */
+    @Test
+    void madeFramesAnsweredOneByOneFlushEveryFewReplies() {
+        EmbeddedChannel ch = new EmbeddedChannel();
+        TcpFrameConnection c = new TcpFrameConnection(ch, true);
+        c.attachDecoder(new FrameDecoder(c, TestFrames.POOL));
+        c.setMaxInboundPayload(64); // what core's HELLO sets
+        c.bind(new FrameHandler() {
+            @Override
+            public void onFrame(int type, int flags, int streamId, int credit, MemorySegment payload) {
+                if (type == FrameType.MESSAGE) {
+                    c.send(TestFrames.message(streamId, new byte[8]), null, true); // the call's reply, flush asked for
+                }
+            }
+
+            @Override
+            public void onClosed(String reason, Throwable cause) {
+            }
+        });
+        int every = TcpFrameConnection.BURST_FLUSH_EVERY;
+        try {
+            c.receiveMade(TestFrames.hello()); // the HELLO a bridge makes first
+            c.endReadBurst();
+            for (int i = 1; i < every; i++) {
+                c.receiveMade(TestFrames.message(2 * i + 1, new byte[4]));
+            }
+            assertEquals(0, flushedMessages(ch), "replies before the " + every + "th wait for the burst");
+            c.receiveMade(TestFrames.message(2 * every + 1, new byte[4]));
+            assertEquals(every, flushedMessages(ch), "the " + every + "th reply flushes every one so far");
+            c.receiveMade(TestFrames.message(2 * every + 3, new byte[4]));
+            assertEquals(0, flushedMessages(ch));
+            c.endReadBurst(); // the bridge ends the burst when the codec's read is done
+            assertEquals(1, flushedMessages(ch), "the burst's end flushes the rest");
+        } finally {
+            ch.flush(); // replies still waiting, if an assertion failed, are released rather than failed by the close
             ch.finishAndReleaseAll();
         }
     }
