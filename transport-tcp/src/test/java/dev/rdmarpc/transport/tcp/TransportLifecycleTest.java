@@ -125,6 +125,9 @@ class TransportLifecycleTest {
     void stopAcceptingRefusesNewConnectionsAndKeepsOpenOnes() throws Exception {
         try (EchoLoop loop = new EchoLoop("auto")) {
             RecordingHandler open = loop.connect();
+            // The client's connect completes once the kernel has the connection, which may still wait in the
+            // listener's backlog: closing the listener resets those. Open means accepted, its server handler made.
+            loop.serverHandlers.next();
             loop.server.stopAccepting();
             CompletableFuture<FrameConnection> f = loop.client.connect(loop.address, new RecordingHandler.Factory(false), 5_000);
             ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(60, TimeUnit.SECONDS));
