@@ -36,7 +36,7 @@ class LentMessagesTest extends LoopbackTest {
     private static final MethodDescriptor<BytesValue, LentMessage<BytesValue>> CLIENT_ECHO = LendingMarshaller.lendingResponses(ECHO);
     private static final int SIZE = 256 * 1024;
 
-    /** Requests the server keeps unreleased (after answering each with its bytes) until the test releases them. */
+    /** Requests the server keeps unreleased (answering each with its bytes) until the test releases them. */
     private final List<LentMessage<BytesValue>> kept = new CopyOnWriteArrayList<>();
 
     @Override
@@ -44,12 +44,14 @@ class LentMessagesTest extends LoopbackTest {
         return b.addService(ServiceDefinition.builder("test.Lend")
                 .addMethod(SERVER_ECHO, ServerCalls.asyncUnaryCall((request, responses) -> {
                     BytesValue message = request.message();
+                    // kept before the response leaves: once the client has it, the test may count what was kept
+                    if (request.isLent()) {
+                        kept.add(request);
+                    }
                     // the response is built on the lent bytes: sending copies them into the call's own buffer
                     responses.onNext(BytesValue.of(message.getValue()));
                     responses.onCompleted();
-                    if (request.isLent()) {
-                        kept.add(request);
-                    } else {
+                    if (!request.isLent()) {
                         request.release();
                     }
                 }))
