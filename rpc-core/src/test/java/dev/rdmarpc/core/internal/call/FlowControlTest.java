@@ -116,7 +116,8 @@ class FlowControlTest {
         }
     }
 
-    private static byte[] pattern(int n) {
+    /** {@code n} bytes of a fixed pattern (shared with the other framing tests of this package). */
+    static byte[] pattern(int n) {
         byte[] b = new byte[n];
         for (int i = 0; i < n; i++) {
             b[i] = (byte) (i * 31 + 7);

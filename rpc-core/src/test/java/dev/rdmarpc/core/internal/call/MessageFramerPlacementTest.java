@@ -24,18 +24,10 @@ class MessageFramerPlacementTest {
         assertEquals(0, pool.inUseBuffers(), pool::describeLiveBuffers);
     }
 
-    private static byte[] pattern(int n) {
-        byte[] b = new byte[n];
-        for (int i = 0; i < n; i++) {
-            b[i] = (byte) (i * 31 + 7);
-        }
-        return b;
-    }
-
     @Test
     void aFrameLargerThanAPageStartsOffThePageBoundary() {
         for (int size : new int[] {SlabPool.PAGE_SIZE, 64 << 10, (64 << 10) - MessageFramer.PREFIX, 1 << 20}) {
-            byte[] message = pattern(size);
+            byte[] message = FlowControlTest.pattern(size);
             SlabBuffer frame = MessageFramer.frame(pool, FlowControlTest.BYTES, message);
             assertNotEquals(0, frame.address() % SlabPool.PAGE_SIZE, "a frame of " + frame.length() + " bytes");
             assertEquals(MessageFramer.PREFIX + size, frame.length());
@@ -50,7 +42,7 @@ class MessageFramerPlacementTest {
 
     @Test
     void aFrameOfAPageOrLessIsItsBlock() {
-        SlabBuffer frame = MessageFramer.frame(pool, FlowControlTest.BYTES, pattern(SlabPool.PAGE_SIZE - MessageFramer.PREFIX));
+        SlabBuffer frame = MessageFramer.frame(pool, FlowControlTest.BYTES, FlowControlTest.pattern(SlabPool.PAGE_SIZE - MessageFramer.PREFIX));
         assertEquals(SlabPool.PAGE_SIZE, frame.capacity());
         assertEquals(0, frame.address() % SlabPool.PAGE_SIZE, "a page-sized block starts on a page");
         frame.release();
