@@ -211,6 +211,7 @@ final class TcpChannelHandler extends ChannelInboundHandlerAdapter {
             firstRead = false;
             if (connected == null && http2Pool != null && Http2Refusal.looksLikePreface(in)) {
                 c.servesHttp2();
+                c.flushBurstsByBytes();
                 H2Bridge bridge = new H2Bridge(c, http2Pool);
                 ctx.pipeline().addBefore(ctx.name(), H2Bridge.NAME, bridge);
                 bridge.start(in);

@@ -67,6 +67,13 @@ final class TcpFrameConnection implements FrameConnection {
      * replies lets the peer start on the first ones while this side makes the rest.
      */
     static final int BURST_FLUSH_EVERY = Math.max(1, Integer.getInteger("rdmarpc.tcp.burstFlushEvery", 8));
+    /**
+     * On a server connection with an HTTP/2 client, replies within a read burst are put off by their bytes instead of
+     * their count: flushed once this many ({@code -Drdmarpc.h2.burstFlushBytes}) wait, or at the burst's end. A burst's
+     * small replies then leave in one write, as grpc-netty's server sends them, for less of the server's CPU per call;
+     * replies of a few KiB still leave every few, as above, so that the client starts on them early.
+     */
+    static final int H2_BURST_FLUSH_BYTES = Math.max(1, Integer.getInteger("rdmarpc.h2.burstFlushBytes", 32 * 1024));
     /** The channel's user-defined writability bit that is off while sends wait in the {@link WriteQueue}. */
     static final int QUEUE_WRITABILITY_BIT = 1;
     private static final ValueLayout.OfByte BYTE = ValueLayout.JAVA_BYTE;
@@ -144,6 +151,10 @@ final class TcpFrameConnection implements FrameConnection {
     private boolean flushAfterRead;
     /** Flushes asked for during this read burst since the last one done. */
     private int flushesDeferred;
+    /** Whether replies within a read burst wait by their bytes ({@link #H2_BURST_FLUSH_BYTES}), not their count. */
+    private boolean burstFlushByBytes;
+    /** Bytes written on the I/O thread since this side last flushed. */
+    private long bytesUnflushed;
     /**
      * Sends and flushes of the handler's in progress on the I/O thread. Writing can flip the channel's writability
      * (a flush that empties the outbound buffer does): the handler hears of it only after its call returned, from a
@@ -247,6 +258,7 @@ final class TcpFrameConnection implements FrameConnection {
                 if (own) {
                     countOwn(h, t);
                 }
+                bytesUnflushed += h.readableBytes() + (t == null ? 0 : t.readableBytes());
                 channel.write(h, voidPromise);
                 if (t != null) {
                     channel.write(t, voidPromise);
@@ -359,6 +371,7 @@ final class TcpFrameConnection implements FrameConnection {
                 b.own = false;
                 countOwn(b, t);
             }
+            bytesUnflushed += b.readableBytes() + (t == null ? 0 : t.readableBytes());
             channel.write(b, voidPromise);
             if (t != null) {
                 channel.write(t, voidPromise);
@@ -491,14 +504,20 @@ final class TcpFrameConnection implements FrameConnection {
 
     private void flushOnIoThread() {
         if (!inReadBurst) {
-            channel.flush();
-        } else if (++flushesDeferred >= BURST_FLUSH_EVERY) {
+            flushNow();
+        } else if (burstFlushByBytes ? bytesUnflushed >= H2_BURST_FLUSH_BYTES : ++flushesDeferred >= BURST_FLUSH_EVERY) {
             flushesDeferred = 0;
-            flushAfterRead = false;
-            channel.flush();
+            flushNow();
         } else {
             flushAfterRead = true;
         }
+    }
+
+    /** Flushes what was written; on the I/O thread. */
+    private void flushNow() {
+        flushAfterRead = false;
+        bytesUnflushed = 0;
+        channel.flush();
     }
 
     /**
@@ -589,8 +608,7 @@ final class TcpFrameConnection implements FrameConnection {
         flushesDeferred = 0;
         try {
             if (flushAfterRead) {
-                flushAfterRead = false;
-                channel.flush();
+                flushNow();
             }
         } finally {
             FrameHandler h = burstHandler; // set only while a burst the handler heard start is open
@@ -663,6 +681,14 @@ final class TcpFrameConnection implements FrameConnection {
         this.http2 = true;
     }
 
+    /**
+     * Puts off the replies within a read burst by their bytes ({@link #H2_BURST_FLUSH_BYTES}) instead of their count;
+     * for a server connection whose client speaks HTTP/2, on the I/O thread.
+     */
+    void flushBurstsByBytes() {
+        this.burstFlushByBytes = true;
+    }
+
     // ---- closing ----
 
     @Override
@@ -724,8 +750,7 @@ final class TcpFrameConnection implements FrameConnection {
     private void closeNow(boolean flushFirst) {
         if (flushFirst && !closed) {
             writeQueued();
-            flushAfterRead = false;
-            channel.flush();
+            flushNow();
         }
         channel.close();
     }

@@ -13,8 +13,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * Flushes asked for while frames are being read wait for the end of the read burst, but only
  * {@link TcpFrameConnection#BURST_FLUSH_EVERY} of them at a time, so a peer with many calls in flight gets the first
- * replies while the rest are being made; and the handler hears where each burst starts and ends. An embedded channel
- * hands over exactly what was flushed.
+ * replies while the rest are being made (for an HTTP/2 client: once enough bytes of them wait); and the handler hears
+ * where each burst starts and ends. An embedded channel hands over exactly what was flushed.
  */
 @ExtendWith(LeakCheck.class)
 class ReadBurstFlushTest {
@@ -51,6 +51,54 @@ class ReadBurstFlushTest {
             c.send(TestFrames.message(1, new byte[8]), null, true);
             assertEquals(1, flushedMessages(ch));
         } finally {
+            ch.finishAndReleaseAll();
+        }
+    }
+
+    /**
+     * On a server connection with an HTTP/2 client, replies within a read burst wait by their bytes, not their count:
+     * small ones for the burst's end however many there are, larger ones once
+     * {@link TcpFrameConnection#H2_BURST_FLUSH_BYTES} of them wait.
+     */
+    @Test
+    void forAnHttp2ClientRepliesWaitByTheirBytes() {
+        EmbeddedChannel ch = new EmbeddedChannel();
+        TcpFrameConnection c = new TcpFrameConnection(ch, true);
+        c.servesHttp2();
+        c.flushBurstsByBytes(); // as the server's handler does when an HTTP/2 client connects
+        c.bind(new FrameHandler() {
+            @Override
+            public void onFrame(int type, int flags, int streamId, int credit, MemorySegment payload) {
+            }
+
+            @Override
+            public void onClosed(String reason, Throwable cause) {
+            }
+        });
+        int many = 4 * TcpFrameConnection.BURST_FLUSH_EVERY;
+        int quarter = TcpFrameConnection.H2_BURST_FLUSH_BYTES / 4; // four replies, headers included, pass the bound
+        try {
+            c.beginReadBurst();
+            for (int i = 0; i < many; i++) {
+                c.send(TestFrames.message(1, new byte[8]), null, true);
+            }
+            assertEquals(0, flushedMessages(ch), "small replies wait for the burst's end, however many");
+            c.endReadBurst();
+            assertEquals(many, flushedMessages(ch), "the burst's end flushes them all");
+
+            c.beginReadBurst();
+            for (int i = 0; i < 3; i++) {
+                c.send(TestFrames.message(1, new byte[quarter]), null, true);
+            }
+            assertEquals(0, flushedMessages(ch), "three quarters of the bound wait");
+            c.send(TestFrames.message(1, new byte[quarter]), null, true);
+            assertEquals(4, flushedMessages(ch), "the reply that passes the bound flushes every one so far");
+            c.send(TestFrames.message(1, new byte[8]), null, true);
+            assertEquals(0, flushedMessages(ch), "the count starts again after a flush");
+            c.endReadBurst();
+            assertEquals(1, flushedMessages(ch));
+        } finally {
+            ch.flush();
             ch.finishAndReleaseAll();
         }
     }
