@@ -4,7 +4,7 @@ import picocli.CommandLine;
 
 import java.io.PrintWriter;
 
-/** Entry point of {@code rdmarpc-bench}: the run by default, {@code server} and {@code jmh} as subcommands. */
+/** Entry point of {@code rdmarpc-bench}: the run by default, {@code server}, {@code jmh} and {@code compare} as subcommands. */
 public final class BenchMain {
     private BenchMain() {
     }

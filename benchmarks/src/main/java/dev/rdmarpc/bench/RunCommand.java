@@ -19,7 +19,7 @@ import java.util.concurrent.Callable;
             "Measures rdmarpc against stock grpc-java and raw Netty: the server runs in a separate JVM (started here on",
             "127.0.0.1, or a remote one started with the 'server' subcommand), the calls are driven from this JVM.",
             "Writes results.json, results.txt, one .hgrm per cell and latency.png/.svg into --out."},
-        subcommands = {ServerCommand.class, JmhCommand.class},
+        subcommands = {ServerCommand.class, JmhCommand.class, CompareCommand.class},
         footer = {"", "Exit codes: 0 all measured; 2 bad input; 3 a transport or cell failed; 130 stopped (Ctrl-C, results still written)."})
 public final class RunCommand implements Callable<Integer> {
     /** Default transports: everything that runs on any machine. */
