@@ -60,12 +60,8 @@ class CompareCommandTest {
     void aRoundWithoutResultsIsBadInput() throws Exception {
         write(dir.resolve("r1"), cell("grpc-netty", 100, 10, 10), cell("netty-raw", 200, 5, 5));
         Files.createDirectories(dir.resolve("empty"));
-        StringWriter err = new StringWriter();
-        CommandLine cl = BenchMain.commandLine(new RunCommand());
-        cl.setErr(new PrintWriter(err));
-        cl.setOut(new PrintWriter(new StringWriter()));
-        assertEquals(BenchException.BAD_INPUT, cl.execute("compare", dir.resolve("r1").toString(), dir.resolve("empty").toString()));
-        assertTrue(err.toString().contains("holds no results.json"), err.toString());
+        String err = run(BenchException.BAD_INPUT, "compare", dir.resolve("r1").toString(), dir.resolve("empty").toString());
+        assertTrue(err.contains("holds no results.json"), err);
     }
 
     @Test
@@ -74,14 +70,15 @@ class CompareCommandTest {
         assertEquals(3, RoundComparison.median(new double[] {5, 1, 3}), 1e-9);
     }
 
-    private String run(int expectedCode, String... args) {
+    /** Runs the command line, checks its exit code, and returns what it printed: its output on 0, else its errors. */
+    private static String run(int expectedCode, String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         CommandLine cl = BenchMain.commandLine(new RunCommand());
         cl.setOut(new PrintWriter(out));
         cl.setErr(new PrintWriter(err));
         assertEquals(expectedCode, cl.execute(args), err.toString());
-        return out.toString();
+        return expectedCode == 0 ? out.toString() : err.toString();
     }
 
     private static List<Double> boxed(double[] values) {

@@ -258,7 +258,7 @@ final class TcpFrameConnection implements FrameConnection {
                 if (own) {
                     countOwn(h, t);
                 }
-                bytesUnflushed += h.readableBytes() + (t == null ? 0 : t.readableBytes());
+                bytesUnflushed += bytesOf(h, t);
                 channel.write(h, voidPromise);
                 if (t != null) {
                     channel.write(t, voidPromise);
@@ -274,7 +274,7 @@ final class TcpFrameConnection implements FrameConnection {
         }
         h.tail = t;
         h.own = own;
-        long size = h.readableBytes() + (t == null ? 0L : t.readableBytes());
+        long size = bytesOf(h, t);
         long queued = (long) QUEUED_BYTES.getAndAdd(this, size) + size;
         queue.push(h);
         if (!queueUnwritable && queued + nettyPendingBytes() > SocketOptions.HIGH_WATER_MARK) {
@@ -314,6 +314,11 @@ final class TcpFrameConnection implements FrameConnection {
                 // the event loop is gone, and the channel with it: nobody waits to hear it is writable
             }
         }
+    }
+
+    /** The bytes of one send: {@code h} and its tail {@code t} (may be null). */
+    private static long bytesOf(SlabByteBuf h, SlabByteBuf t) {
+        return h.readableBytes() + (t == null ? 0L : t.readableBytes());
     }
 
     private static void release(SlabByteBuf h, SlabByteBuf t) {
@@ -371,7 +376,7 @@ final class TcpFrameConnection implements FrameConnection {
                 b.own = false;
                 countOwn(b, t);
             }
-            bytesUnflushed += b.readableBytes() + (t == null ? 0 : t.readableBytes());
+            bytesUnflushed += bytesOf(b, t);
             channel.write(b, voidPromise);
             if (t != null) {
                 channel.write(t, voidPromise);
