@@ -67,6 +67,8 @@ final class RdmaClientTransport implements ConnectionClientTransport,
 
     // guarded by lock
     private Status shutdownStatus;
+    /** grpc's listener has heard transportShutdown: transportTerminated may follow (never before, grpc checks). */
+    private boolean shutdownTold;
     private boolean terminated;
     private final OpenStreams streams = new OpenStreams();
     private int inUseStreams;
@@ -188,15 +190,10 @@ final class RdmaClientTransport implements ConnectionClientTransport,
     /** The connection failed or closed: no new streams; grpc is told, and terminates us once streams end. */
     private void connectionLost(Status status, DisconnectError error) {
         boolean notifyShutdown;
-        boolean notifyTerminated;
         synchronized (lock) {
             notifyShutdown = shutdownStatus == null;
             if (notifyShutdown) {
                 shutdownStatus = status;
-            }
-            notifyTerminated = !terminated && streams.isEmpty();
-            if (notifyTerminated) {
-                terminated = true;
             }
         }
         if (keepAlive != null) {
@@ -207,11 +204,34 @@ final class RdmaClientTransport implements ConnectionClientTransport,
             impl.shutdown(); // never reconnect: grpc makes a new transport
         }
         if (notifyShutdown) {
-            listener.transportShutdown(status, error);
+            shutdownTold(status, error);
+        }
+    }
+
+    /**
+     * Tells grpc the transport is shut down (its status set by the caller, once), then terminated if no stream is left.
+     * A stream that closes while grpc is being told leaves the termination to this call: grpc's listener refuses to
+     * hear of it first.
+     */
+    private void shutdownTold(Status status, DisconnectError error) {
+        listener.transportShutdown(status, error);
+        boolean notifyTerminated;
+        synchronized (lock) {
+            shutdownTold = true;
+            notifyTerminated = terminationDue();
         }
         if (notifyTerminated) {
             listener.transportTerminated();
         }
+    }
+
+    /** Under the lock: whether grpc is to hear transportTerminated now (marked told if so). */
+    private boolean terminationDue() {
+        if (shutdownTold && streams.isEmpty() && !terminated) {
+            terminated = true;
+            return true;
+        }
+        return false;
     }
 
     @Override
@@ -262,10 +282,7 @@ final class RdmaClientTransport implements ConnectionClientTransport,
             if (countsForInUse && --inUseStreams == 0) {
                 notInUse = true;
             }
-            if (shutdownStatus != null && streams.isEmpty() && !terminated) {
-                terminated = true;
-                notifyTerminated = true;
-            }
+            notifyTerminated = terminationDue();
         }
         if (idle && keepAlive != null) {
             keepAlive.onTransportIdle();
@@ -349,29 +366,21 @@ final class RdmaClientTransport implements ConnectionClientTransport,
     }
 
     private void shutdown(Status reason, DisconnectError error) {
-        boolean notifyTerminated;
         synchronized (lock) {
             if (shutdownStatus != null) {
                 return;
             }
             shutdownStatus = reason;
-            notifyTerminated = streams.isEmpty() && !terminated;
-            if (notifyTerminated) {
-                terminated = true;
-            }
         }
         // Pings fail once shut down: keepalive stops rather than cut the calls still draining.
         if (keepAlive != null) {
             keepAlive.onTransportTermination();
         }
-        listener.transportShutdown(reason, error);
         RpcConnection impl = channel;
         if (impl != null) {
             impl.shutdown();
         }
-        if (notifyTerminated) {
-            listener.transportTerminated();
-        }
+        shutdownTold(reason, error);
     }
 
     @Override
