@@ -26,8 +26,8 @@ import java.util.concurrent.RejectedExecutionException;
 /**
  * A {@link FrameConnection} over one Netty channel. Sends on the channel's I/O thread are written
  * straight away; sends from other threads go to a {@link WriteQueue} and one drain task per batch
- * writes them all and flushes once. Flushes asked for while frames are being read are done once,
- * when the read burst ends. Ownership of every buffer passes to Netty as a {@link SlabByteBuf},
+ * writes them all and flushes once. Flushes asked for while frames are being read are put off to
+ * the read burst's end, as far as its {@link BurstFlushRule} lets them. Ownership of every buffer passes to Netty as a {@link SlabByteBuf},
  * which releases it exactly once.
  *
  * <p>Backpressure: the unsent bytes are Netty's outbound buffer (with TLS, what the {@code SslHandler} holds too)
@@ -59,21 +59,6 @@ final class TcpFrameConnection implements FrameConnection {
      * as Netty counts its outbound buffer: the bytes plus 96 per buffer.
      */
     static final long READ_PAUSE_BOUND = 16L * SocketOptions.HIGH_WATER_MARK;
-    /**
-     * Within a read burst, flushes are put off to its end, so that the replies to many frames read at once leave in
-     * one write; but only every this many ({@code -Drdmarpc.tcp.burstFlushEvery}) are put off together. With many
-     * calls in flight, a whole burst's replies in one write would leave the peer idle until this side answered
-     * everything, and this side idle while the peer answers: one core working at a time. Flushing every few
-     * replies lets the peer start on the first ones while this side makes the rest.
-     */
-    static final int BURST_FLUSH_EVERY = Math.max(1, Integer.getInteger("rdmarpc.tcp.burstFlushEvery", 8));
-    /**
-     * On a server connection with an HTTP/2 client, replies within a read burst are put off by their bytes instead of
-     * their count: flushed once this many ({@code -Drdmarpc.h2.burstFlushBytes}) wait, or at the burst's end. A burst's
-     * small replies then leave in one write, as grpc-netty's server sends them, for less of the server's CPU per call;
-     * replies of a few KiB still leave every few, as above, so that the client starts on them early.
-     */
-    static final int H2_BURST_FLUSH_BYTES = Math.max(1, Integer.getInteger("rdmarpc.h2.burstFlushBytes", 32 * 1024));
     /** The channel's user-defined writability bit that is off while sends wait in the {@link WriteQueue}. */
     static final int QUEUE_WRITABILITY_BIT = 1;
     private static final ValueLayout.OfByte BYTE = ValueLayout.JAVA_BYTE;
@@ -148,13 +133,8 @@ final class TcpFrameConnection implements FrameConnection {
     private boolean inReadBurst;
     /** The handler told that the current read burst started: the one told that it ended, even if replaced meanwhile. */
     private FrameHandler burstHandler;
-    private boolean flushAfterRead;
-    /** Flushes asked for during this read burst since the last one done. */
-    private int flushesDeferred;
-    /** Whether replies within a read burst wait by their bytes ({@link #H2_BURST_FLUSH_BYTES}), not their count. */
-    private boolean burstFlushByBytes;
-    /** Bytes written on the I/O thread since this side last flushed. */
-    private long bytesUnflushed;
+    /** When replies written during a read burst are flushed. */
+    private final BurstFlushRule burstFlushes = new BurstFlushRule();
     /**
      * Sends and flushes of the handler's in progress on the I/O thread. Writing can flip the channel's writability
      * (a flush that empties the outbound buffer does): the handler hears of it only after its call returned, from a
@@ -258,7 +238,7 @@ final class TcpFrameConnection implements FrameConnection {
                 if (own) {
                     countOwn(h, t);
                 }
-                bytesUnflushed += bytesOf(h, t);
+                burstFlushes.written(bytesOf(h, t));
                 channel.write(h, voidPromise);
                 if (t != null) {
                     channel.write(t, voidPromise);
@@ -376,7 +356,7 @@ final class TcpFrameConnection implements FrameConnection {
                 b.own = false;
                 countOwn(b, t);
             }
-            bytesUnflushed += bytesOf(b, t);
+            burstFlushes.written(bytesOf(b, t));
             channel.write(b, voidPromise);
             if (t != null) {
                 channel.write(t, voidPromise);
@@ -508,20 +488,14 @@ final class TcpFrameConnection implements FrameConnection {
     }
 
     private void flushOnIoThread() {
-        if (!inReadBurst) {
+        if (!inReadBurst || burstFlushes.flushDueInBurst()) {
             flushNow();
-        } else if (burstFlushByBytes ? bytesUnflushed >= H2_BURST_FLUSH_BYTES : ++flushesDeferred >= BURST_FLUSH_EVERY) {
-            flushesDeferred = 0;
-            flushNow();
-        } else {
-            flushAfterRead = true;
         }
     }
 
     /** Flushes what was written; on the I/O thread. */
     private void flushNow() {
-        flushAfterRead = false;
-        bytesUnflushed = 0;
+        burstFlushes.flushed();
         channel.flush();
     }
 
@@ -530,7 +504,7 @@ final class TcpFrameConnection implements FrameConnection {
      * the handler at once when nothing received waits before it, else into the decoder behind what waits (from a task
      * when the decoder is handing frames out). Opens a read burst if none is open (the bridge ends it), without
      * restarting the count of replies whose flush waits for its end: a client's call arrives as several made frames, and
-     * restarting at each would put every reply of a burst off to its end (see {@link #BURST_FLUSH_EVERY}). On the I/O
+     * restarting at each would put every reply of a burst off to its end (see {@link BurstFlushRule}). On the I/O
      * thread, never from inside the handler's sends or flushes.
      */
     void receiveMade(SlabBuffer frame) {
@@ -591,7 +565,7 @@ final class TcpFrameConnection implements FrameConnection {
 
     /** Frames are about to be read; flushes wait for {@link #endReadBurst()}, or for enough of them to pile up. */
     void beginReadBurst() {
-        flushesDeferred = 0;
+        burstFlushes.burstStarted();
         openReadBurst();
     }
 
@@ -610,9 +584,8 @@ final class TcpFrameConnection implements FrameConnection {
     /** The read burst is over: one flush for every reply sent during it; the handler hears the burst ended. */
     void endReadBurst() {
         inReadBurst = false;
-        flushesDeferred = 0;
         try {
-            if (flushAfterRead) {
+            if (burstFlushes.burstEnded()) {
                 flushNow();
             }
         } finally {
@@ -687,11 +660,11 @@ final class TcpFrameConnection implements FrameConnection {
     }
 
     /**
-     * Puts off the replies within a read burst by their bytes ({@link #H2_BURST_FLUSH_BYTES}) instead of their count;
+     * Puts off the replies within a read burst by their bytes ({@link BurstFlushRule#HTTP2_BYTES}) instead of their count;
      * for a server connection whose client speaks HTTP/2, on the I/O thread.
      */
     void flushBurstsByBytes() {
-        this.burstFlushByBytes = true;
+        burstFlushes.byBytes();
     }
 
     // ---- closing ----
@@ -768,7 +741,7 @@ final class TcpFrameConnection implements FrameConnection {
     void channelClosed(String truncation) {
         closed = true;
         inReadBurst = false;
-        flushAfterRead = false;
+        burstFlushes.closed();
         WriteQueue.releaseAll(takeQueued());
         Closing c = closing;
         if (c == null) {

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Flushes asked for while frames are being read wait for the end of the read burst, but only
- * {@link TcpFrameConnection#BURST_FLUSH_EVERY} of them at a time, so a peer with many calls in flight gets the first
+ * {@link BurstFlushRule#EVERY} of them at a time, so a peer with many calls in flight gets the first
  * replies while the rest are being made (for an HTTP/2 client: once enough bytes of them wait); and the handler hears
  * where each burst starts and ends. An embedded channel hands over exactly what was flushed.
  */
@@ -32,7 +32,7 @@ class ReadBurstFlushTest {
             public void onClosed(String reason, Throwable cause) {
             }
         });
-        int every = TcpFrameConnection.BURST_FLUSH_EVERY;
+        int every = BurstFlushRule.EVERY;
         try {
             c.beginReadBurst();
             for (int i = 1; i < every; i++) {
@@ -58,7 +58,7 @@ class ReadBurstFlushTest {
     /**
      * On a server connection with an HTTP/2 client, replies within a read burst wait by their bytes, not their count:
      * small ones for the burst's end however many there are, larger ones once
-     * {@link TcpFrameConnection#H2_BURST_FLUSH_BYTES} of them wait.
+     * {@link BurstFlushRule#HTTP2_BYTES} of them wait.
      */
     @Test
     void forAnHttp2ClientRepliesWaitByTheirBytes() {
@@ -75,8 +75,8 @@ class ReadBurstFlushTest {
             public void onClosed(String reason, Throwable cause) {
             }
         });
-        int many = 4 * TcpFrameConnection.BURST_FLUSH_EVERY;
-        int quarter = TcpFrameConnection.H2_BURST_FLUSH_BYTES / 4; // four replies, headers included, pass the bound
+        int many = 4 * BurstFlushRule.EVERY;
+        int quarter = BurstFlushRule.HTTP2_BYTES / 4; // four replies, headers included, pass the bound
         try {
             c.beginReadBurst();
             for (int i = 0; i < many; i++) {
@@ -126,7 +126,7 @@ class ReadBurstFlushTest {
             public void onClosed(String reason, Throwable cause) {
             }
         });
-        int every = TcpFrameConnection.BURST_FLUSH_EVERY;
+        int every = BurstFlushRule.EVERY;
         try {
             c.receiveMade(TestFrames.hello()); // the HELLO a bridge makes first
             c.endReadBurst();
