@@ -11,6 +11,8 @@ import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.Hello;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http2.Http2Headers;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -22,7 +24,11 @@ import java.nio.ByteOrder;
  * {@link TcpFrameConnection#receiveMade(SlabBuffer)}). Control frames come from core's own encoders.
  */
 final class CoreFrames {
+    /** Past this capacity the scratch buffer is not kept once a frame has been made in it. */
+    private static final int SCRATCH_KEPT = 16 * 1024;
     private final SlabPool pool;
+    /** Where a request's HEADERS frame is written before it is copied, at its size, into a slab buffer. */
+    private ByteBuf scratch = Unpooled.buffer(256);
 
     CoreFrames(SlabPool pool) {
         this.pool = pool;
@@ -42,6 +48,28 @@ final class CoreFrames {
 
     SlabBuffer window(int streamId, int increment) {
         return Frames.window(pool, streamId, increment);
+    }
+
+    /**
+     * The HEADERS frame of core stream {@code streamId} for an HTTP/2 request's headers {@code h} (see
+     * {@link H2RequestHeaders#write}).
+     *
+     * @throws IllegalArgumentException when a header is not valid metadata (nothing is left allocated)
+     */
+    SlabBuffer requestHeaders(int streamId, boolean endStream, Http2Headers h, long timeoutNanos) {
+        ByteBuf b = scratch.clear();
+        try {
+            H2RequestHeaders.write(b, streamId, endStream, h, timeoutNanos);
+            int n = b.readableBytes();
+            SlabBuffer frame = pool.allocate(n);
+            copy(b, 0, frame.segment(), 0, n);
+            frame.setLength(n);
+            return frame;
+        } finally {
+            if (b.capacity() > SCRATCH_KEPT) {
+                scratch = Unpooled.buffer(256);
+            }
+        }
     }
 
     SlabBuffer responseHeaders(int streamId, Metadata md) {
@@ -85,12 +113,7 @@ final class CoreFrames {
                 seg.set(ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), at, (int) messageLength);
                 at += 4;
             }
-            int from = body.readerIndex();
-            if (body.hasMemoryAddress()) {
-                MemorySegment.copy(FrameDecoder.ALL_MEMORY, body.memoryAddress() + from, seg, at, length);
-            } else {
-                body.getBytes(from, seg.asSlice(at, length).asByteBuffer());
-            }
+            copy(body, body.readerIndex(), seg, at, length);
             body.skipBytes(length);
             b.setLength(FrameHeader.SIZE + payload);
         } catch (RuntimeException | Error e) {
@@ -98,6 +121,15 @@ final class CoreFrames {
             throw e;
         }
         return b;
+    }
+
+    /** Copies {@code length} bytes of {@code src} from index {@code from} into {@code dst} at {@code at}. */
+    static void copy(ByteBuf src, int from, MemorySegment dst, long at, int length) {
+        if (src.hasMemoryAddress()) {
+            MemorySegment.copy(FrameDecoder.ALL_MEMORY, src.memoryAddress() + from, dst, at, length);
+        } else {
+            src.getBytes(from, dst.asSlice(at, length).asByteBuffer());
+        }
     }
 
     /** A small control frame's payload for core's decoders: in place when it has an address, else a heap copy. */

@@ -1,11 +1,15 @@
 package dev.rdmarpc.transport.tcp;
 
 import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
@@ -19,6 +23,7 @@ final class GrpcFraming {
     static final int PREFIX = 5;
     /** The largest MESSAGE payload {@link #data} copies rather than wraps. */
     static final int COPY_LIMIT = 16 * 1024;
+    private static final ValueLayout.OfInt INT_BE = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
 
     /** Bytes of the current message's prefix read so far (0..5); 5 while its body is being read. */
     private int prefixRead;
@@ -86,10 +91,11 @@ final class GrpcFraming {
 
     /**
      * The DATA content of a MESSAGE frame's payload: on a BEGIN frame, gRPC's prefix in place of core's length. Up to
-     * {@link #COPY_LIMIT} bytes are copied with the prefix into one buffer of {@code alloc}'s, which costs less than a
-     * composite's parts and its gathering write, and gives core's buffer back at once; larger payloads are not copied.
+     * {@link #COPY_LIMIT} bytes are copied with the prefix into one slab buffer of {@code pool}'s (wrapped by one of
+     * {@code wrappers}), which costs less than a composite's parts and its gathering write, and gives core's buffer
+     * back at once; larger payloads are not copied (the prefix and the composite come from {@code alloc}).
      */
-    static ByteBuf data(ByteBufAllocator alloc, int flags, ByteBuf payload) {
+    static ByteBuf data(ByteBufAllocator alloc, SlabPool pool, SlabByteBufPool wrappers, int flags, ByteBuf payload) {
         if ((flags & FrameFlags.BEGIN) == 0) {
             return payload.retainedSlice();
         }
@@ -97,9 +103,18 @@ final class GrpcFraming {
         int compressed = (flags & FrameFlags.COMPRESSED) != 0 ? 1 : 0;
         int n = payload.readableBytes();
         if (n <= COPY_LIMIT) {
-            ByteBuf b = alloc.buffer(PREFIX + n);
-            b.writeByte(compressed).writeInt((int) length).writeBytes(payload, payload.readerIndex(), n);
-            return b;
+            SlabBuffer b = pool.allocate(PREFIX + n);
+            try {
+                MemorySegment seg = b.segment();
+                seg.set(ValueLayout.JAVA_BYTE, 0, (byte) compressed);
+                seg.set(INT_BE, 1, (int) length);
+                CoreFrames.copy(payload, payload.readerIndex(), seg, PREFIX, n);
+                b.setLength(PREFIX + n);
+            } catch (RuntimeException | Error e) {
+                b.release();
+                throw e;
+            }
+            return wrappers.wrap(b);
         }
         ByteBuf prefix = alloc.buffer(PREFIX);
         prefix.writeByte(compressed).writeInt((int) length);

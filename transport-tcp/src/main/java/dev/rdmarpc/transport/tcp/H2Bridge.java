@@ -105,7 +105,7 @@ final class H2Bridge extends ChannelDuplexHandler implements H2Link.StreamEnds {
         this.early = context.alloc().compositeBuffer(Integer.MAX_VALUE);
         this.frames = new CoreFrames(pool);
         this.inbound = new H2Inbound(this, frames);
-        this.outbound = new H2Outbound(this, context);
+        this.outbound = new H2Outbound(this, context, pool);
         this.link = new H2Link(connection, context, outbound::frame, this,
                 Status.CANCELLED.withDescription("the HTTP/2 stream closed"));
     }
@@ -374,11 +374,6 @@ final class H2Bridge extends ChannelDuplexHandler implements H2Link.StreamEnds {
 
     /** Hands one rdmarpc frame to core. */
     void toCore(SlabBuffer frame) {
-        link.toCore(frame);
-    }
-
-    /** Hands one rdmarpc frame made in a Netty buffer (a request's HEADERS) to core. */
-    void toCore(ByteBuf frame) {
         link.toCore(frame);
     }
 

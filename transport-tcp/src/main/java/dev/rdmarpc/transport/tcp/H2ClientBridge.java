@@ -73,7 +73,7 @@ final class H2ClientBridge extends Http2ChannelDuplexHandler implements H2Link.S
         this.ctx = context;
         this.frames = new CoreFrames(pool);
         this.inbound = new H2ClientInbound(this, frames);
-        this.outbound = new H2ClientOutbound(this, context, tls);
+        this.outbound = new H2ClientOutbound(this, context, pool, tls);
         this.link = new H2Link(connection, context, outbound::frame, this, Status.UNAVAILABLE.withDescription(
                 "the HTTP/2 stream closed before the server answered")); // refused by GOAWAY, or the connection is going
     }

@@ -1,5 +1,6 @@
 package dev.rdmarpc.transport.tcp;
 
+import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.Frames;
@@ -26,15 +27,19 @@ final class H2ClientOutbound {
     private final H2ClientBridge bridge;
     private final ChannelHandlerContext ctx;
     private final boolean tls;
+    /** Where small DATA contents are copied (see {@link GrpcFraming#data}). */
+    private final SlabPool pool;
+    private final SlabByteBufPool wrappers = new SlabByteBufPool(64);
     /** Paths and authorities of core's HEADERS, decoded once while they repeat. */
     private final Utf8Cache strings = new Utf8Cache(64);
     private final Map<String, AsciiString> paths = new HashMap<>();
     private String lastAuthority;
     private AsciiString lastAuthorityAscii;
 
-    H2ClientOutbound(H2ClientBridge bridge, ChannelHandlerContext ctx, boolean tls) {
+    H2ClientOutbound(H2ClientBridge bridge, ChannelHandlerContext ctx, SlabPool pool, boolean tls) {
         this.bridge = bridge;
         this.ctx = ctx;
+        this.pool = pool;
         this.tls = tls;
     }
 
@@ -84,7 +89,7 @@ final class H2ClientOutbound {
         }
         int credit = payload.readableBytes();
         s.sendCredit.sent(credit);
-        ByteBuf data = GrpcFraming.data(ctx.alloc(), flags, payload);
+        ByteBuf data = GrpcFraming.data(ctx.alloc(), pool, wrappers, flags, payload);
         bridge.writeData(s, data, (flags & FrameFlags.END_STREAM) != 0, credit);
     }
 

@@ -48,10 +48,10 @@ final class H2Inbound {
         if (refusal == null && timeout < 0) {
             refusal = new GrpcHeaders.Refusal(400, Status.INTERNAL.withDescription("malformed grpc-timeout: " + h.get(GrpcHeaders.GRPC_TIMEOUT)));
         }
-        ByteBuf request = null;
+        SlabBuffer request = null;
         if (refusal == null) {
             try {
-                request = H2RequestHeaders.write(bridge.alloc(), nextCoreId, f.isEndStream(), h, timeout);
+                request = frames.requestHeaders(nextCoreId, f.isEndStream(), h, timeout);
             } catch (IllegalArgumentException e) {
                 refusal = new GrpcHeaders.Refusal(400, Status.INTERNAL.withDescription("malformed metadata: " + e.getMessage()));
             }

@@ -93,18 +93,10 @@ final class H2Link {
     }
 
     /**
-     * Hands one rdmarpc frame to core (taking the caller's reference): at once, straight to the connection's handler
-     * unless received bytes wait before it; from a task of its own while core is inside one of its own calls.
+     * Hands one rdmarpc frame, made in a slab buffer core may keep the payload of without a copy, to core (taking the
+     * caller's reference): at once, straight to the connection's handler unless received bytes wait before it; from a
+     * task of its own while core is inside one of its own calls.
      */
-    void toCore(ByteBuf frame) {
-        if (inCore > 0) {
-            toCoreLater(frame);
-        } else {
-            connection.receiveMade(frame);
-        }
-    }
-
-    /** {@link #toCore(ByteBuf)} for a frame made in a slab buffer, which core may keep its payload of without a copy. */
     void toCore(SlabBuffer frame) {
         if (inCore > 0) {
             toCoreLater(frame);
@@ -114,18 +106,6 @@ final class H2Link {
     }
 
     /** Hands a frame to core from a task of its own, with the end of a read burst after it. */
-    void toCoreLater(ByteBuf frame) {
-        ctx.executor().execute(() -> {
-            if (released) {
-                frame.release();
-                return;
-            }
-            connection.receiveMade(frame);
-            ctx.fireChannelReadComplete();
-        });
-    }
-
-    /** {@link #toCoreLater(ByteBuf)} for a frame made in a slab buffer. */
     void toCoreLater(SlabBuffer frame) {
         ctx.executor().execute(() -> {
             if (released) {

@@ -1,6 +1,7 @@
 package dev.rdmarpc.transport.tcp;
 
 import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FlowCapability;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameType;
@@ -25,10 +26,14 @@ import java.lang.foreign.MemorySegment;
 final class H2Outbound {
     private final H2Bridge bridge;
     private final ChannelHandlerContext ctx;
+    /** Where small DATA contents are copied (see {@link GrpcFraming#data}). */
+    private final SlabPool pool;
+    private final SlabByteBufPool wrappers = new SlabByteBufPool(64);
 
-    H2Outbound(H2Bridge bridge, ChannelHandlerContext ctx) {
+    H2Outbound(H2Bridge bridge, ChannelHandlerContext ctx, SlabPool pool) {
         this.bridge = bridge;
         this.ctx = ctx;
+        this.pool = pool;
     }
 
     /** One whole frame from core; {@code payload} is released by the caller. */
@@ -83,7 +88,7 @@ final class H2Outbound {
             s.sendCharge = FlowCapability.messageCharge(4 + length, credit, H2Bridge.SEND_CONNECTION_WINDOW);
         }
         s.sendCredit.sent(credit);
-        ByteBuf data = GrpcFraming.data(ctx.alloc(), flags, payload);
+        ByteBuf data = GrpcFraming.data(ctx.alloc(), pool, wrappers, flags, payload);
         int connectionCredit = 0;
         if ((flags & FrameFlags.END) != 0) {
             connectionCredit = s.sendCharge;

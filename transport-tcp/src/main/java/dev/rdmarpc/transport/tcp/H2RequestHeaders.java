@@ -6,7 +6,6 @@ import dev.rdmarpc.core.protocol.FrameHeader;
 import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.Frames;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.util.AsciiString;
 
@@ -29,49 +28,40 @@ final class H2RequestHeaders {
     }
 
     /**
-     * The HEADERS frame of core stream {@code streamId} for request headers {@code h} (already checked by
-     * {@link GrpcHeaders#check}) with a deadline of {@code timeoutNanos} (0 for none).
+     * Writes into {@code b} (empty: the frame starts at index 0) the HEADERS frame of core stream {@code streamId} for
+     * request headers {@code h} (already checked by {@link GrpcHeaders#check}) with a deadline of {@code timeoutNanos}
+     * (0 for none).
      *
-     * @throws IllegalArgumentException when a header is not valid metadata (nothing is left allocated)
+     * @throws IllegalArgumentException when a header is not valid metadata ({@code b} then holds part of a frame)
      */
-    static ByteBuf write(ByteBufAllocator alloc, int streamId, boolean endStream, Http2Headers h, long timeoutNanos) {
+    static void write(ByteBuf b, int streamId, boolean endStream, Http2Headers h, long timeoutNanos) {
         CharSequence path = h.path();
         CharSequence authority = h.authority();
-        ByteBuf b = alloc.buffer(FrameHeader.SIZE + FIXED + path.length() + (authority == null ? 0 : authority.length()) + 128);
-        boolean done = false;
-        try {
-            b.writerIndex(FrameHeader.SIZE);
-            b.writeLongLE(timeoutNanos);
-            writeString(b, path, 1);
-            writeString(b, authority == null ? "" : authority, 0);
-            int countAt = b.writerIndex();
-            b.writeShortLE(0);
-            int count = 0;
-            for (Map.Entry<CharSequence, CharSequence> e : h) {
-                CharSequence name = e.getKey();
-                if (!GrpcHeaders.isMetadata(name)) {
-                    continue;
-                }
-                count += writeEntries(b, name, e.getValue());
-                if (count > Frames.MAX_METADATA_ENTRIES) {
-                    throw new IllegalArgumentException("more than " + Frames.MAX_METADATA_ENTRIES + " metadata entries");
-                }
+        b.writerIndex(FrameHeader.SIZE);
+        b.writeLongLE(timeoutNanos);
+        writeString(b, path, 1);
+        writeString(b, authority == null ? "" : authority, 0);
+        int countAt = b.writerIndex();
+        b.writeShortLE(0);
+        int count = 0;
+        for (Map.Entry<CharSequence, CharSequence> e : h) {
+            CharSequence name = e.getKey();
+            if (!GrpcHeaders.isMetadata(name)) {
+                continue;
             }
-            b.setShortLE(countAt, count);
-            int payload = b.writerIndex() - FrameHeader.SIZE;
-            b.setIntLE(0, payload);
-            b.setByte(4, FrameType.HEADERS);
-            b.setByte(5, endStream ? FrameFlags.END_STREAM : 0);
-            b.setShortLE(6, 0);
-            b.setIntLE(8, streamId);
-            b.setIntLE(12, 0);
-            done = true;
-            return b;
-        } finally {
-            if (!done) {
-                b.release();
+            count += writeEntries(b, name, e.getValue());
+            if (count > Frames.MAX_METADATA_ENTRIES) {
+                throw new IllegalArgumentException("more than " + Frames.MAX_METADATA_ENTRIES + " metadata entries");
             }
         }
+        b.setShortLE(countAt, count);
+        int payload = b.writerIndex() - FrameHeader.SIZE;
+        b.setIntLE(0, payload);
+        b.setByte(4, FrameType.HEADERS);
+        b.setByte(5, endStream ? FrameFlags.END_STREAM : 0);
+        b.setShortLE(6, 0);
+        b.setIntLE(8, streamId);
+        b.setIntLE(12, 0);
     }
 
     /** Writes {@code s} from index {@code from} as UTF-8 with its u16 length in front. */

@@ -1,5 +1,6 @@
 package dev.rdmarpc.transport.tcp;
 
+import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -8,30 +9,34 @@ import io.netty.buffer.Unpooled;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
 /** A MESSAGE frame's payload as gRPC DATA: small ones copied behind the prefix, large ones wrapped, both exact. */
 class GrpcFramingDataTest {
+    private final SlabPool pool = new SlabPool(1 << 20, true);
+    private final SlabByteBufPool wrappers = new SlabByteBufPool(4);
+
     @Test
     void aSmallBeginFrameIsCopiedBehindThePrefixAndCoresBufferIsNotKept() {
         ByteBuf payload = beginPayload(4096);
-        ByteBuf data = GrpcFraming.data(ByteBufAllocator.DEFAULT, FrameFlags.BEGIN | FrameFlags.COMPRESSED, payload);
+        ByteBuf data = GrpcFraming.data(ByteBufAllocator.DEFAULT, pool, wrappers, FrameFlags.BEGIN | FrameFlags.COMPRESSED,
+                payload);
         try {
-            assertFalse(data instanceof CompositeByteBuf);
+            assertInstanceOf(SlabByteBuf.class, data, "copied into a slab buffer");
             assertEquals(1, payload.refCnt(), "not retained: the caller's release frees it");
             assertData(data, 1, 4096);
         } finally {
             data.release();
             payload.release();
         }
+        assertEquals(0, pool.inUseBuffers(), "the slab buffer is freed with the DATA");
     }
 
     @Test
     void aLargeBeginFrameIsWrappedNotCopied() {
         int n = GrpcFraming.COPY_LIMIT + 1;
         ByteBuf payload = beginPayload(n);
-        ByteBuf data = GrpcFraming.data(ByteBufAllocator.DEFAULT, FrameFlags.BEGIN, payload);
+        ByteBuf data = GrpcFraming.data(ByteBufAllocator.DEFAULT, pool, wrappers, FrameFlags.BEGIN, payload);
         try {
             assertInstanceOf(CompositeByteBuf.class, data);
             assertEquals(2, payload.refCnt(), "retained by the DATA that wraps it");

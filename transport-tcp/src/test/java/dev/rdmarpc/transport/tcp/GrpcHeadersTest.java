@@ -2,22 +2,20 @@ package dev.rdmarpc.transport.tcp;
 
 import dev.rdmarpc.core.Metadata;
 import dev.rdmarpc.core.Status;
+import dev.rdmarpc.core.buffer.SlabBuffer;
+import dev.rdmarpc.core.buffer.SlabPool;
 import dev.rdmarpc.core.protocol.FrameFlags;
 import dev.rdmarpc.core.protocol.FrameHeader;
 import dev.rdmarpc.core.protocol.FrameType;
 import dev.rdmarpc.core.protocol.Frames;
 import dev.rdmarpc.core.protocol.RequestHeaders;
-import io.netty.buffer.AbstractByteBufAllocator;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
-import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.handler.codec.http2.DefaultHttp2Headers;
 import io.netty.handler.codec.http2.Http2Headers;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -69,9 +67,13 @@ class GrpcHeadersTest {
 
     /** The request HEADERS frame core gets for {@code h}, decoded as core decodes it. */
     private static RequestHeaders toCore(Http2Headers h, long timeoutNanos) {
-        ByteBuf frame = H2RequestHeaders.write(UnpooledByteBufAllocator.DEFAULT, 7, true, h, timeoutNanos);
+        return toCore(new CoreFrames(SlabPool.shared()), h, timeoutNanos);
+    }
+
+    private static RequestHeaders toCore(CoreFrames frames, Http2Headers h, long timeoutNanos) {
+        SlabBuffer frame = frames.requestHeaders(7, true, h, timeoutNanos);
         try {
-            MemorySegment bytes = MemorySegment.ofArray(ByteBufUtil.getBytes(frame));
+            MemorySegment bytes = frame.segment().asSlice(0, frame.length());
             assertEquals(bytes.byteSize() - FrameHeader.SIZE, FrameHeader.payloadLength(bytes, 0));
             assertEquals(FrameType.HEADERS, FrameHeader.type(bytes, 0));
             assertEquals(FrameFlags.END_STREAM, FrameHeader.flags(bytes, 0));
@@ -114,47 +116,24 @@ class GrpcHeadersTest {
 
     @Test
     void headersThatAreNotMetadataAreRefusedWithNothingLeftAllocated() {
+        SlabPool pool = new SlabPool(1 << 20, true);
+        CoreFrames frames = new CoreFrames(pool);
         // unvalidated header lists: what a client could put on the wire, which HPACK decoding may let through
         for (Http2Headers bad : List.of(unvalidated("x-bad-bin", "!!!"), unvalidated("x b", "1"),
                 unvalidated("x-ctl", "a\u0001b"), unvalidated("x-high", "caf\u00e9"))) {
-            CountingAllocator alloc = new CountingAllocator();
-            assertThrows(IllegalArgumentException.class, () -> H2RequestHeaders.write(alloc, 1, false, bad, 0),
-                    bad.toString());
-            assertEquals(0, alloc.live(), "buffers left allocated after refusing " + bad);
+            assertThrows(IllegalArgumentException.class, () -> frames.requestHeaders(1, false, bad, 0), bad.toString());
+            assertEquals(0, pool.inUseBuffers(), "slab buffers left allocated after refusing " + bad);
+            // what the refused list left half written is not in the next frame
+            RequestHeaders next = toCore(frames, request().path("/pkg.Svc/Next").add("x-ok", "1"), 0);
+            assertEquals("pkg.Svc/Next", next.path());
+            assertEquals("1", next.metadata().get(Metadata.Key.ascii("x-ok")));
+            assertEquals(0, pool.inUseBuffers(), "slab buffers left allocated after " + bad);
         }
     }
 
     private static Http2Headers unvalidated(String name, String value) {
         return new DefaultHttp2Headers(false).method("POST").path("/pkg.Svc/M").add("content-type", "application/grpc")
                 .add(name, value);
-    }
-
-    /** Counts the buffers it made that are not released yet. */
-    private static final class CountingAllocator extends AbstractByteBufAllocator {
-        private final List<ByteBuf> made = new ArrayList<>();
-
-        @Override
-        protected ByteBuf newHeapBuffer(int initialCapacity, int maxCapacity) {
-            ByteBuf b = Unpooled.buffer(initialCapacity, maxCapacity);
-            made.add(b);
-            return b;
-        }
-
-        @Override
-        protected ByteBuf newDirectBuffer(int initialCapacity, int maxCapacity) {
-            ByteBuf b = Unpooled.directBuffer(initialCapacity, maxCapacity);
-            made.add(b);
-            return b;
-        }
-
-        @Override
-        public boolean isDirectBufferPooled() {
-            return false;
-        }
-
-        long live() {
-            return made.stream().filter(b -> b.refCnt() > 0).count();
-        }
     }
 
     @Test
