@@ -25,6 +25,8 @@ public final class SlabBuffer {
     private final MemorySegment segment;
     private final int sizeClass;
     private final SlabBuffer parent;
+    /** Bytes of the block just before this view that are this view's alone (see {@link #prepend}); 0 for most. */
+    private final int frontRoom;
     /** The shared slab this block was carved from, or null for a large block (a slab of its own). */
     final CarvedSlab home;
     private volatile int refCnt;
@@ -39,17 +41,19 @@ public final class SlabBuffer {
         this.segment = segment;
         this.sizeClass = sizeClass;
         this.parent = null;
+        this.frontRoom = 0;
         this.home = home;
     }
 
-    private SlabBuffer(SlabBuffer parent, MemorySegment slice) {
+    private SlabBuffer(SlabBuffer parent, MemorySegment slice, int length, int frontRoom) {
         this.pool = parent.pool;
         this.slab = parent.slab;
         this.segment = slice;
         this.sizeClass = -1;
         this.parent = parent;
+        this.frontRoom = frontRoom;
         this.home = null;
-        this.length = (int) slice.byteSize();
+        this.length = length;
         this.refCnt = 1;
     }
 
@@ -115,7 +119,49 @@ public final class SlabBuffer {
      */
     public SlabBuffer retainedSlice(long offset, int len) {
         retain();
-        return new SlabBuffer(root(), segment.asSlice(offset, len));
+        return new SlabBuffer(root(), segment.asSlice(offset, len), len, 0);
+    }
+
+    /**
+     * Like {@link #retainedSlice}, with the {@code offset} bytes before the view as its {@link #frontRoom}: only for a
+     * block no one else has a view of.
+     */
+    SlabBuffer retainedSliceWithFrontRoom(int offset, int len) {
+        retain();
+        return new SlabBuffer(root(), segment.asSlice(offset, len), len, offset);
+    }
+
+    /**
+     * Bytes just before this buffer in its block that are its alone, for {@link #prepend} to fill: what
+     * {@link SlabPool#allocate(int, int)} gave it (less what was prepended since); 0 for other buffers.
+     */
+    public int frontRoom() {
+        return frontRoom;
+    }
+
+    /**
+     * Copies {@code length} bytes of {@code src} from {@code srcOffset} into the room just before this buffer's content
+     * and returns one buffer of both: its content is those bytes followed by this buffer's content. Takes over this
+     * buffer's reference: the caller uses (and releases) the buffer returned, not this one. No copy of this buffer's
+     * content is made.
+     *
+     * @throws IllegalArgumentException when {@code length} is more than {@link #frontRoom()}
+     */
+    public SlabBuffer prepend(MemorySegment src, long srcOffset, int length) {
+        if (length < 0 || length > frontRoom) {
+            throw new IllegalArgumentException("cannot prepend " + length + " bytes into a front room of " + frontRoom);
+        }
+        if (length == 0) {
+            return this;
+        }
+        SlabBuffer root = root();
+        long start = segment.address() - root.segment.address() - length;
+        MemorySegment widened = root.segment.asSlice(start, segment.byteSize() + length);
+        MemorySegment.copy(src, srcOffset, widened, 0, length);
+        root.retain();
+        SlabBuffer joined = new SlabBuffer(root, widened, this.length + length, frontRoom - length);
+        release();
+        return joined;
     }
 
     /** Drops a reference; the last one returns the block to its pool. Returns true if it was the last. */

@@ -118,6 +118,20 @@ public final class SlabPool {
         return MIN_BLOCK << sizeClass;
     }
 
+    /**
+     * A buffer of {@code size} bytes, length 0, reference count 1, placed {@code frontRoom} bytes into a block of its
+     * own: those bytes are its {@link SlabBuffer#frontRoom()}, for its holder to {@link SlabBuffer#prepend} into.
+     */
+    public SlabBuffer allocate(int size, int frontRoom) {
+        if (frontRoom < 0 || size < 0 || (long) size + frontRoom > MAX_BLOCK) {
+            throw new IllegalArgumentException("size " + size + " with front room " + frontRoom + " is not supported");
+        }
+        SlabBuffer block = allocate(size + frontRoom);
+        SlabBuffer buffer = block.retainedSliceWithFrontRoom(frontRoom, size);
+        block.release();
+        return buffer.setLength(0);
+    }
+
     /** A buffer of at least {@code size} bytes, length 0, reference count 1. */
     public SlabBuffer allocate(int size) {
         if (size < 0 || size > MAX_BLOCK) {

@@ -81,6 +81,23 @@ final class SlabByteBuf extends AbstractReferenceCountedByteBuf {
         markReaderIndex().markWriterIndex();
     }
 
+    /** Whether {@link #putInFront} can take {@code front}: this wrapper is unsent and its slab buffer has the room. */
+    boolean hasRoomFor(SlabByteBuf front) {
+        SlabBuffer b = buffer;
+        return b != null && readerIndex() == 0 && refCnt() == 1 && front.readableBytes() <= b.frontRoom();
+    }
+
+    /**
+     * Copies {@code front}'s readable bytes into the room before this buffer's content (see {@link #hasRoomFor}), so
+     * that this one buffer carries both, and releases {@code front}. Before this wrapper is handed to Netty.
+     */
+    void putInFront(SlabByteBuf front) {
+        int n = front.readableBytes();
+        SlabBuffer joined = buffer.prepend(front.segment, front.readerIndex(), n);
+        init(joined);
+        front.release();
+    }
+
     @Override
     protected void deallocate() {
         SlabBuffer b = buffer;

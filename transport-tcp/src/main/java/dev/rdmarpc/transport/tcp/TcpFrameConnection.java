@@ -28,7 +28,8 @@ import java.util.concurrent.RejectedExecutionException;
  * straight away; sends from other threads go to a {@link WriteQueue} and one drain task per batch
  * writes them all and flushes once. Flushes asked for while frames are being read are put off to
  * the read burst's end, as far as its {@link BurstFlushRule} lets them. Ownership of every buffer passes to Netty as a {@link SlabByteBuf},
- * which releases it exactly once.
+ * which releases it exactly once (a small HEADERS frame is copied in front of a large frame sent after it:
+ * {@link HeadersJoiner}).
  *
  * <p>Backpressure: the unsent bytes are Netty's outbound buffer (with TLS, what the {@code SslHandler} holds too)
  * plus the {@link WriteQueue}. The connection is not writable while they are above
@@ -135,6 +136,8 @@ final class TcpFrameConnection implements FrameConnection {
     private FrameHandler burstHandler;
     /** When replies written during a read burst are flushed. */
     private final BurstFlushRule burstFlushes = new BurstFlushRule();
+    /** Hands sends to the channel, a small HEADERS frame in front of a large frame sent after it. */
+    private final HeadersJoiner joiner;
     /**
      * Sends and flushes of the handler's in progress on the I/O thread. Writing can flip the channel's writability
      * (a flush that empties the outbound buffer does): the handler hears of it only after its call returned, from a
@@ -154,6 +157,7 @@ final class TcpFrameConnection implements FrameConnection {
         this.loop = channel.eventLoop();
         // Fires exceptionCaught on a failed write, which is how a write error reaches onClosed.
         this.voidPromise = channel.voidPromise();
+        this.joiner = new HeadersJoiner(channel, voidPromise);
         this.remote = channel.remoteAddress();
         this.local = channel.localAddress();
     }
@@ -239,10 +243,7 @@ final class TcpFrameConnection implements FrameConnection {
                     countOwn(h, t);
                 }
                 burstFlushes.written(bytesOf(h, t));
-                channel.write(h, voidPromise);
-                if (t != null) {
-                    channel.write(t, voidPromise);
-                }
+                joiner.write(h, t);
                 if (flush) {
                     flushOnIoThread();
                 }
@@ -357,10 +358,7 @@ final class TcpFrameConnection implements FrameConnection {
                 countOwn(b, t);
             }
             burstFlushes.written(bytesOf(b, t));
-            channel.write(b, voidPromise);
-            if (t != null) {
-                channel.write(t, voidPromise);
-            }
+            joiner.write(b, t);
             b = next;
         }
         // The bytes are in Netty's outbound buffer now, whose own water marks take them over.
@@ -496,6 +494,7 @@ final class TcpFrameConnection implements FrameConnection {
     /** Flushes what was written; on the I/O thread. */
     private void flushNow() {
         burstFlushes.flushed();
+        joiner.writeHeld();
         channel.flush();
     }
 
@@ -657,6 +656,7 @@ final class TcpFrameConnection implements FrameConnection {
      */
     void servesHttp2() {
         this.http2 = true;
+        joiner.disable();
     }
 
     /**
@@ -742,6 +742,7 @@ final class TcpFrameConnection implements FrameConnection {
         closed = true;
         inReadBurst = false;
         burstFlushes.closed();
+        joiner.releaseHeld();
         WriteQueue.releaseAll(takeQueued());
         Closing c = closing;
         if (c == null) {

@@ -41,6 +41,15 @@ final class TestFrames {
         return frame(FrameType.MESSAGE, 0, streamId, 0, payload);
     }
 
+    /** A MESSAGE frame on {@code streamId} with {@code room} bytes of front room, as core frames large messages. */
+    static SlabBuffer messageWithRoom(int streamId, byte[] payload, int room) {
+        SlabBuffer b = POOL.allocate(FrameHeader.SIZE + payload.length, room);
+        FrameHeader.write(b.segment(), 0, payload.length, FrameType.MESSAGE, 0, streamId, 0);
+        MemorySegment.copy(payload, 0, b.segment(), ValueLayout.JAVA_BYTE, FrameHeader.SIZE, payload.length);
+        b.setLength(FrameHeader.SIZE + payload.length);
+        return b;
+    }
+
     /** A HELLO frame (the transport does not look into its payload). */
     static SlabBuffer hello() {
         return frame(FrameType.HELLO, 0, 0, 0, new byte[] {1, 2, 3, 4});

@@ -19,9 +19,11 @@ public final class MessageFramer {
     static final int PREFIX = FrameHeader.SIZE + 4;
     /**
      * Bytes a frame larger than a page starts past the start of its block (blocks of a page or more start on a page;
-     * see {@link #allocate}).
+     * see {@link #allocate}). They are the frame buffer's {@link SlabBuffer#frontRoom()}: a transport may put a small
+     * frame sent just before it there, so that the two leave as one contiguous write (the TCP transport does that with
+     * a request's HEADERS).
      */
-    static final int LARGE_FRAME_SKEW = 64;
+    static final int LARGE_FRAME_SKEW = 256;
     private static final java.lang.foreign.ValueLayout.OfInt LENGTH =
             java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
 
@@ -76,8 +78,8 @@ public final class MessageFramer {
     }
 
     /**
-     * A buffer of {@code length} bytes for a frame. One larger than a page starts a cache line into its block rather
-     * than on the page its block starts on: written to a socket from the start of a page, the kernel's copy of it ran
+     * A buffer of {@code length} bytes for a frame. One larger than a page starts {@link #LARGE_FRAME_SKEW} bytes into its block
+     * rather than on the page its block starts on: written to a socket from the start of a page, the kernel's copy of it ran
      * about four times slower (a 64 KiB answer over TCP: 6.8 against 1.8 µs a call; PERFORMANCE.md, "Frames off the
      * page boundary").
      */
@@ -85,10 +87,7 @@ public final class MessageFramer {
         if (length <= SlabPool.PAGE_SIZE) {
             return pool.allocate(length);
         }
-        SlabBuffer block = pool.allocate(length + LARGE_FRAME_SKEW);
-        SlabBuffer frame = block.retainedSlice(LARGE_FRAME_SKEW, length);
-        block.release();
-        return frame;
+        return pool.allocate(length, LARGE_FRAME_SKEW);
     }
 
     /** Writes the header of a MESSAGE frame. */
