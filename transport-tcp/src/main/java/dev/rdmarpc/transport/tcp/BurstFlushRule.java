@@ -5,12 +5,19 @@ package dev.rdmarpc.transport.tcp;
  * off to its end, so that the replies to many frames read at once leave in one write, but only so far. With many
  * calls in flight, a whole burst's replies in one write would leave the peer idle until this side answered everything,
  * and this side idle while the peer answers: one core working at a time. So every {@link #EVERY}th reply is flushed at
- * once and the peer starts on the first ones while this side makes the rest; for an HTTP/2 client the replies wait by
- * their bytes instead ({@link #HTTP2_BYTES}). One per connection, used on its I/O thread only.
+ * once and the peer starts on the first ones while this side makes the rest, and large replies at once when
+ * {@link #LARGE_BYTES} of them wait (each one of 64 KiB or more); for an HTTP/2 client the replies wait by their bytes
+ * instead ({@link #HTTP2_BYTES}). One per connection, used on its I/O thread only.
  */
 final class BurstFlushRule {
     /** Replies put off together within a read burst ({@code -Drdmarpc.tcp.burstFlushEvery}). */
     static final int EVERY = Math.max(1, Integer.getInteger("rdmarpc.tcp.burstFlushEvery", 8));
+    /**
+     * Bytes of replies after which a flush asked for within a read burst is done at once, however few replies they are
+     * ({@code -Drdmarpc.tcp.burstFlushBytes}): 64 KiB replies put off eight at a time kept the peer waiting for half a
+     * megabyte (PERFORMANCE.md, "Large replies flushed one by one"). Small replies reach the count first.
+     */
+    static final int LARGE_BYTES = Math.max(1, Integer.getInteger("rdmarpc.tcp.burstFlushBytes", 64 * 1024));
     /**
      * On a server connection with an HTTP/2 client, the bytes of replies put off together within a read burst
      * ({@code -Drdmarpc.h2.burstFlushBytes}); the rest wait for the burst's end. A burst's small replies then leave in
@@ -40,7 +47,7 @@ final class BurstFlushRule {
 
     /** A flush asked for inside a read burst: whether to do it now; if not, it waits for the burst's end. */
     boolean flushDueInBurst() {
-        if (byBytes ? unflushed >= HTTP2_BYTES : ++deferred >= EVERY) {
+        if (byBytes ? unflushed >= HTTP2_BYTES : (++deferred >= EVERY || unflushed >= LARGE_BYTES)) {
             deferred = 0;
             return true;
         }

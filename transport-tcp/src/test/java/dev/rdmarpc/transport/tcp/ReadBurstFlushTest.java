@@ -55,6 +55,36 @@ class ReadBurstFlushTest {
         }
     }
 
+    /** Large replies within a read burst are flushed once {@link BurstFlushRule#LARGE_BYTES} of them wait, however few. */
+    @Test
+    void largeRepliesInAReadBurstAreFlushedByTheirBytes() {
+        EmbeddedChannel ch = new EmbeddedChannel();
+        TcpFrameConnection c = new TcpFrameConnection(ch, true);
+        c.bind(new FrameHandler() {
+            @Override
+            public void onFrame(int type, int flags, int streamId, int credit, MemorySegment payload) {
+            }
+
+            @Override
+            public void onClosed(String reason, Throwable cause) {
+            }
+        });
+        int half = BurstFlushRule.LARGE_BYTES / 2; // two replies, headers included, pass the bound
+        try {
+            c.beginReadBurst();
+            c.send(TestFrames.message(1, new byte[half]), null, true);
+            assertEquals(0, flushedMessages(ch), "half the bound waits");
+            c.send(TestFrames.message(1, new byte[half]), null, true);
+            assertEquals(2, flushedMessages(ch), "the reply that passes the bound flushes every one so far");
+            c.send(TestFrames.message(1, new byte[8]), null, true);
+            assertEquals(0, flushedMessages(ch), "the bytes count again from the flush");
+            c.endReadBurst();
+            assertEquals(1, flushedMessages(ch));
+        } finally {
+            ch.finishAndReleaseAll();
+        }
+    }
+
     /**
      * On a server connection with an HTTP/2 client, replies within a read burst wait by their bytes, not their count:
      * small ones for the burst's end however many there are, larger ones once
