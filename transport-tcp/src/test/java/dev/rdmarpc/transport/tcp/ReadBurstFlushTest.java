@@ -22,16 +22,7 @@ class ReadBurstFlushTest {
     @Test
     void aReadBurstFlushesEveryFewRepliesAndTheRestAtItsEnd() {
         EmbeddedChannel ch = new EmbeddedChannel();
-        TcpFrameConnection c = new TcpFrameConnection(ch, true);
-        c.bind(new FrameHandler() {
-            @Override
-            public void onFrame(int type, int flags, int streamId, int credit, MemorySegment payload) {
-            }
-
-            @Override
-            public void onClosed(String reason, Throwable cause) {
-            }
-        });
+        TcpFrameConnection c = boundServerConnection(ch);
         int every = BurstFlushRule.EVERY;
         try {
             c.beginReadBurst();
@@ -55,20 +46,11 @@ class ReadBurstFlushTest {
         }
     }
 
-    /** Large replies within a read burst are flushed once {@link BurstFlushRule#LARGE_BYTES} of them wait, however few. */
+    /** Large replies in a read burst are flushed once {@link BurstFlushRule#LARGE_BYTES} of them wait, however few. */
     @Test
     void largeRepliesInAReadBurstAreFlushedByTheirBytes() {
         EmbeddedChannel ch = new EmbeddedChannel();
-        TcpFrameConnection c = new TcpFrameConnection(ch, true);
-        c.bind(new FrameHandler() {
-            @Override
-            public void onFrame(int type, int flags, int streamId, int credit, MemorySegment payload) {
-            }
-
-            @Override
-            public void onClosed(String reason, Throwable cause) {
-            }
-        });
+        TcpFrameConnection c = boundServerConnection(ch);
         int half = BurstFlushRule.LARGE_BYTES / 2; // two replies, headers included, pass the bound
         try {
             c.beginReadBurst();
@@ -219,6 +201,21 @@ class ReadBurstFlushTest {
     }
 
     /** Takes (and releases) what the channel has flushed so far; returns how many buffers that was. */
+    /** A server connection over {@code ch} bound to a handler that ignores what it reads. */
+    private static TcpFrameConnection boundServerConnection(EmbeddedChannel ch) {
+        TcpFrameConnection c = new TcpFrameConnection(ch, true);
+        c.bind(new FrameHandler() {
+            @Override
+            public void onFrame(int type, int flags, int streamId, int credit, MemorySegment payload) {
+            }
+
+            @Override
+            public void onClosed(String reason, Throwable cause) {
+            }
+        });
+        return c;
+    }
+
     private static int flushedMessages(EmbeddedChannel ch) {
         int n = 0;
         for (Object m; (m = ch.readOutbound()) != null; ) {

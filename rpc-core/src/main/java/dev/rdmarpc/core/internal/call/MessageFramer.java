@@ -78,10 +78,10 @@ public final class MessageFramer {
     }
 
     /**
-     * A buffer of {@code length} bytes for a frame. One larger than a page starts {@link #LARGE_FRAME_SKEW} bytes into its block
-     * rather than on the page its block starts on: written to a socket from the start of a page, the kernel's copy of it ran
-     * about four times slower (a 64 KiB answer over TCP: 6.8 against 1.8 µs a call; PERFORMANCE.md, "Frames off the
-     * page boundary").
+     * A buffer of {@code length} bytes for a frame. One larger than a page starts {@link #LARGE_FRAME_SKEW} bytes into
+     * its block rather than on the page its block starts on: written to a socket from the start of a page, the kernel's
+     * copy of it ran about four times slower (a 64 KiB answer over TCP: 6.8 against 1.8 µs a call; PERFORMANCE.md,
+     * "Frames off the page boundary").
      */
     private static SlabBuffer allocate(SlabPool pool, int length) {
         if (length <= SlabPool.PAGE_SIZE) {
