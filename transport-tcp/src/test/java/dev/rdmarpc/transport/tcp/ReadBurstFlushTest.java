@@ -75,18 +75,9 @@ class ReadBurstFlushTest {
     @Test
     void forAnHttp2ClientRepliesWaitByTheirBytes() {
         EmbeddedChannel ch = new EmbeddedChannel();
-        TcpFrameConnection c = new TcpFrameConnection(ch, true);
+        TcpFrameConnection c = boundServerConnection(ch);
         c.servesHttp2();
         c.flushBurstsByBytes(); // as the server's handler does when an HTTP/2 client connects
-        c.bind(new FrameHandler() {
-            @Override
-            public void onFrame(int type, int flags, int streamId, int credit, MemorySegment payload) {
-            }
-
-            @Override
-            public void onClosed(String reason, Throwable cause) {
-            }
-        });
         int many = 4 * BurstFlushRule.EVERY;
         int quarter = BurstFlushRule.HTTP2_BYTES / 4; // four replies, headers included, pass the bound
         try {
@@ -200,7 +191,6 @@ class ReadBurstFlushTest {
         }
     }
 
-    /** Takes (and releases) what the channel has flushed so far; returns how many buffers that was. */
     /** A server connection over {@code ch} bound to a handler that ignores what it reads. */
     private static TcpFrameConnection boundServerConnection(EmbeddedChannel ch) {
         TcpFrameConnection c = new TcpFrameConnection(ch, true);
@@ -216,6 +206,7 @@ class ReadBurstFlushTest {
         return c;
     }
 
+    /** Takes (and releases) what the channel has flushed so far; returns how many buffers that was. */
     private static int flushedMessages(EmbeddedChannel ch) {
         int n = 0;
         for (Object m; (m = ch.readOutbound()) != null; ) {
