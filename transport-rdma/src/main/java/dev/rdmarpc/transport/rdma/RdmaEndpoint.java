@@ -13,6 +13,7 @@ import java.lang.foreign.Arena;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.net.SocketAddress;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One upgraded connection: an RC queue pair on the device's shared CQ and SRQ, seen by core as a
@@ -53,6 +54,8 @@ final class RdmaEndpoint implements FrameConnection, SendEvents {
     private volatile int maxInboundPayload = FrameHeader.DEFAULT_MAX_PAYLOAD;
     private volatile String closeReason;
     private volatile Throwable closeCause;
+    /** Whether a protocol error of the peer's was counted and logged: once per connection. */
+    private final AtomicBoolean protocolErrorReported = new AtomicBoolean();
     /** Poller: completions of this endpoint arrived in the current batch. */
     boolean touched;
     /** Poller: when to give up waiting for the drain marker. */
@@ -231,10 +234,12 @@ final class RdmaEndpoint implements FrameConnection, SendEvents {
     public void closeOnError(Throwable error) {
         String reason = error.getMessage() == null ? error.toString() : error.getMessage();
         if (error instanceof ProtocolException) {
-            if (isOpen()) {
+            // reported even once closing: an RDMA READ that the peer's bad RTS made fail can complete after the peer,
+            // whose own queue pair that error moved to ERR as well, has already hung up
+            if (protocolErrorReported.compareAndSet(false, true)) {
                 RdmaMetrics.PROTOCOL_ERRORS.increment();
-                Fallbacks.LOG.log(Level.WARNING, "closing RDMA connection with {0} (qp {1}): protocol error: {2}",
-                        base.remoteAddress(), qp.qpNum(), reason);
+                Fallbacks.LOG.log(Level.WARNING, "{0} RDMA connection with {1} (qp {2}): protocol error: {3}",
+                        isOpen() ? "closing" : "already closing", base.remoteAddress(), qp.qpNum(), reason);
             }
         } else if (isOpen()) {
             if (error instanceof IllegalStateException || error instanceof dev.rdmarpc.transport.rdma.verbs.VerbsException) {
